@@ -1,0 +1,51 @@
+//! The command-line interface: argument parsing, turning library errors into
+//! one clear line and an exit code. Each subcommand has a file of its own.
+
+use clap::{Parser, Subcommand};
+
+mod run;
+
+/// Exit code for bad input, bad usage and failed measurements.
+pub const EXIT_ERROR: i32 = 2;
+/// Exit code after Ctrl-C (128 + SIGINT), once results are saved.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+#[derive(Parser)]
+#[command(
+    name = "tardy",
+    version,
+    about = "Is it slower? By how much, with what certainty, and why?",
+    long_about = "tardy measures commands and test suites, tells whether they got slower, by how much \
+and with what certainty, and explains what in the machine makes them slow.",
+    after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run --runs 50 --export-json r.json -- ./build/app --input big.txt"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Measure one or more commands, interleaved, and compare them to the first.
+    Run(Box<run::RunArgs>),
+}
+
+/// Parse arguments, run, and return the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_ERROR } else { 0 };
+        }
+    };
+    match cli.command {
+        Command::Run(args) => run::main(*args),
+    }
+}
+
+/// Print `tardy: error: MESSAGE` and return the error exit code.
+pub fn fail(message: impl std::fmt::Display) -> i32 {
+    eprintln!("tardy: error: {message}");
+    EXIT_ERROR
+}

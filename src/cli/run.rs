@@ -1,0 +1,587 @@
+//! `tardy run`: measure commands, interleaved, and compare them to the first.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+use tardy::analyze;
+use tardy::measure::command::{self, CommandLine};
+use tardy::measure::plan::{self, Parameter};
+use tardy::measure::session::{self, Accept, BenchmarkSpec, Observer, Progress, SessionConfig};
+use tardy::measure::spawn::{ExecOptions, OutputMode};
+use tardy::measure::{MeasureError, interrupt};
+use tardy::model::{Exec, OptionsRecord, Results, SessionStatus};
+use tardy::render::{self, terminal::Style};
+use tardy::stats::rng::fresh_seed;
+use tardy::store;
+
+use super::{EXIT_INTERRUPTED, fail};
+
+#[derive(Args)]
+#[command(
+    about = "Measure one or more commands, interleaved, and compare them to the first",
+    long_about = "Measure one or more commands and compare each with the first (the reference).\n\n\
+Each COMMAND is one string. Without shell syntax it is split into words and executed directly; \
+with pipes, redirections, variables, globs or builtins it runs under `sh -c` and the shell's own \
+start-up time is measured and subtracted. `tardy run [OPTIONS] -- PROGRAM ARGS...` runs one exact argv.\n\n\
+Commands are interleaved: every round runs each command once in a shuffled order, so drift hits \
+them alike. Without --runs, tardy runs each command at least --min-runs times and --min-time seconds, \
+then until the 95% confidence interval of the mean is within --precision of it (or a limit is hit).\n\n\
+Warm-up: without --warmup, each command's first run is a warm-up if it takes at most 1 s, \
+and counts as a measured run if it takes longer.",
+    after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run -P n 1 4 'xz -{n} -k -c big.tar'\n  \
+tardy run --runs 30 --export-json base.json 'make -s test'\n  tardy run -- ./app --flag 'an argument with spaces'"
+)]
+pub struct RunArgs {
+    /// Commands to measure; the first is the reference.
+    #[arg(value_name = "COMMAND")]
+    commands: Vec<String>,
+
+    /// After `--`: one program and its arguments, executed exactly as given.
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    argv: Vec<String>,
+
+    /// Exact number of measured runs per command (no adaptive stopping).
+    #[arg(short = 'r', long, value_name = "N", help_heading = "Run count")]
+    runs: Option<u64>,
+    /// Fewest measured runs per command.
+    #[arg(
+        short = 'm',
+        long,
+        default_value_t = 10,
+        value_name = "N",
+        help_heading = "Run count"
+    )]
+    min_runs: u64,
+    /// Most measured runs per command.
+    #[arg(short = 'M', long, value_name = "N", help_heading = "Run count")]
+    max_runs: Option<u64>,
+    /// Fewest seconds of measured time per command.
+    #[arg(
+        long,
+        default_value_t = 3.0,
+        value_name = "SECS",
+        help_heading = "Run count"
+    )]
+    min_time: f64,
+    /// Stop adding runs after this many seconds of measuring (default: 30 s per command);
+    /// never cuts below --min-runs.
+    #[arg(long, value_name = "SECS", help_heading = "Run count")]
+    max_time: Option<f64>,
+    /// Target half-width of the mean's confidence interval, in percent of the mean.
+    #[arg(
+        long,
+        default_value = "1",
+        value_name = "PCT",
+        help_heading = "Run count"
+    )]
+    precision: String,
+    /// Confidence level in percent for intervals and verdicts.
+    #[arg(
+        long,
+        default_value = "95",
+        value_name = "PCT",
+        help_heading = "Run count"
+    )]
+    confidence: String,
+    /// Warm-up runs per command before measuring (default: 1, or 0 when a run takes over 1 s).
+    #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
+    warmup: Option<u64>,
+
+    /// Run once per command before its first run (once, or once per command).
+    #[arg(short = 's', long, value_name = "CMD", help_heading = "Hooks")]
+    setup: Vec<String>,
+    /// Run before every run of a command, untimed (once, or once per command).
+    #[arg(short = 'p', long, value_name = "CMD", help_heading = "Hooks")]
+    prepare: Vec<String>,
+    /// Run after every run of a command, untimed (once, or once per command).
+    #[arg(short = 'C', long, value_name = "CMD", help_heading = "Hooks")]
+    conclude: Vec<String>,
+    /// Run once per command after its last run (once, or once per command).
+    #[arg(short = 'c', long, value_name = "CMD", help_heading = "Hooks")]
+    cleanup: Vec<String>,
+
+    /// Kill a run (its whole process group) after this many seconds; it is recorded as timed out.
+    #[arg(long, value_name = "SECS", help_heading = "Execution")]
+    timeout: Option<f64>,
+    /// Keep measuring when runs fail: all non-zero exits, or only the listed codes (-i=1,2).
+    /// Failed runs are kept in the data, marked, and left out of the statistics.
+    #[arg(short = 'i', long, num_args = 0..=1, require_equals = true, default_missing_value = "all-non-zero",
+          value_name = "CODES", help_heading = "Execution")]
+    ignore_failure: Option<String>,
+    /// Include failed runs in the statistics (with --ignore-failure).
+    #[arg(long, help_heading = "Execution")]
+    include_failures: bool,
+    /// Set an environment variable for the commands (repeatable).
+    #[arg(
+        short = 'e',
+        long = "env",
+        value_name = "KEY=VALUE",
+        help_heading = "Execution"
+    )]
+    env: Vec<String>,
+    /// Working directory for the commands.
+    #[arg(long, value_name = "DIR", help_heading = "Execution")]
+    cwd: Option<PathBuf>,
+    /// Shell for commands with shell syntax; `none` is the same as -N.
+    #[arg(short = 'S', long, value_name = "SHELL", help_heading = "Execution")]
+    shell: Option<String>,
+    /// Never use a shell: split each command on whitespace and execute it directly.
+    #[arg(short = 'N', long, help_heading = "Execution")]
+    no_shell: bool,
+    /// Where command output goes: null, pipe, inherit or a FILE (once, or once per command).
+    #[arg(long, value_name = "WHERE", help_heading = "Execution")]
+    output: Vec<String>,
+    /// Show the commands' output (same as --output inherit).
+    #[arg(long, help_heading = "Execution")]
+    show_output: bool,
+    /// Feed this file to the commands' standard input (default: /dev/null).
+    #[arg(long, value_name = "FILE", help_heading = "Execution")]
+    input: Option<PathBuf>,
+    /// Run each command's runs in one block (hyperfine's order) instead of interleaving.
+    #[arg(long, help_heading = "Execution")]
+    sequential: bool,
+    /// Seed of the run order shuffle (recorded in the results).
+    #[arg(long, value_name = "N", help_heading = "Execution")]
+    seed: Option<u64>,
+
+    /// A name for each command, in order (use {VAR} for parameters).
+    #[arg(
+        short = 'n',
+        long = "name",
+        value_name = "NAME",
+        help_heading = "Parameters"
+    )]
+    names: Vec<String>,
+    /// Scan VAR from MIN to MAX (step 1, or -D); use {VAR} in commands.
+    #[arg(short = 'P', long, num_args = 3, value_names = ["VAR", "MIN", "MAX"], allow_hyphen_values = true,
+          help_heading = "Parameters")]
+    parameter_scan: Vec<String>,
+    /// Step of --parameter-scan.
+    #[arg(short = 'D', long, value_name = "STEP", help_heading = "Parameters")]
+    parameter_step_size: Option<String>,
+    /// Give VAR each comma-separated value (repeatable: all combinations run).
+    #[arg(short = 'L', long, num_args = 2, value_names = ["VAR", "VALUES"], help_heading = "Parameters")]
+    parameter_list: Vec<String>,
+
+    /// Write every run and the statistics as JSON (docs/results-format.md); saved after every run.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_json: Option<PathBuf>,
+    /// Write one CSV row of statistics per command.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_csv: Option<PathBuf>,
+    /// Write a Markdown table with each command's ratio to the reference.
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_markdown: Option<PathBuf>,
+    /// Print the results JSON to stdout instead of the report.
+    #[arg(long, help_heading = "Output")]
+    json: bool,
+    /// No progress bar.
+    #[arg(short = 'q', long, help_heading = "Output")]
+    quiet: bool,
+}
+
+fn percent_arg(name: &str, s: &str) -> Result<f64, MeasureError> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| MeasureError::Option(format!("--{name} takes a percentage, not '{s}'")))?;
+    if !(v > 0.0 && v < 100.0) {
+        return Err(MeasureError::Option(format!(
+            "--{name} must be between 0 and 100 (exclusive), not {s}"
+        )));
+    }
+    Ok(v / 100.0)
+}
+
+fn seconds_arg(name: &str, v: Option<f64>) -> Result<Option<Duration>, MeasureError> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s >= 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(MeasureError::Option(format!(
+            "--{name} must be a non-negative number of seconds, not {s}"
+        ))),
+    }
+}
+
+/// The i-th of a per-command option given once (for all) or once per command.
+fn pick<'a>(
+    list: &'a [String],
+    i: usize,
+    n: usize,
+    name: &str,
+) -> Result<Option<&'a String>, MeasureError> {
+    match list.len() {
+        0 => Ok(None),
+        1 => Ok(list.first()),
+        len if len == n => Ok(list.get(i)),
+        len => Err(MeasureError::Option(format!(
+            "--{name} was given {len} times for {n} commands: give it once, or once per command"
+        ))),
+    }
+}
+
+fn quote_word(w: &str) -> String {
+    if !w.is_empty() && command::split_words(w).is_some_and(|v| v.len() == 1 && v[0] == w) {
+        w.to_string()
+    } else {
+        format!("'{}'", w.replace('\'', "'\\''"))
+    }
+}
+
+struct Built {
+    config: SessionConfig,
+}
+
+fn build(args: &RunArgs) -> Result<Built, MeasureError> {
+    if !args.commands.is_empty() && !args.argv.is_empty() {
+        return Err(MeasureError::Option(
+            "give commands as strings or one program after `--`, not both".into(),
+        ));
+    }
+    if args.commands.is_empty() && args.argv.is_empty() {
+        return Err(MeasureError::Option(
+            "nothing to measure: give a command, e.g. tardy run 'sleep 0.1'".into(),
+        ));
+    }
+    let shell = match args.shell.as_deref() {
+        Some("none") => None,
+        Some("") => return Err(MeasureError::Option("--shell needs a shell name".into())),
+        Some(s) => Some(s.to_string()),
+        None => Some("sh".to_string()),
+    };
+    let force_direct = args.no_shell || shell.is_none();
+    let shell_name = shell.unwrap_or_else(|| "sh".into());
+    let to_exec = |cmd: &str| -> Result<Exec, MeasureError> {
+        Ok(match command::parse(cmd, force_direct)? {
+            CommandLine::Direct(argv) => Exec::Direct { argv },
+            CommandLine::Shell(script) => Exec::Shell {
+                shell: shell_name.clone(),
+                script,
+            },
+        })
+    };
+
+    let mut params: Vec<Parameter> = Vec::new();
+    for chunk in args.parameter_scan.chunks(3) {
+        if let [var, min, max] = chunk {
+            params.push(plan::scan(
+                var,
+                min,
+                max,
+                args.parameter_step_size.as_deref(),
+            )?);
+        }
+    }
+    if args.parameter_step_size.is_some() && args.parameter_scan.is_empty() {
+        return Err(MeasureError::Option(
+            "-D/--parameter-step-size needs -P/--parameter-scan".into(),
+        ));
+    }
+    for chunk in args.parameter_list.chunks(2) {
+        if let [var, values] = chunk {
+            params.push(plan::list(var, values)?);
+        }
+    }
+    let combos = plan::combinations(&params)?;
+
+    let sources: Vec<String> = if args.argv.is_empty() {
+        args.commands.clone()
+    } else {
+        vec![
+            args.argv
+                .iter()
+                .map(|w| quote_word(w))
+                .collect::<Vec<_>>()
+                .join(" "),
+        ]
+    };
+    let n = sources.len();
+    if !args.names.is_empty() && args.names.len() != n {
+        return Err(MeasureError::Option(format!(
+            "{} names for {n} commands: give one --name per command",
+            args.names.len()
+        )));
+    }
+    let outputs: Vec<String> = if args.show_output {
+        vec!["inherit".into()]
+    } else {
+        args.output.clone()
+    };
+    let mut benchmarks = Vec::new();
+    for (i, source) in sources.iter().enumerate() {
+        let output: OutputMode = match pick(&outputs, i, n, "output")? {
+            Some(s) => s.parse().map_err(MeasureError::Option)?,
+            None => OutputMode::Null,
+        };
+        for combo in &combos {
+            let command = plan::substitute(source, combo);
+            let exec = if args.argv.is_empty() {
+                to_exec(&command)?
+            } else {
+                Exec::Direct {
+                    argv: args
+                        .argv
+                        .iter()
+                        .map(|w| plan::substitute(w, combo))
+                        .collect(),
+                }
+            };
+            if let Exec::Direct { argv } = &exec {
+                command::resolve_program(&argv[0], args.cwd.as_deref())?;
+            }
+            let hook = |list: &[String], name: &str| -> Result<Option<Exec>, MeasureError> {
+                pick(list, i, n, name)?
+                    .map(|h| to_exec(&plan::substitute(h, combo)))
+                    .transpose()
+            };
+            let name = match args.names.get(i) {
+                Some(name) => plan::substitute(name, combo),
+                None => command.clone(),
+            };
+            benchmarks.push(BenchmarkSpec {
+                name,
+                command,
+                exec,
+                parameters: combo.clone(),
+                setup: hook(&args.setup, "setup")?,
+                prepare: hook(&args.prepare, "prepare")?,
+                conclude: hook(&args.conclude, "conclude")?,
+                cleanup: hook(&args.cleanup, "cleanup")?,
+                output: output.clone(),
+            });
+        }
+    }
+
+    let mut env = Vec::new();
+    for kv in &args.env {
+        match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => env.push((k.to_string(), v.to_string())),
+            _ => {
+                return Err(MeasureError::Option(format!(
+                    "--env takes KEY=VALUE, not '{kv}'"
+                )));
+            }
+        }
+    }
+    if let Some(dir) = &args.cwd {
+        if !dir.is_dir() {
+            return Err(MeasureError::Option(format!(
+                "--cwd '{}' is not a directory",
+                dir.display()
+            )));
+        }
+    }
+    if let Some(input) = &args.input {
+        std::fs::File::open(input).map_err(|source| MeasureError::Open {
+            what: "input file",
+            path: input.clone(),
+            source,
+        })?;
+    }
+    let accept = match args.ignore_failure.as_deref() {
+        None => Accept::OnlyZero,
+        Some("all-non-zero") | Some("all") => Accept::AllNonZero,
+        Some(list) => Accept::Codes(
+            list.split(',')
+                .map(|c| {
+                    c.trim().parse::<i32>().map_err(|_| {
+                        MeasureError::Option(format!(
+                            "--ignore-failure takes exit codes like 1,2 or all-non-zero, not '{list}'"
+                        ))
+                    })
+                })
+                .collect::<Result<_, _>>()?,
+        ),
+    };
+    if args.include_failures && args.ignore_failure.is_none() {
+        return Err(MeasureError::Option(
+            "--include-failures needs --ignore-failure".into(),
+        ));
+    }
+    if args.runs == Some(0) {
+        return Err(MeasureError::Option("--runs must be at least 1".into()));
+    }
+    if let Some(max) = args.max_runs {
+        if max < args.min_runs.max(1) && args.runs.is_none() {
+            return Err(MeasureError::Option(format!(
+                "--max-runs {max} is below --min-runs {}",
+                args.min_runs
+            )));
+        }
+    }
+    let precision = percent_arg("precision", &args.precision)?;
+    let confidence = percent_arg("confidence", &args.confidence)?;
+    let min_time = seconds_arg("min-time", Some(args.min_time))?.unwrap_or_default();
+    let max_time = seconds_arg("max-time", args.max_time)?;
+    let timeout = seconds_arg("timeout", args.timeout)?;
+    if timeout == Some(Duration::ZERO) {
+        return Err(MeasureError::Option("--timeout must be above 0".into()));
+    }
+    let seed = args.seed.unwrap_or_else(fresh_seed);
+    let interleaved = !args.sequential;
+    let record = OptionsRecord {
+        runs: args.runs,
+        min_runs: args.min_runs,
+        max_runs: args.max_runs,
+        min_time_s: min_time.as_secs_f64(),
+        max_time_s: max_time.map(|d| d.as_secs_f64()),
+        precision,
+        confidence,
+        warmup: args.warmup,
+        seed,
+        interleaved,
+        timeout_s: timeout.map(|d| d.as_secs_f64()),
+        ignore_failure: args.ignore_failure.clone(),
+        include_failures_in_stats: args.include_failures,
+        env: args.env.clone(),
+        cwd: args.cwd.as_ref().map(|p| p.display().to_string()),
+        input: args.input.as_ref().map(|p| p.display().to_string()),
+    };
+    Ok(Built {
+        config: SessionConfig {
+            benchmarks,
+            exec: ExecOptions {
+                env,
+                cwd: args.cwd.clone(),
+                input: args.input.clone(),
+                timeout,
+            },
+            runs: args.runs,
+            min_runs: args.min_runs.max(1),
+            max_runs: args.max_runs,
+            min_time,
+            max_time,
+            precision,
+            confidence,
+            warmup: args.warmup,
+            seed,
+            interleaved,
+            accept,
+            record,
+        },
+    })
+}
+
+/// Progress bar and periodic saving of the JSON results.
+struct CliObserver {
+    bar: ProgressBar,
+    json_path: Option<PathBuf>,
+    last_save: Option<Instant>,
+    save_cost: Duration,
+}
+
+impl Observer for CliObserver {
+    fn phase(&mut self, message: &str) {
+        self.bar.set_message(message.to_string());
+    }
+
+    fn after_run(&mut self, results: &Results, p: Progress) -> Result<(), String> {
+        self.bar.set_length(p.expected);
+        self.bar.set_position(p.executions);
+        if let Some(path) = &self.json_path {
+            // After every run, unless saving would take over 5% of the time:
+            // then at most every 20x the cost of one save.
+            let due = self
+                .last_save
+                .is_none_or(|t| t.elapsed() >= self.save_cost * 20);
+            if due {
+                let t = Instant::now();
+                store::write_atomic(path, render::json::results(results).as_bytes())
+                    .map_err(|e| e.to_string())?;
+                self.save_cost = t.elapsed();
+                self.last_save = Some(Instant::now());
+            }
+        }
+        Ok(())
+    }
+}
+
+fn progress_bar(quiet: bool) -> ProgressBar {
+    if quiet || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template(
+        "{msg:>12} [{bar:32.cyan/blue}] {pos}/{len} runs  {elapsed_precise} ETA {eta}",
+    ) {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
+}
+
+fn save_exports(args: &RunArgs, results: &Results) -> Result<(), store::StoreError> {
+    if let Some(p) = &args.export_json {
+        store::write_atomic(p, render::json::results(results).as_bytes())?;
+    }
+    if let Some(p) = &args.export_csv {
+        store::write_atomic(p, render::csv::summary(results).as_bytes())?;
+    }
+    if let Some(p) = &args.export_markdown {
+        store::write_atomic(p, render::markdown::table(results).as_bytes())?;
+    }
+    Ok(())
+}
+
+pub fn main(args: RunArgs) -> i32 {
+    let built = match build(&args) {
+        Ok(b) => b,
+        Err(e) => return fail(e),
+    };
+    for p in [&args.export_json, &args.export_csv, &args.export_markdown]
+        .into_iter()
+        .flatten()
+    {
+        if let Err(e) = store::check_writable(p) {
+            return fail(e);
+        }
+    }
+    interrupt::install();
+    let mut observer = CliObserver {
+        bar: progress_bar(args.quiet),
+        json_path: args.export_json.clone(),
+        last_save: None,
+        save_cost: Duration::ZERO,
+    };
+    let (mut results, error) = match session::run(&built.config, &mut observer) {
+        Ok(r) => r,
+        Err(e) => {
+            observer.bar.finish_and_clear();
+            return fail(e);
+        }
+    };
+    observer.bar.finish_and_clear();
+    analyze::finalize(&mut results);
+    if let Err(e) = save_exports(&args, &results) {
+        return fail(e);
+    }
+    let measured = results
+        .benchmarks
+        .iter()
+        .any(|b| b.runs.iter().any(|r| !r.warmup));
+    if args.json {
+        print!("{}", render::json::results(&results));
+    } else if measured {
+        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        print!("{}", render::terminal::report(&results, Style { color }));
+    }
+    if let Some(e) = error {
+        return fail(e);
+    }
+    if results.status == SessionStatus::Interrupted {
+        eprintln!(
+            "tardy: interrupted; {} completed runs kept",
+            results
+                .benchmarks
+                .iter()
+                .map(|b| b.runs.len())
+                .sum::<usize>()
+        );
+        return EXIT_INTERRUPTED;
+    }
+    0
+}

@@ -1,0 +1,74 @@
+//! Warnings about one command's runs, each with the numbers behind it.
+
+use crate::model::{Run, Warning};
+use crate::stats::Summary;
+use crate::stats::outliers::{EXTREME, OUTLIER, modified_z_scores};
+use crate::stats::trend::mann_kendall;
+
+/// Above this coefficient of variation the spread is called high.
+pub const HIGH_CV: f64 = 0.05;
+/// Runs whose median is below this are dominated by process creation.
+pub const SHORT_RUN_S: f64 = 0.005;
+/// A trend is reported when significant at this level...
+pub const TREND_P: f64 = 0.01;
+/// ...and when the median moved by at least this much across the session.
+pub const TREND_MIN_DRIFT: f64 = 0.01;
+
+/// Warnings for `runs` (all of a command's runs, in order), given the
+/// statistics of the counted ones (`times_s`, in run order).
+pub fn warnings(
+    runs: &[Run],
+    times_s: &[f64],
+    summary: &Summary,
+    spawn_floor_s: Option<f64>,
+    include_failures: bool,
+) -> Vec<Warning> {
+    let mut out = Vec::new();
+    let failed = runs
+        .iter()
+        .filter(|r| !r.warmup && r.failed && !r.timed_out)
+        .count() as u64;
+    let timed_out = runs.iter().filter(|r| !r.warmup && r.timed_out).count() as u64;
+    let measured = runs.iter().filter(|r| !r.warmup).count() as u64;
+    if (failed > 0 && !include_failures) || timed_out > 0 {
+        out.push(Warning::FailedRuns {
+            failed,
+            timed_out,
+            runs: measured,
+        });
+    }
+    let scores = modified_z_scores(times_s);
+    if let Some(&first) = scores.first() {
+        if first > EXTREME {
+            out.push(Warning::SlowFirstRun {
+                score: first,
+                first_s: times_s[0],
+                median_s: summary.median,
+            });
+        }
+    }
+    let outliers = scores.iter().skip(1).filter(|s| s.abs() > OUTLIER).count() as u64;
+    let extreme = scores.iter().skip(1).filter(|s| s.abs() > EXTREME).count() as u64;
+    if extreme > 0 {
+        out.push(Warning::Outliers {
+            count: outliers,
+            extreme,
+            runs: times_s.len() as u64,
+        });
+    }
+    if summary.cv > HIGH_CV {
+        out.push(Warning::HighSpread { cv: summary.cv });
+    }
+    if summary.median < SHORT_RUN_S {
+        out.push(Warning::ShortRuns {
+            median_s: summary.median,
+            spawn_floor_s: spawn_floor_s.unwrap_or(0.0),
+        });
+    }
+    if let Some(trend) = mann_kendall(times_s) {
+        if trend.p_value < TREND_P && trend.drift.abs() >= TREND_MIN_DRIFT {
+            out.push(Warning::Trend { trend });
+        }
+    }
+    out
+}

@@ -1,0 +1,16 @@
+//! tardy: tells whether a test suite or benchmark got slower, by how much,
+//! with what certainty, and what in the machine makes it slow.
+//!
+//! Data flows one way: [`measure`] produces raw runs, [`analyze`] turns them
+//! into statistics ([`stats`]) and warnings ([`diagnose`]), and [`render`] and
+//! [`store`] present and save them. [`model`] holds the serialisable types
+//! that pass between the steps, and [`probe`] reads the machine.
+
+pub mod analyze;
+pub mod diagnose;
+pub mod measure;
+pub mod model;
+pub mod probe;
+pub mod render;
+pub mod stats;
+pub mod store;

@@ -1,0 +1,434 @@
+//! Executing one run and timing it.
+//!
+//! The timed window is: monotonic clock read, spawn (posix_spawn through
+//! `std::process::Command`, into a process group of its own), `wait4` on that
+//! child, clock read. `wait4` returns the rusage of that child and the
+//! descendants it reaped, so user/system time, max RSS and context switches
+//! belong to that run alone (unlike `getrusage(RUSAGE_CHILDREN)`, which is
+//! cumulative and keeps the highest RSS of any child ever reaped).
+//!
+//! A [`Executor`] is built once per command and reused for every run, so the
+//! loop allocates nothing of its own between the two clock reads.
+
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use super::error::MeasureError;
+use super::interrupt;
+use crate::model::Exec;
+
+/// Where a command's stdout and stderr go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputMode {
+    /// /dev/null (the default).
+    Null,
+    /// A pipe that tardy reads and discards (for programs that behave
+    /// differently when writing to a pipe).
+    Pipe,
+    /// tardy's own stdout/stderr (`--show-output`).
+    Inherit,
+    /// A file, truncated once when the session starts; all runs write to it.
+    File(PathBuf),
+}
+
+impl std::str::FromStr for OutputMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        Ok(match s {
+            "null" => OutputMode::Null,
+            "pipe" => OutputMode::Pipe,
+            "inherit" => OutputMode::Inherit,
+            "" => return Err("empty output target".into()),
+            path => OutputMode::File(PathBuf::from(path)),
+        })
+    }
+}
+
+/// Settings shared by every run of a command.
+#[derive(Debug, Clone, Default)]
+pub struct ExecOptions {
+    pub env: Vec<(String, String)>,
+    pub cwd: Option<PathBuf>,
+    pub input: Option<PathBuf>,
+    pub timeout: Option<Duration>,
+}
+
+/// What one run did.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RunOutcome {
+    pub started_at_ns: u64,
+    pub wall_ns: u64,
+    pub user_ns: u64,
+    pub sys_ns: u64,
+    pub max_rss_kib: u64,
+    pub voluntary_cs: u64,
+    pub involuntary_cs: u64,
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    /// tardy was asked to stop while this run was in flight.
+    pub interrupted: bool,
+}
+
+impl RunOutcome {
+    pub fn success(&self) -> bool {
+        self.exit_code == Some(0) && !self.timed_out
+    }
+
+    /// "exited with code 3", "was killed by signal 9", "timed out".
+    pub fn describe(&self) -> String {
+        if self.timed_out {
+            "timed out".to_string()
+        } else if let Some(sig) = self.signal {
+            format!("was killed by signal {sig}")
+        } else {
+            format!("exited with code {}", self.exit_code.unwrap_or(-1))
+        }
+    }
+}
+
+/// A prepared command, reused for every run.
+pub struct Executor {
+    cmd: Command,
+    display: String,
+    input: Option<File>,
+    output: OutputMode,
+    timeout: Option<Duration>,
+}
+
+impl Executor {
+    /// Prepare `exec` for repeated runs. `display` names it in errors.
+    pub fn new(
+        display: &str,
+        exec: &Exec,
+        output: &OutputMode,
+        output_file: Option<&File>,
+        opts: &ExecOptions,
+    ) -> Result<Executor, MeasureError> {
+        let mut cmd = match exec {
+            Exec::Direct { argv } => {
+                let first = argv.first().ok_or(MeasureError::EmptyCommand)?;
+                let program = super::command::resolve_program(first, opts.cwd.as_deref())?;
+                let mut c = Command::new(program);
+                c.arg0(first).args(&argv[1..]);
+                c
+            }
+            Exec::Shell { shell, script } => {
+                let mut c = Command::new(shell);
+                c.arg("-c").arg(script);
+                c
+            }
+        };
+        cmd.process_group(0);
+        for (k, v) in &opts.env {
+            cmd.env(k, v);
+        }
+        if let Some(dir) = &opts.cwd {
+            cmd.current_dir(dir);
+        }
+        let input = match &opts.input {
+            Some(path) => {
+                let f = File::open(path).map_err(|source| MeasureError::Open {
+                    what: "input file",
+                    path: path.clone(),
+                    source,
+                })?;
+                cmd.stdin(Stdio::from(clone_file(&f, path)?));
+                Some(f)
+            }
+            None => {
+                cmd.stdin(Stdio::null());
+                None
+            }
+        };
+        let mut executor = Executor {
+            cmd,
+            display: display.to_string(),
+            input,
+            output: output.clone(),
+            timeout: opts.timeout,
+        };
+        executor.set_output(output_file)?;
+        Ok(executor)
+    }
+
+    fn set_output(&mut self, output_file: Option<&File>) -> Result<(), MeasureError> {
+        let (out, err) = match (&self.output, output_file) {
+            (OutputMode::Null, _) => (Stdio::null(), Stdio::null()),
+            (OutputMode::Pipe, _) => (Stdio::piped(), Stdio::piped()),
+            (OutputMode::Inherit, _) => (Stdio::inherit(), Stdio::inherit()),
+            (OutputMode::File(path), Some(f)) => (
+                Stdio::from(clone_file(f, path)?),
+                Stdio::from(clone_file(f, path)?),
+            ),
+            (OutputMode::File(path), None) => {
+                return Err(MeasureError::Option(format!(
+                    "output file {} was not opened",
+                    path.display()
+                )));
+            }
+        };
+        self.cmd.stdout(out).stderr(err);
+        Ok(())
+    }
+
+    /// Run once. With `capture_stderr`, stderr goes to that file for this run
+    /// (used on a command's first run, to explain a failure).
+    pub fn run(
+        &mut self,
+        capture_stderr: Option<&File>,
+        output_file: Option<&File>,
+    ) -> Result<RunOutcome, MeasureError> {
+        if let Some(f) = &mut self.input {
+            f.seek(SeekFrom::Start(0))
+                .map_err(|source| MeasureError::Wait {
+                    command: self.display.clone(),
+                    source,
+                })?;
+        }
+        if let Some(f) = capture_stderr {
+            let clone = f.try_clone().map_err(|source| MeasureError::Spawn {
+                command: self.display.clone(),
+                source,
+            })?;
+            self.cmd.stderr(Stdio::from(clone));
+        }
+        let outcome = self.run_timed();
+        if capture_stderr.is_some() {
+            self.set_output(output_file)?;
+        }
+        outcome
+    }
+
+    fn run_timed(&mut self) -> Result<RunOutcome, MeasureError> {
+        let started_at_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        // --- timed window starts ---
+        let start = Instant::now();
+        let mut child = self.cmd.spawn().map_err(|source| MeasureError::Spawn {
+            command: self.display.clone(),
+            source,
+        })?;
+        let pid = child.id() as libc::pid_t;
+        interrupt::set_child_group(pid);
+        interrupt::forward_to(pid);
+        let deadline = self.timeout.map(|t| start + t);
+        let mut timed_out = false;
+        if self.output == OutputMode::Pipe {
+            let out = child.stdout.take();
+            let err = child.stderr.take();
+            let fds = [
+                out.as_ref().map_or(-1, |f| f.as_raw_fd()),
+                err.as_ref().map_or(-1, |f| f.as_raw_fd()),
+            ];
+            timed_out = drain(fds, deadline, pid);
+        }
+        let waited = wait_for(pid, if timed_out { None } else { deadline });
+        let wall = start.elapsed();
+        // --- timed window ends ---
+        interrupt::set_child_group(0);
+        drop(child);
+        let (status, ru, wait_timed_out) = waited.map_err(|source| MeasureError::Wait {
+            command: self.display.clone(),
+            source,
+        })?;
+        let (exit_code, signal) = if libc::WIFEXITED(status) {
+            (Some(libc::WEXITSTATUS(status)), None)
+        } else if libc::WIFSIGNALED(status) {
+            (None, Some(libc::WTERMSIG(status)))
+        } else {
+            (None, None)
+        };
+        Ok(RunOutcome {
+            started_at_ns,
+            wall_ns: wall.as_nanos() as u64,
+            user_ns: timeval_ns(ru.ru_utime),
+            sys_ns: timeval_ns(ru.ru_stime),
+            max_rss_kib: max_rss_kib(ru.ru_maxrss),
+            voluntary_cs: ru.ru_nvcsw.max(0) as u64,
+            involuntary_cs: ru.ru_nivcsw.max(0) as u64,
+            exit_code,
+            signal,
+            timed_out: timed_out || wait_timed_out,
+            interrupted: interrupt::requested(),
+        })
+    }
+}
+
+fn clone_file(f: &File, path: &std::path::Path) -> Result<File, MeasureError> {
+    f.try_clone().map_err(|source| MeasureError::Open {
+        what: "file",
+        path: path.to_path_buf(),
+        source,
+    })
+}
+
+fn timeval_ns(tv: libc::timeval) -> u64 {
+    (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1_000
+}
+
+fn max_rss_kib(raw: libc::c_long) -> u64 {
+    let raw = raw.max(0) as u64;
+    if cfg!(target_os = "macos") {
+        raw / 1024
+    } else {
+        raw
+    }
+}
+
+fn kill_group(pid: libc::pid_t) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-pid, libc::SIGKILL);
+    }
+}
+
+fn last_errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+fn remaining_ms(deadline: Instant) -> libc::c_int {
+    let left = deadline.saturating_duration_since(Instant::now());
+    // Round up so we never wake before the deadline.
+    left.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int
+}
+
+/// Read and discard both pipes until EOF. Returns true when the deadline
+/// passed first (the group is then killed).
+fn drain(mut fds: [libc::c_int; 2], deadline: Option<Instant>, pid: libc::pid_t) -> bool {
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let mut polls = [
+            libc::pollfd {
+                fd: fds[0],
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: fds[1],
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        if fds.iter().all(|&fd| fd < 0) {
+            return false;
+        }
+        let timeout = deadline.map_or(-1, remaining_ms);
+        if deadline.is_some() && timeout == 0 {
+            kill_group(pid);
+            return true;
+        }
+        // SAFETY: polls is a valid array of 2 pollfd; negative fds are ignored.
+        let rc = unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout) };
+        if rc < 0 {
+            if last_errno().kind() == std::io::ErrorKind::Interrupted {
+                interrupt::forward_to(pid);
+                continue;
+            }
+            return false;
+        }
+        for (i, p) in polls.iter().enumerate() {
+            if p.fd >= 0 && p.revents != 0 {
+                // SAFETY: buf is valid for buf.len() bytes.
+                let n = unsafe { libc::read(p.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n == 0 || (n < 0 && last_errno().kind() != std::io::ErrorKind::Interrupted) {
+                    fds[i] = -1;
+                }
+            }
+        }
+    }
+}
+
+type Waited = (libc::c_int, libc::rusage, bool);
+
+/// wait4 for `pid`, killing its process group at `deadline`.
+fn wait_for(pid: libc::pid_t, deadline: Option<Instant>) -> std::io::Result<Waited> {
+    let mut timed_out = false;
+    if let Some(deadline) = deadline {
+        timed_out = wait_until(pid, deadline)?;
+    }
+    let mut status: libc::c_int = 0;
+    // SAFETY: rusage is plain data, filled by wait4.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: status and ru are valid for writing.
+        let rc = unsafe { libc::wait4(pid, &mut status, 0, &mut ru) };
+        if rc == pid {
+            return Ok((status, ru, timed_out));
+        }
+        let err = last_errno();
+        if err.kind() == std::io::ErrorKind::Interrupted {
+            interrupt::forward_to(pid);
+            continue;
+        }
+        return Err(err);
+    }
+}
+
+/// Block until `pid` exits or `deadline` passes; at the deadline kill its
+/// group and return true. The child is left for the caller to reap.
+fn wait_until(pid: libc::pid_t, deadline: Instant) -> std::io::Result<bool> {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        if pidfd >= 0 {
+            let result = loop {
+                let timeout = remaining_ms(deadline);
+                if timeout == 0 {
+                    kill_group(pid);
+                    break Ok(true);
+                }
+                let mut p = libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd.
+                let rc = unsafe { libc::poll(&mut p, 1, timeout) };
+                if rc > 0 {
+                    break Ok(false);
+                }
+                if rc < 0 {
+                    let err = last_errno();
+                    if err.kind() == std::io::ErrorKind::Interrupted {
+                        interrupt::forward_to(pid);
+                        continue;
+                    }
+                    break Err(err);
+                }
+            };
+            // SAFETY: pidfd is ours to close.
+            unsafe { libc::close(pidfd) };
+            return result;
+        }
+    }
+    // Portable fallback: poll with WNOWAIT-free peeking every millisecond.
+    loop {
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: waitid with WNOWAIT leaves the child unreaped for wait4.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        if rc == 0 && unsafe { info.si_pid() } == pid {
+            return Ok(false);
+        }
+        if Instant::now() >= deadline {
+            kill_group(pid);
+            return Ok(true);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}

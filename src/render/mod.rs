@@ -1,0 +1,10 @@
+//! Turning results into text: the terminal report ([`terminal`]), Markdown
+//! ([`markdown`]), CSV ([`csv`]) and JSON ([`json`]), with the number
+//! formatting they share ([`units`]). Rendering never computes statistics: it
+//! formats what `analyze` put into the results.
+
+pub mod csv;
+pub mod json;
+pub mod markdown;
+pub mod terminal;
+pub mod units;

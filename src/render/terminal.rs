@@ -1,0 +1,282 @@
+//! The terminal report of a `tardy run` session.
+
+use super::units::{TimeUnit, kib, p_value, percent, time};
+use crate::model::{Benchmark, Results, SessionStatus, StopReason, Warning};
+use crate::stats::Verdict;
+
+/// ANSI styling, off when stdout is not a terminal or NO_COLOR is set.
+#[derive(Debug, Clone, Copy)]
+pub struct Style {
+    pub color: bool,
+}
+
+impl Style {
+    fn paint(self, code: &str, s: &str) -> String {
+        if self.color {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn bold(self, s: &str) -> String {
+        self.paint("1", s)
+    }
+    fn green(self, s: &str) -> String {
+        self.paint("32", s)
+    }
+    fn red(self, s: &str) -> String {
+        self.paint("31", s)
+    }
+    fn yellow(self, s: &str) -> String {
+        self.paint("33", s)
+    }
+    fn dim(self, s: &str) -> String {
+        self.paint("2", s)
+    }
+}
+
+/// The whole report.
+pub fn report(r: &Results, style: Style) -> String {
+    let mut out = String::new();
+    for (i, b) in r.benchmarks.iter().enumerate() {
+        out.push_str(&benchmark(i, b, r, style));
+        out.push('\n');
+    }
+    if !r.comparisons.is_empty() {
+        out.push_str(&comparisons(r, style));
+        out.push('\n');
+    }
+    out.push_str(&footer(r, style));
+    out
+}
+
+fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style) -> String {
+    let mut out = format!(
+        "{} {}\n",
+        style.bold(&format!("Benchmark {}:", i + 1)),
+        b.name
+    );
+    if b.name != b.command {
+        out.push_str(&format!(
+            "  {}\n",
+            style.dim(&format!("command: {}", b.command))
+        ));
+    }
+    let warmups = b.runs.iter().filter(|r| r.warmup).count();
+    let Some(s) = &b.summary else {
+        out.push_str(&format!(
+            "  {}\n",
+            style.red(&format!(
+                "no counted runs ({} executed, {warmups} warm-up)",
+                b.runs.len()
+            ))
+        ));
+        out.push_str(&warnings(b, style));
+        return out;
+    };
+    let unit = TimeUnit::for_value(s.mean);
+    let res = b.resources.as_ref();
+    let cpu = res.map_or(String::new(), |r| {
+        format!(
+            "    [User: {}, System: {}]",
+            time(r.user_mean_s),
+            time(r.sys_mean_s)
+        )
+    });
+    out.push_str(&format!(
+        "  Time (mean ± σ):     {} ± {}{cpu}\n",
+        style.green(&unit.format(s.mean)),
+        unit.format(s.stddev)
+    ));
+    let ci = s
+        .median_ci
+        .map_or("(too few runs for an interval)".to_string(), |[lo, hi]| {
+            format!("[{} … {}]", unit.format(lo), unit.format(hi))
+        });
+    out.push_str(&format!(
+        "  Median ({:.0}% CI):     {}  {ci}\n",
+        s.confidence * 100.0,
+        style.green(&unit.format(s.median))
+    ));
+    let rss = res.map_or(String::new(), |r| {
+        format!("    Max RSS: {}", kib(r.max_rss_median_kib))
+    });
+    out.push_str(&format!(
+        "  Range (min … max):   {} … {}{rss}\n",
+        unit.format(s.min),
+        unit.format(s.max)
+    ));
+    let warm = if warmups > 0 {
+        format!(" (+{warmups} warm-up)")
+    } else {
+        String::new()
+    };
+    out.push_str(&format!(
+        "  Runs:                {}{warm}, CV {}\n",
+        s.n,
+        percent(s.cv)
+    ));
+    if b.shell_correction_ns > 0 {
+        out.push_str(&format!(
+            "  {}\n",
+            style.dim(&format!(
+                "shell start-up of {} subtracted from every run",
+                time(b.shell_correction_ns as f64 * 1e-9)
+            ))
+        ));
+    }
+    let _ = r;
+    out.push_str(&warnings(b, style));
+    out
+}
+
+fn warnings(b: &Benchmark, style: Style) -> String {
+    let mut out = String::new();
+    for w in &b.warnings {
+        let text = match w {
+            Warning::SlowFirstRun {
+                first_s, median_s, ..
+            } => format!(
+                "the first run took {} against a median of {}: caches were cold; use --warmup or --prepare",
+                time(*first_s),
+                time(*median_s)
+            ),
+            Warning::Outliers {
+                count,
+                extreme,
+                runs,
+            } => format!(
+                "{count} of {runs} runs are outliers ({extreme} extreme, over 10σ): another program may have interfered; consider a quieter machine"
+            ),
+            Warning::HighSpread { cv } => format!(
+                "high spread: CV {} (over 5%); the interval is wide, more runs or a quieter machine help",
+                percent(*cv)
+            ),
+            Warning::ShortRuns {
+                median_s,
+                spawn_floor_s,
+            } => format!(
+                "runs are very short ({}); starting a process alone takes {} here, so that cost dominates",
+                time(*median_s),
+                time(*spawn_floor_s)
+            ),
+            Warning::Trend { trend } => format!(
+                "times drift {} over the session ({} from the first third to the last, Mann-Kendall {}): thermal throttling or background load?",
+                if trend.drift > 0.0 { "up" } else { "down" },
+                percent(trend.drift),
+                p_value(trend.p_value)
+            ),
+            Warning::FailedRuns {
+                failed,
+                timed_out,
+                runs,
+            } => {
+                let mut parts = Vec::new();
+                if *failed > 0 {
+                    parts.push(format!("{failed} failed"));
+                }
+                if *timed_out > 0 {
+                    parts.push(format!("{timed_out} timed out"));
+                }
+                format!(
+                    "{} of {runs} runs excluded from the statistics",
+                    parts.join(" and ")
+                )
+            }
+            Warning::PrecisionNotReached { achieved, target } => format!(
+                "the mean is known within ±{}, not the ±{} asked for: the time or run limit came first",
+                percent(*achieved),
+                percent(*target)
+            ),
+        };
+        out.push_str(&format!("  {} {text}\n", style.yellow("Warning:")));
+    }
+    out
+}
+
+fn comparisons(r: &Results, style: Style) -> String {
+    let reference = &r.benchmarks[0].name;
+    let mut out = format!("{} (reference: {reference})\n", style.bold("Comparison"));
+    let width = r
+        .benchmarks
+        .iter()
+        .skip(1)
+        .map(|b| b.name.chars().count())
+        .max()
+        .unwrap_or(0)
+        .min(40);
+    for c in &r.comparisons {
+        let name = &r.benchmarks[c.candidate].name;
+        let line = match (&c.estimate, &c.error) {
+            (Some(e), _) => {
+                let conf = format!("{:.0}%", e.confidence * 100.0);
+                let p = p_value(e.p_value);
+                let detail = format!(
+                    "{conf} CI [{:.3}, {:.3}], {p}, n={}+{}",
+                    e.ci_low, e.ci_high, e.n_reference, e.n_candidate
+                );
+                match e.verdict {
+                    Verdict::Slower => format!(
+                        "{}  ({detail})",
+                        style.red(&format!("{:.3}x slower", e.ratio))
+                    ),
+                    Verdict::Faster => format!(
+                        "{}  ({detail})",
+                        style.green(&format!("{:.3}x faster", 1.0 / e.ratio))
+                    ),
+                    Verdict::Inconclusive => format!(
+                        "no difference proven at {conf} (ratio {:.3}, {detail})",
+                        e.ratio
+                    ),
+                }
+            }
+            (None, Some(err)) => format!("not compared: {err}"),
+            (None, None) => "not compared".to_string(),
+        };
+        out.push_str(&format!("  {name:<width$}  {line}\n"));
+    }
+    out
+}
+
+fn footer(r: &Results, style: Style) -> String {
+    let order = if r.options.interleaved && r.benchmarks.len() > 1 {
+        format!("interleaved, seed {}", r.options.seed)
+    } else {
+        "sequential".to_string()
+    };
+    let stop = match &r.stop_reason {
+        Some(StopReason::ExactRuns { runs }) => format!("{runs} runs as asked"),
+        Some(StopReason::Precision { precision }) => format!(
+            "mean known within ±{} at {:.0}% confidence",
+            percent(*precision),
+            r.options.confidence * 100.0
+        ),
+        Some(StopReason::MaxRuns { runs }) => {
+            format!("--max-runs {runs} reached before the precision target")
+        }
+        Some(StopReason::MaxTime { seconds }) => {
+            format!("time limit of {seconds:.0} s reached before the precision target")
+        }
+        Some(StopReason::Interrupted) => "interrupted; every completed run is kept".to_string(),
+        Some(StopReason::Failed { .. }) => "stopped by a failing command".to_string(),
+        None => "not finished".to_string(),
+    };
+    let o = &r.overhead;
+    let overhead = format!(
+        "tardy's overhead: {} between runs, {} CPU per run{}",
+        time(o.between_runs_ns as f64 * 1e-9),
+        time(o.self_cpu_per_run_ns as f64 * 1e-9),
+        o.spawn_floor_ns.map_or(String::new(), |f| format!(
+            "; spawn floor {}",
+            time(f as f64 * 1e-9)
+        ))
+    );
+    let status = match r.status {
+        SessionStatus::Interrupted => style.yellow("Interrupted. "),
+        SessionStatus::Failed => style.red("Failed. "),
+        _ => String::new(),
+    };
+    style.dim(&format!(
+        "{status}Stopped: {stop}. Order: {order}. {overhead}.\n"
+    ))
+}

@@ -1,0 +1,19 @@
+//! Statistics over samples: pure functions, no printing and no I/O.
+//!
+//! This module owns every number tardy derives from raw measurements:
+//! summaries and their confidence intervals ([`summary`]), the ratio verdict
+//! between two commands ([`ratio`]), trend detection over the run sequence
+//! ([`trend`]), outlier scores ([`outliers`]), running accumulators used by the
+//! measurement loop's stopping rule ([`running`]), the distributions they rest
+//! on ([`dist`]) and the seeded random generator ([`rng`]).
+
+pub mod dist;
+pub mod outliers;
+pub mod ratio;
+pub mod rng;
+pub mod running;
+pub mod summary;
+pub mod trend;
+
+pub use ratio::{RatioEstimate, Verdict, ratio_of_geomeans};
+pub use summary::{Summary, summarize};

@@ -1,0 +1,193 @@
+//! Descriptive statistics of one sample and the confidence intervals of its
+//! mean (Student's t) and median (distribution-free order statistics).
+
+use serde::{Deserialize, Serialize};
+
+use super::dist::{binomial_cdf, t_critical};
+
+/// What a sample of timings looks like. All values are in the sample's unit
+/// (seconds for timings).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    pub n: usize,
+    pub mean: f64,
+    /// Sample standard deviation (n - 1 denominator); 0 for n = 1.
+    pub stddev: f64,
+    pub median: f64,
+    pub min: f64,
+    pub max: f64,
+    pub q1: f64,
+    pub q3: f64,
+    /// Median absolute deviation, unscaled.
+    pub mad: f64,
+    /// Coefficient of variation, stddev / mean.
+    pub cv: f64,
+    /// Confidence level of the two intervals below, in (0, 1).
+    pub confidence: f64,
+    /// Confidence interval of the mean, `[low, high]` (Student's t).
+    pub mean_ci: [f64; 2],
+    /// Confidence interval of the median from order statistics; `None` when
+    /// the sample is too small for any interval at this confidence.
+    pub median_ci: Option<[f64; 2]>,
+}
+
+/// Summarise `values` (any order). Returns `None` for an empty sample or one
+/// holding a non-finite value.
+pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
+    if values.is_empty() || values.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let n = sorted.len();
+    let mean = sorted.iter().sum::<f64>() / n as f64;
+    let stddev = if n > 1 {
+        (sorted.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt()
+    } else {
+        0.0
+    };
+    let median = quantile_sorted(&sorted, 0.5);
+    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
+    deviations.sort_by(f64::total_cmp);
+    let mad = quantile_sorted(&deviations, 0.5);
+    let half = if n > 1 {
+        t_critical(confidence, (n - 1) as f64) * stddev / (n as f64).sqrt()
+    } else {
+        f64::INFINITY
+    };
+    Some(Summary {
+        n,
+        mean,
+        stddev,
+        median,
+        min: sorted[0],
+        max: sorted[n - 1],
+        q1: quantile_sorted(&sorted, 0.25),
+        q3: quantile_sorted(&sorted, 0.75),
+        mad,
+        cv: if mean != 0.0 { stddev / mean } else { 0.0 },
+        confidence,
+        mean_ci: [mean - half, mean + half],
+        median_ci: median_ci_sorted(&sorted, confidence),
+    })
+}
+
+/// Linear-interpolation quantile (type 7, as R and numpy default) of sorted data.
+pub fn quantile_sorted(sorted: &[f64], q: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let pos = q.clamp(0.0, 1.0) * (n - 1) as f64;
+            let lo = pos.floor() as usize;
+            let hi = pos.ceil() as usize;
+            sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - lo as f64)
+        }
+    }
+}
+
+/// Distribution-free confidence interval of the median: the order statistics
+/// `x(j)`, `x(n+1-j)` with the largest `j` such that the coverage
+/// `1 - 2 P(B <= j-1)`, B ~ Binomial(n, 1/2), is at least `confidence`.
+pub fn median_ci_sorted(sorted: &[f64], confidence: f64) -> Option<[f64; 2]> {
+    let n = sorted.len() as u64;
+    if n == 0 {
+        return None;
+    }
+    let alpha_half = (1.0 - confidence) / 2.0;
+    // Largest j (1-based) with P(B <= j - 1) <= alpha/2.
+    let (mut lo, mut hi) = (0u64, n / 2);
+    // Invariant: j = lo is always acceptable (j = 0 means "no interval").
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if binomial_cdf(mid - 1, n, 0.5) <= alpha_half {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return None;
+    }
+    let j = lo as usize;
+    Some([sorted[j - 1], sorted[sorted.len() - j]])
+}
+
+/// Half-width of the mean's confidence interval relative to the mean, for the
+/// stopping rule. `None` below two values or at a zero mean.
+pub fn relative_ci_half_width(n: u64, mean: f64, stddev: f64, confidence: f64) -> Option<f64> {
+    if n < 2 || mean == 0.0 {
+        return None;
+    }
+    let half = t_critical(confidence, (n - 1) as f64) * stddev / (n as f64).sqrt();
+    Some(half / mean.abs())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_values() {
+        // numpy: np.mean, np.std(ddof=1), np.median, np.percentile(.., [25, 75])
+        let s = summarize(&[4.0, 1.0, 3.0, 2.0, 10.0], 0.95).unwrap();
+        assert_eq!(s.n, 5);
+        assert_eq!(s.mean, 4.0);
+        assert!((s.stddev - 3.5355339059327378).abs() < 1e-12);
+        assert_eq!(s.median, 3.0);
+        assert_eq!((s.q1, s.q3), (2.0, 4.0));
+        assert_eq!(s.mad, 1.0);
+        // scipy: t.ppf(0.975, 4) * np.std(x, ddof=1) / np.sqrt(5) = 4.389945165425414
+        assert!((s.mean_ci[1] - (4.0 + 4.389945165425414)).abs() < 1e-9);
+    }
+
+    #[test]
+    fn median_ci_order_statistics() {
+        // n = 6 at 95%: P(B <= 0) = 1/64 = 0.0156 <= 0.025, P(B <= 1) = 7/64 > 0.025,
+        // so j = 1: the interval is [min, max] (benchstat needs n >= 6 for this).
+        let v: Vec<f64> = (1..=6).map(f64::from).collect();
+        assert_eq!(median_ci_sorted(&v, 0.95), Some([1.0, 6.0]));
+        // n = 5: P(B <= 0) = 1/32 = 0.03125 > 0.025, no interval at 95%.
+        assert_eq!(median_ci_sorted(&v[..5], 0.95), None);
+        // n = 100 at 95%: the classic interval is x(40)..x(61).
+        let v: Vec<f64> = (1..=100).map(f64::from).collect();
+        assert_eq!(median_ci_sorted(&v, 0.95), Some([40.0, 61.0]));
+    }
+
+    #[test]
+    fn empty_and_non_finite_give_none() {
+        assert!(summarize(&[], 0.95).is_none());
+        assert!(summarize(&[1.0, f64::NAN], 0.95).is_none());
+        assert!(summarize(&[1.0, f64::INFINITY], 0.95).is_none());
+    }
+
+    proptest! {
+        #[test]
+        fn summary_is_ordered(values in proptest::collection::vec(0.001f64..1000.0, 1..200)) {
+            let s = summarize(&values, 0.95).unwrap();
+            prop_assert!(s.min <= s.q1 && s.q1 <= s.median && s.median <= s.q3 && s.q3 <= s.max);
+            prop_assert!(s.min <= s.mean && s.mean <= s.max);
+            prop_assert!(s.stddev >= 0.0 && s.mad >= 0.0);
+            if let Some([lo, hi]) = s.median_ci {
+                prop_assert!(lo <= s.median && s.median <= hi);
+            }
+        }
+
+        #[test]
+        fn median_ci_covers_true_median_about_95_percent(seed in 0u64..u64::MAX) {
+            // 200 samples of 30 uniforms: the true median 0.5 is covered >= 90% of the time
+            // (the order-statistic interval is conservative: coverage >= 95% in expectation).
+            let mut rng = crate::stats::rng::SplitMix64::new(seed);
+            let mut covered = 0;
+            for _ in 0..200 {
+                let mut v: Vec<f64> = (0..30).map(|_| rng.next_f64()).collect();
+                v.sort_by(f64::total_cmp);
+                if let Some([lo, hi]) = median_ci_sorted(&v, 0.95) {
+                    if lo <= 0.5 && 0.5 <= hi { covered += 1; }
+                }
+            }
+            prop_assert!(covered >= 180, "covered {covered}/200");
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Atomic file writes: a temporary file in the target's directory, then a
+//! rename, so a reader (or a crash) sees the old file or the new one, never
+//! half of one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+#[derive(Debug, thiserror::Error)]
+#[error("cannot write '{path}': {source}")]
+pub struct StoreError {
+    pub path: PathBuf,
+    pub source: std::io::Error,
+}
+
+fn dir_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    }
+}
+
+/// Replace `path` with `bytes` atomically.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    let err = |source| StoreError {
+        path: path.to_path_buf(),
+        source,
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(".tardy-")
+        .suffix(".tmp")
+        .tempfile_in(dir_of(path))
+        .map_err(err)?;
+    tmp.write_all(bytes).map_err(err)?;
+    tmp.persist(path).map_err(|e| err(e.error))?;
+    Ok(())
+}
+
+/// Fail early, before measuring, when `path` could not be written later.
+pub fn check_writable(path: &Path) -> Result<(), StoreError> {
+    let err = |source| StoreError {
+        path: path.to_path_buf(),
+        source,
+    };
+    if path.is_dir() {
+        return Err(err(std::io::Error::new(
+            std::io::ErrorKind::IsADirectory,
+            "it is a directory",
+        )));
+    }
+    tempfile::Builder::new()
+        .prefix(".tardy-")
+        .tempfile_in(dir_of(path))
+        .map(drop)
+        .map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_and_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("r.json");
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
+        assert_eq!(std::fs::read(&p).unwrap(), b"two");
+        assert_eq!(
+            std::fs::read_dir(dir.path()).unwrap().count(),
+            1,
+            "no temp files left"
+        );
+    }
+
+    #[test]
+    fn unwritable_paths_are_detected() {
+        assert!(check_writable(Path::new("/nonexistent-dir/x.json")).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_writable(dir.path()).is_err());
+        assert!(check_writable(&dir.path().join("ok.json")).is_ok());
+    }
+}
