@@ -201,7 +201,7 @@ fn percent_arg(name: &str, s: &str) -> Result<f64, MeasureError> {
 fn seconds_arg(name: &str, v: Option<f64>) -> Result<Option<Duration>, MeasureError> {
     match v {
         None => Ok(None),
-        Some(s) if s.is_finite() && s >= 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) if s.is_finite() && (0.0..1e9).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
         Some(s) => Err(MeasureError::Option(format!(
             "--{name} must be a non-negative number of seconds, not {s}"
         ))),
@@ -222,14 +222,6 @@ fn pick<'a>(
         len => Err(MeasureError::Option(format!(
             "--{name} was given {len} times for {n} commands: give it once, or once per command"
         ))),
-    }
-}
-
-fn quote_word(w: &str) -> String {
-    if !w.is_empty() && command::split_words(w).is_some_and(|v| v.len() == 1 && v[0] == w) {
-        w.to_string()
-    } else {
-        format!("'{}'", w.replace('\'', "'\\''"))
     }
 }
 
@@ -292,13 +284,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
     let sources: Vec<String> = if args.argv.is_empty() {
         args.commands.clone()
     } else {
-        vec![
-            args.argv
-                .iter()
-                .map(|w| quote_word(w))
-                .collect::<Vec<_>>()
-                .join(" "),
-        ]
+        vec![command::join_quoted(&args.argv)]
     };
     let n = sources.len();
     if !args.names.is_empty() && args.names.len() != n {
@@ -368,13 +354,13 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
             }
         }
     }
-    if let Some(dir) = &args.cwd {
-        if !dir.is_dir() {
-            return Err(MeasureError::Option(format!(
-                "--cwd '{}' is not a directory",
-                dir.display()
-            )));
-        }
+    if let Some(dir) = &args.cwd
+        && !dir.is_dir()
+    {
+        return Err(MeasureError::Option(format!(
+            "--cwd '{}' is not a directory",
+            dir.display()
+        )));
     }
     if let Some(input) = &args.input {
         std::fs::File::open(input).map_err(|source| MeasureError::Open {
@@ -406,13 +392,14 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
     if args.runs == Some(0) {
         return Err(MeasureError::Option("--runs must be at least 1".into()));
     }
-    if let Some(max) = args.max_runs {
-        if max < args.min_runs.max(1) && args.runs.is_none() {
-            return Err(MeasureError::Option(format!(
-                "--max-runs {max} is below --min-runs {}",
-                args.min_runs
-            )));
-        }
+    if let Some(max) = args.max_runs
+        && max < args.min_runs.max(1)
+        && args.runs.is_none()
+    {
+        return Err(MeasureError::Option(format!(
+            "--max-runs {max} is below --min-runs {}",
+            args.min_runs
+        )));
     }
     let precision = percent_arg("precision", &args.precision)?;
     let confidence = percent_arg("confidence", &args.confidence)?;

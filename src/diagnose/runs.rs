@@ -38,14 +38,14 @@ pub fn warnings(
         });
     }
     let scores = modified_z_scores(times_s);
-    if let Some(&first) = scores.first() {
-        if first > EXTREME {
-            out.push(Warning::SlowFirstRun {
-                score: first,
-                first_s: times_s[0],
-                median_s: summary.median,
-            });
-        }
+    if let Some(&first) = scores.first()
+        && first > EXTREME
+    {
+        out.push(Warning::SlowFirstRun {
+            score: first,
+            first_s: times_s[0],
+            median_s: summary.median,
+        });
     }
     let outliers = scores.iter().skip(1).filter(|s| s.abs() > OUTLIER).count() as u64;
     let extreme = scores.iter().skip(1).filter(|s| s.abs() > EXTREME).count() as u64;
@@ -65,10 +65,11 @@ pub fn warnings(
             spawn_floor_s: spawn_floor_s.unwrap_or(0.0),
         });
     }
-    if let Some(trend) = mann_kendall(times_s) {
-        if trend.p_value < TREND_P && trend.drift.abs() >= TREND_MIN_DRIFT {
-            out.push(Warning::Trend { trend });
-        }
+    if let Some(trend) = mann_kendall(times_s)
+        && trend.p_value < TREND_P
+        && trend.drift.abs() >= TREND_MIN_DRIFT
+    {
+        out.push(Warning::Trend { trend });
     }
     out
 }

@@ -126,6 +126,20 @@ pub fn split_words(s: &str) -> Option<Vec<String>> {
     Some(words)
 }
 
+/// Join `argv` into one command string that splits back into the same words.
+pub fn join_quoted(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            if !w.is_empty() && split_words(w).is_some_and(|v| v.len() == 1 && v[0] == *w) {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 fn is_name(s: &str) -> bool {
     let mut chars = s.chars();
     matches!(chars.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
@@ -256,6 +270,16 @@ mod tests {
             parse("   ", false),
             Err(MeasureError::EmptyCommand)
         ));
+    }
+
+    #[test]
+    fn join_quoted_round_trips() {
+        let argv: Vec<String> = ["sh", "-c", "echo 'x' >&2; exit 4", "", "a b"]
+            .map(String::from)
+            .to_vec();
+        let joined = join_quoted(&argv);
+        assert_eq!(joined, "sh -c 'echo '\\''x'\\'' >&2; exit 4' '' 'a b'");
+        assert_eq!(split_words(&joined), Some(argv));
     }
 
     #[test]

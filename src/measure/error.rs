@@ -29,7 +29,7 @@ pub enum MeasureError {
         run: u64,
         stderr: String,
     },
-    #[error("{hook} command '{command}' {how}{stderr}")]
+    #[error("--{hook} command '{command}' {how}{stderr}")]
     HookFailed {
         hook: &'static str,
         command: String,

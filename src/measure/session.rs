@@ -118,6 +118,14 @@ const CONCLUDE: usize = 2;
 const CLEANUP: usize = 3;
 const HOOK_NAMES: [&str; 4] = ["setup", "prepare", "conclude", "cleanup"];
 
+/// How an [`Exec`] reads on a command line, for messages.
+fn exec_display(exec: &Exec) -> String {
+    match exec {
+        Exec::Direct { argv } => super::command::join_quoted(argv),
+        Exec::Shell { script, .. } => script.clone(),
+    }
+}
+
 fn now_ns() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -213,10 +221,10 @@ pub fn run(
                 opts.timeout = None;
                 opts.input = None;
                 hooks[i] = Some(Executor::new(
-                    HOOK_NAMES[i],
+                    &exec_display(exec),
                     exec,
-                    &OutputMode::Null,
-                    None,
+                    &spec.output,
+                    output_file.as_ref(),
                     &opts,
                 )?);
             }
@@ -225,7 +233,12 @@ pub fn run(
             executor,
             hooks,
             output_file,
-            stderr_capture: tempfile::tempfile().ok(),
+            // Only when output is discarded: otherwise the user sees stderr anyway.
+            stderr_capture: if spec.output == OutputMode::Null {
+                tempfile::tempfile().ok()
+            } else {
+                None
+            },
             executions: 0,
             measured: 0,
             counted: Running::default(),
@@ -243,13 +256,12 @@ pub fn run(
     }
     let mut corrections = Vec::new();
     for spec in &cfg.benchmarks {
-        if let Exec::Shell { shell, .. } = &spec.exec {
-            if !corrections
+        if let Exec::Shell { shell, .. } = &spec.exec
+            && !corrections
                 .iter()
                 .any(|c: &crate::model::ShellCorrection| &c.shell == shell)
-            {
-                corrections.push(calibrate::shell_correction(shell, &cfg.exec)?);
-            }
+        {
+            corrections.push(calibrate::shell_correction(shell, &cfg.exec)?);
         }
     }
     for (slot, spec) in slots.iter_mut().zip(&cfg.benchmarks) {
@@ -321,11 +333,10 @@ impl Session<'_> {
         let r = &mut self.results;
         r.overhead.measuring_wall_ns = wall;
         r.overhead.self_cpu_ns = self_cpu_ns().saturating_sub(cpu_start);
-        if executions > 0 {
-            r.overhead.self_cpu_per_run_ns = r.overhead.self_cpu_ns / executions;
-            r.overhead.between_runs_ns =
-                wall.saturating_sub(self.run_wall_ns + self.hook_wall_ns) / executions;
-        }
+        let outside = wall.saturating_sub(self.run_wall_ns + self.hook_wall_ns);
+        r.overhead.self_cpu_per_run_ns =
+            r.overhead.self_cpu_ns.checked_div(executions).unwrap_or(0);
+        r.overhead.between_runs_ns = outside.checked_div(executions).unwrap_or(0);
         r.machine.load_avg_after = crate::probe::fingerprint::load_average();
         r.finished_at_ns = Some(now_ns());
         match &outcome {
@@ -360,8 +371,7 @@ impl Session<'_> {
             if self.cfg.interleaved {
                 rng.shuffle(&mut order);
             }
-            for i in 0..n {
-                let b = order[i];
+            for &b in &order {
                 let auto = self.cfg.warmup.is_none();
                 self.execute(
                     b,
@@ -393,8 +403,7 @@ impl Session<'_> {
             }
             if self.cfg.interleaved {
                 rng.shuffle(&mut order);
-                for i in 0..n {
-                    let b = order[i];
+                for &b in &order {
                     if self.wants_more(b) {
                         self.execute(b, round, WarmupMode::No)?;
                         self.notify(observer, false)?;
@@ -479,10 +488,10 @@ impl Session<'_> {
                 precision: self.cfg.precision,
             });
         }
-        if let Some(max) = self.cfg.max_runs {
-            if measured_min >= max {
-                return Some(StopReason::MaxRuns { runs: max });
-            }
+        if let Some(max) = self.cfg.max_runs
+            && measured_min >= max
+        {
+            return Some(StopReason::MaxRuns { runs: max });
         }
         if measured_min >= self.cfg.min_runs && elapsed >= max_time {
             return Some(StopReason::MaxTime {
@@ -570,14 +579,14 @@ impl Session<'_> {
             let _ = f.set_len(0);
             let _ = f.seek(SeekFrom::Start(0));
         }
-        let o = ex.run(slot.stderr_capture.as_ref(), None)?;
+        let o = ex.run(slot.stderr_capture.as_ref(), slot.output_file.as_ref())?;
         self.hook_wall_ns += o.wall_ns;
         if !o.success() && !o.interrupted {
             return Err(MeasureError::HookFailed {
                 hook: HOOK_NAMES[which],
-                command: self.results.benchmarks[b].name.clone(),
+                command: ex.display().to_string(),
                 how: format!(
-                    "failed for '{}': it {}",
+                    "(for '{}') {}",
                     self.results.benchmarks[b].name,
                     o.describe()
                 ),
@@ -591,11 +600,9 @@ impl Session<'_> {
         self.hook(b, PREPARE)?;
         let slot = &mut self.slots[b];
         let first = slot.executions == 0;
-        if first {
-            if let Some(f) = slot.stderr_capture.as_mut() {
-                let _ = f.set_len(0);
-                let _ = f.seek(SeekFrom::Start(0));
-            }
+        if first && let Some(f) = slot.stderr_capture.as_mut() {
+            let _ = f.set_len(0);
+            let _ = f.seek(SeekFrom::Start(0));
         }
         let capture = if first {
             slot.stderr_capture.as_ref()

@@ -177,6 +177,11 @@ impl Executor {
         Ok(())
     }
 
+    /// The command as named in messages.
+    pub fn display(&self) -> &str {
+        &self.display
+    }
+
     /// Run once. With `capture_stderr`, stderr goes to that file for this run
     /// (used on a command's first run, to explain a failure).
     pub fn run(

@@ -88,6 +88,19 @@ pub fn percent(fraction: f64) -> String {
     }
 }
 
+/// A p-value for people: "p<0.0001", "p=0.0032", "p=0.41".
+pub fn p_value(p: f64) -> String {
+    if p.is_nan() {
+        "p=?".to_string()
+    } else if p < 1e-4 {
+        "p<0.0001".to_string()
+    } else if p < 0.01 {
+        format!("p={p:.4}")
+    } else {
+        format!("p={p:.2}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,18 +113,5 @@ mod tests {
         assert_eq!(time(5e-8), "50.00 ns");
         assert_eq!(kib(2048), "2.0 MiB");
         assert_eq!(percent(0.0123), "1.23%");
-    }
-}
-
-/// A p-value for people: "p<0.0001", "p=0.0032", "p=0.41".
-pub fn p_value(p: f64) -> String {
-    if p.is_nan() {
-        "p=?".to_string()
-    } else if p < 1e-4 {
-        "p<0.0001".to_string()
-    } else if p < 0.01 {
-        format!("p={p:.4}")
-    } else {
-        format!("p={p:.2}")
     }
 }

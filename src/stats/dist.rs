@@ -8,7 +8,8 @@ use statrs::function::beta::beta_reg;
 
 /// Two-sided critical value of Student's t: the `t` with P(|T| <= t) = `confidence`.
 pub fn t_critical(confidence: f64, df: f64) -> f64 {
-    if !(confidence > 0.0 && confidence < 1.0) || !(df > 0.0) {
+    let valid = confidence > 0.0 && confidence < 1.0 && df > 0.0;
+    if !valid {
         return f64::NAN;
     }
     match StudentsT::new(0.0, 1.0, df) {
@@ -30,7 +31,8 @@ pub fn z_critical(confidence: f64) -> f64 {
 
 /// Two-sided p-value of a t statistic with `df` degrees of freedom.
 pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
-    if !t.is_finite() || !(df > 0.0) {
+    let valid_df = df > 0.0;
+    if !t.is_finite() || !valid_df {
         return if t.is_infinite() { 0.0 } else { f64::NAN };
     }
     match StudentsT::new(0.0, 1.0, df) {

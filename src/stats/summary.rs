@@ -183,9 +183,8 @@ mod tests {
             for _ in 0..200 {
                 let mut v: Vec<f64> = (0..30).map(|_| rng.next_f64()).collect();
                 v.sort_by(f64::total_cmp);
-                if let Some([lo, hi]) = median_ci_sorted(&v, 0.95) {
-                    if lo <= 0.5 && 0.5 <= hi { covered += 1; }
-                }
+                if let Some([lo, hi]) = median_ci_sorted(&v, 0.95)
+                    && lo <= 0.5 && 0.5 <= hi { covered += 1; }
             }
             prop_assert!(covered >= 180, "covered {covered}/200");
         }
