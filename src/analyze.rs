@@ -14,6 +14,17 @@ pub fn finalize(results: &mut Results) {
     let floor = results.overhead.spawn_floor_ns.map(|ns| ns as f64 * 1e-9);
     let mut samples: Vec<Vec<f64>> = Vec::new();
     for b in &mut results.benchmarks {
+        // The shell's own CPU time, subtracted like its wall time.
+        let (shell_user, shell_sys) = match &b.exec {
+            crate::model::Exec::Shell { shell, .. } => results
+                .shell_corrections
+                .iter()
+                .find(|c| &c.shell == shell)
+                .map_or((0.0, 0.0), |c| {
+                    (c.user_ns as f64 * 1e-9, c.sys_ns as f64 * 1e-9)
+                }),
+            crate::model::Exec::Direct { .. } => (0.0, 0.0),
+        };
         let counted: Vec<_> = b.runs.iter().filter(|r| r.counted(include)).collect();
         let times: Vec<f64> = counted
             .iter()
@@ -25,8 +36,12 @@ pub fn finalize(results: &mut Results) {
             let mut rss: Vec<f64> = counted.iter().map(|r| r.max_rss_kib as f64).collect();
             rss.sort_by(f64::total_cmp);
             ResourceSummary {
-                user_mean_s: counted.iter().map(|r| r.user_ns as f64).sum::<f64>() / n * 1e-9,
-                sys_mean_s: counted.iter().map(|r| r.sys_ns as f64).sum::<f64>() / n * 1e-9,
+                user_mean_s: (counted.iter().map(|r| r.user_ns as f64).sum::<f64>() / n * 1e-9
+                    - shell_user)
+                    .max(0.0),
+                sys_mean_s: (counted.iter().map(|r| r.sys_ns as f64).sum::<f64>() / n * 1e-9
+                    - shell_sys)
+                    .max(0.0),
                 max_rss_median_kib: quantile_sorted(&rss, 0.5).round() as u64,
                 max_rss_max_kib: rss.last().copied().unwrap_or(0.0) as u64,
                 voluntary_cs_mean: counted.iter().map(|r| r.voluntary_cs as f64).sum::<f64>() / n,

@@ -98,6 +98,11 @@ fn timeout_kills_the_run_and_records_it() {
     let b = &r["benchmarks"][0];
     let all = measured(b);
     assert_eq!(all.len(), 2, "timed-out runs are recorded, never dropped");
+    assert_eq!(
+        runs(b).len(),
+        2,
+        "a timed-out first run is not an automatic warm-up"
+    );
     for run in all {
         assert_eq!(run["timed_out"], true);
         assert_eq!(run["signal"], 9);
@@ -535,4 +540,26 @@ fn help_teaches() {
     ] {
         assert!(help.contains(needle), "help lacks {needle}");
     }
+}
+
+#[test]
+fn a_drift_over_the_session_is_reported() {
+    // Each run sleeps 2 ms longer than the one before: a steady upward trend.
+    let dir = tempfile::tempdir().unwrap();
+    let counter = dir.path().join("n");
+    std::fs::write(&counter, "0").unwrap();
+    let script = format!(
+        "sh -c 'n=$(($(cat {c}) + 1)); echo $n > {c}; sleep $(awk \"BEGIN {{ print 0.002 * $n }}\")'",
+        c = counter.display()
+    );
+    let r = run_json(&["--runs", "20", "--warmup", "0", &script]);
+    let warnings = r["benchmarks"][0]["warnings"].as_array().unwrap();
+    let trend = warnings
+        .iter()
+        .find(|w| w["kind"] == "trend")
+        .expect("trend warning");
+    assert!(trend["trend"]["drift"].as_f64().unwrap() > 0.5);
+    assert!(trend["trend"]["p_value"].as_f64().unwrap() < 0.001);
+    // (That steady data raises no trend is tested on fixed data in stats::trend:
+    // on a real machine a 1% false alarm rate would make this test flaky.)
 }

@@ -460,6 +460,7 @@ struct CliObserver {
     json_path: Option<PathBuf>,
     last_save: Option<Instant>,
     save_cost: Duration,
+    last_draw: Option<Instant>,
 }
 
 impl Observer for CliObserver {
@@ -468,8 +469,15 @@ impl Observer for CliObserver {
     }
 
     fn after_run(&mut self, results: &Results, p: Progress) -> Result<(), String> {
-        self.bar.set_length(p.expected);
-        self.bar.set_position(p.executions);
+        // The bar redraws at most 20 times a second; skip the work in between.
+        if self
+            .last_draw
+            .is_none_or(|t| t.elapsed() >= Duration::from_millis(50))
+        {
+            self.bar.set_length(p.expected);
+            self.bar.set_position(p.executions);
+            self.last_draw = Some(Instant::now());
+        }
         if let Some(path) = &self.json_path {
             // After every run, unless saving would take over 5% of the time:
             // then at most every 20x the cost of one save.
@@ -533,6 +541,7 @@ pub fn main(args: RunArgs) -> i32 {
         json_path: args.export_json.clone(),
         last_save: None,
         save_cost: Duration::ZERO,
+        last_draw: None,
     };
     let (mut results, error) = match session::run(&built.config, &mut observer) {
         Ok(r) => r,

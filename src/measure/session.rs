@@ -620,7 +620,7 @@ impl Session<'_> {
         let is_warmup = match warmup {
             WarmupMode::Yes => true,
             WarmupMode::No => false,
-            WarmupMode::Auto => o.wall_ns <= AUTO_WARMUP_LIMIT.as_nanos() as u64,
+            WarmupMode::Auto => !o.timed_out && o.wall_ns <= AUTO_WARMUP_LIMIT.as_nanos() as u64,
         };
         let failed = !o.success();
         let run = Run {
