@@ -74,6 +74,10 @@ pub enum StopReason {
     MaxTime {
         seconds: f64,
     },
+    /// Every command's runs failed or timed out: nothing could be counted.
+    NoCountedRuns {
+        runs: u64,
+    },
     Interrupted,
     Failed {
         message: String,

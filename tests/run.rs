@@ -359,6 +359,10 @@ fn ignore_failure_keeps_marked_runs_out_of_the_statistics() {
             .all(|r| r["failed"] == true && r["exit_code"] == 1)
     );
     assert!(b["summary"].is_null());
+    // Adaptive mode stops after --min-runs when nothing can be counted.
+    let r = run_json(&["-i", "--min-runs", "4", "sh -c 'exit 1'"]);
+    assert_eq!(r["stop_reason"]["rule"], "no_counted_runs");
+    assert_eq!(measured(&r["benchmarks"][0]).len(), 4);
     let r = run_json(&["-i", "--include-failures", "--runs", "3", "sh -c 'exit 1'"]);
     assert_eq!(r["benchmarks"][0]["summary"]["n"], 3);
     // Only the listed codes are tolerated.

@@ -547,6 +547,10 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(r) => r,
         Err(e) => {
             observer.bar.finish_and_clear();
+            if interrupt::requested() {
+                eprintln!("tardy: interrupted before measuring started; nothing to save");
+                return EXIT_INTERRUPTED;
+            }
             return fail(e);
         }
     };

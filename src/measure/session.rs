@@ -479,6 +479,9 @@ impl Session<'_> {
             return (measured_min >= runs).then_some(StopReason::ExactRuns { runs });
         }
         // Commands with no counted run (all failing) cannot reach any precision.
+        if measured_min >= self.cfg.min_runs && self.slots.iter().all(|s| s.counted.n() < 2) {
+            return Some(StopReason::NoCountedRuns { runs: measured_min });
+        }
         let all_precise = self
             .slots
             .iter()

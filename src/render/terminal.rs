@@ -263,6 +263,9 @@ fn footer(r: &Results, style: Style) -> String {
         Some(StopReason::MaxTime { seconds }) => {
             format!("time limit of {seconds:.0} s reached before the precision target")
         }
+        Some(StopReason::NoCountedRuns { runs }) => {
+            format!("no run could be counted after {runs} runs (all failed or timed out)")
+        }
         Some(StopReason::Interrupted) => "interrupted; every completed run is kept".to_string(),
         Some(StopReason::Failed { .. }) => "stopped by a failing command".to_string(),
         None => "not finished".to_string(),
