@@ -2,8 +2,10 @@
 //! use, warnings and verdicts. It reads and fills a [`Results`]; it never
 //! measures, prints or writes files.
 
-use crate::diagnose;
-use crate::model::{Comparison, ResourceSummary, Results, Warning};
+use crate::diagnose::runs as diag;
+use crate::model::{
+    Benchmark, Comparison, Exec, ResourceSummary, Results, Run, RunCounts, ShellCorrection,
+};
 use crate::stats::{self, summary::quantile_sorted};
 
 /// Fill in `summary`, `resources` and `warnings` of every benchmark, and the
@@ -12,107 +14,79 @@ pub fn finalize(results: &mut Results) {
     let include = results.options.include_failures_in_stats;
     let confidence = results.options.confidence;
     let floor = results.overhead.spawn_floor_ns.map(|ns| ns as f64 * 1e-9);
+    let stop = results.stop_reason.clone();
+    let precision = results.options.precision;
+    let corrections = results.shell_corrections.clone();
     let mut samples: Vec<Vec<f64>> = Vec::new();
     for b in &mut results.benchmarks {
-        // The shell's own CPU time, subtracted like its wall time.
-        let (shell_user, shell_sys) = match &b.exec {
-            crate::model::Exec::Shell { shell, .. } => results
-                .shell_corrections
-                .iter()
-                .find(|c| &c.shell == shell)
-                .map_or((0.0, 0.0), |c| {
-                    (c.user_ns as f64 * 1e-9, c.sys_ns as f64 * 1e-9)
-                }),
-            crate::model::Exec::Direct { .. } => (0.0, 0.0),
-        };
-        let counted: Vec<_> = b.runs.iter().filter(|r| r.counted(include)).collect();
+        let shell_cpu = shell_cpu_s(b, &corrections);
+        let counted: Vec<&Run> = b.runs.iter().filter(|r| r.counted(include)).collect();
         let times: Vec<f64> = counted
             .iter()
             .map(|r| r.net_wall_ns as f64 * 1e-9)
             .collect();
+        let counts = RunCounts::of(&b.runs);
         b.summary = stats::summarize(&times, confidence);
-        b.resources = (!counted.is_empty()).then(|| {
-            let n = counted.len() as f64;
-            let mut rss: Vec<f64> = counted.iter().map(|r| r.max_rss_kib as f64).collect();
-            rss.sort_by(f64::total_cmp);
-            ResourceSummary {
-                user_mean_s: (counted.iter().map(|r| r.user_ns as f64).sum::<f64>() / n * 1e-9
-                    - shell_user)
-                    .max(0.0),
-                sys_mean_s: (counted.iter().map(|r| r.sys_ns as f64).sum::<f64>() / n * 1e-9
-                    - shell_sys)
-                    .max(0.0),
-                max_rss_median_kib: quantile_sorted(&rss, 0.5).round() as u64,
-                max_rss_max_kib: rss.last().copied().unwrap_or(0.0) as u64,
-                voluntary_cs_mean: counted.iter().map(|r| r.voluntary_cs as f64).sum::<f64>() / n,
-                involuntary_cs_mean: counted.iter().map(|r| r.involuntary_cs as f64).sum::<f64>()
-                    / n,
-                runs_failed: b
-                    .runs
-                    .iter()
-                    .filter(|r| !r.warmup && r.failed && !r.timed_out)
-                    .count() as u64,
-                runs_timed_out: b.runs.iter().filter(|r| !r.warmup && r.timed_out).count() as u64,
-            }
-        });
-        b.warnings = match &b.summary {
-            Some(s) => {
-                let mut w = diagnose::runs::warnings(&b.runs, &times, s, floor, include);
-                if let (
-                    Some(
-                        crate::model::StopReason::MaxTime { .. }
-                        | crate::model::StopReason::MaxRuns { .. },
-                    ),
-                    Some([lo, hi]),
-                ) = (&results.stop_reason, Some(s.mean_ci))
-                {
-                    let achieved = (hi - lo) / 2.0 / s.mean;
-                    if achieved > results.options.precision {
-                        w.push(Warning::PrecisionNotReached {
-                            achieved,
-                            target: results.options.precision,
-                        });
-                    }
-                }
-                w
-            }
-            None => {
-                let failed = b
-                    .runs
-                    .iter()
-                    .filter(|r| !r.warmup && r.failed && !r.timed_out)
-                    .count() as u64;
-                let timed_out = b.runs.iter().filter(|r| !r.warmup && r.timed_out).count() as u64;
-                let runs = b.runs.iter().filter(|r| !r.warmup).count() as u64;
-                if runs > 0 {
-                    vec![Warning::FailedRuns {
-                        failed,
-                        timed_out,
-                        runs,
-                    }]
-                } else {
-                    Vec::new()
-                }
-            }
-        };
+        b.resources = resources(&counted, counts, shell_cpu);
+        b.warnings = diag::excluded_runs(counts, include).into_iter().collect();
+        if let Some(s) = &b.summary {
+            b.warnings.extend(diag::timing_warnings(&times, s, floor));
+            b.warnings
+                .extend(diag::precision_not_reached(s, stop.as_ref(), precision));
+        }
         samples.push(times);
     }
     results.comparisons = (1..samples.len())
-        .map(
-            |c| match stats::ratio_of_geomeans(&samples[0], &samples[c], confidence) {
-                Ok(estimate) => Comparison {
-                    reference: 0,
-                    candidate: c,
-                    estimate: Some(estimate),
-                    error: None,
-                },
-                Err(e) => Comparison {
-                    reference: 0,
-                    candidate: c,
-                    estimate: None,
-                    error: Some(e.to_string()),
-                },
-            },
-        )
+        .map(|c| {
+            let (estimate, error) =
+                match stats::ratio_of_geomeans(&samples[0], &samples[c], confidence) {
+                    Ok(e) => (Some(e), None),
+                    Err(e) => (None, Some(e.to_string())),
+                };
+            Comparison {
+                reference: 0,
+                candidate: c,
+                estimate,
+                error,
+            }
+        })
         .collect();
+}
+
+/// The shell's own (user, system) seconds for a shell-run benchmark, subtracted
+/// from its CPU times like its wall time is.
+fn shell_cpu_s(b: &Benchmark, corrections: &[ShellCorrection]) -> (f64, f64) {
+    let Exec::Shell { shell, .. } = &b.exec else {
+        return (0.0, 0.0);
+    };
+    corrections
+        .iter()
+        .find(|c| &c.shell == shell)
+        .map_or((0.0, 0.0), |c| {
+            (c.user_ns as f64 * 1e-9, c.sys_ns as f64 * 1e-9)
+        })
+}
+
+fn resources(
+    counted: &[&Run],
+    counts: RunCounts,
+    (shell_user, shell_sys): (f64, f64),
+) -> Option<ResourceSummary> {
+    if counted.is_empty() {
+        return None;
+    }
+    let n = counted.len() as f64;
+    let mean = |f: fn(&Run) -> u64| counted.iter().map(|r| f(r) as f64).sum::<f64>() / n;
+    let mut rss: Vec<f64> = counted.iter().map(|r| r.max_rss_kib as f64).collect();
+    rss.sort_by(f64::total_cmp);
+    Some(ResourceSummary {
+        user_mean_s: (mean(|r| r.user_ns) * 1e-9 - shell_user).max(0.0),
+        sys_mean_s: (mean(|r| r.sys_ns) * 1e-9 - shell_sys).max(0.0),
+        max_rss_median_kib: quantile_sorted(&rss, 0.5).round() as u64,
+        max_rss_max_kib: rss.last().copied().unwrap_or(0.0) as u64,
+        voluntary_cs_mean: mean(|r| r.voluntary_cs),
+        involuntary_cs_mean: mean(|r| r.involuntary_cs),
+        runs_failed: counts.failed,
+        runs_timed_out: counts.timed_out,
+    })
 }

@@ -170,6 +170,28 @@ impl Run {
     }
 }
 
+/// How a benchmark's non-warm-up runs ended.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RunCounts {
+    pub measured: u64,
+    /// Failed without timing out.
+    pub failed: u64,
+    pub timed_out: u64,
+}
+
+impl RunCounts {
+    pub fn of(runs: &[Run]) -> RunCounts {
+        runs.iter()
+            .filter(|r| !r.warmup)
+            .fold(RunCounts::default(), |mut c, r| {
+                c.measured += 1;
+                c.timed_out += r.timed_out as u64;
+                c.failed += (r.failed && !r.timed_out) as u64;
+                c
+            })
+    }
+}
+
 /// Resource use over the counted runs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ResourceSummary {

@@ -1,6 +1,6 @@
 //! Warnings about one command's runs, each with the numbers behind it.
 
-use crate::model::{Run, Warning};
+use crate::model::{RunCounts, StopReason, Warning};
 use crate::stats::Summary;
 use crate::stats::outliers::{EXTREME, OUTLIER, modified_z_scores};
 use crate::stats::trend::mann_kendall;
@@ -14,29 +14,24 @@ pub const TREND_P: f64 = 0.01;
 /// ...and when the median moved by at least this much across the session.
 pub const TREND_MIN_DRIFT: f64 = 0.01;
 
-/// Warnings for `runs` (all of a command's runs, in order), given the
-/// statistics of the counted ones (`times_s`, in run order).
-pub fn warnings(
-    runs: &[Run],
+/// Runs left out of the statistics, if any.
+pub fn excluded_runs(counts: RunCounts, include_failures: bool) -> Option<Warning> {
+    ((counts.failed > 0 && !include_failures) || counts.timed_out > 0).then_some(
+        Warning::FailedRuns {
+            failed: counts.failed,
+            timed_out: counts.timed_out,
+            runs: counts.measured,
+        },
+    )
+}
+
+/// Warnings about the counted times (`times_s`, in run order) of a command.
+pub fn timing_warnings(
     times_s: &[f64],
     summary: &Summary,
     spawn_floor_s: Option<f64>,
-    include_failures: bool,
 ) -> Vec<Warning> {
     let mut out = Vec::new();
-    let failed = runs
-        .iter()
-        .filter(|r| !r.warmup && r.failed && !r.timed_out)
-        .count() as u64;
-    let timed_out = runs.iter().filter(|r| !r.warmup && r.timed_out).count() as u64;
-    let measured = runs.iter().filter(|r| !r.warmup).count() as u64;
-    if (failed > 0 && !include_failures) || timed_out > 0 {
-        out.push(Warning::FailedRuns {
-            failed,
-            timed_out,
-            runs: measured,
-        });
-    }
     let scores = modified_z_scores(times_s);
     if let Some(&first) = scores.first()
         && first > EXTREME
@@ -72,4 +67,22 @@ pub fn warnings(
         out.push(Warning::Trend { trend });
     }
     out
+}
+
+/// The precision asked for was not reached because a limit stopped measuring.
+pub fn precision_not_reached(
+    summary: &Summary,
+    stop: Option<&StopReason>,
+    target: f64,
+) -> Option<Warning> {
+    if !matches!(
+        stop,
+        Some(StopReason::MaxTime { .. } | StopReason::MaxRuns { .. })
+    ) || summary.mean == 0.0
+    {
+        return None;
+    }
+    let [lo, hi] = summary.mean_ci;
+    let achieved = (hi - lo) / 2.0 / summary.mean;
+    (achieved > target).then_some(Warning::PrecisionNotReached { achieved, target })
 }
