@@ -17,3 +17,5 @@ pub mod trend;
 
 pub use ratio::{RatioEstimate, Verdict, ratio_of_geomeans};
 pub use summary::{Summary, summarize};
+pub mod ttest;
+pub mod utest;
