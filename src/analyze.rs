@@ -6,7 +6,7 @@ use crate::diagnose::runs as diag;
 use crate::model::{
     Benchmark, Comparison, Exec, ResourceSummary, Results, Run, RunCounts, ShellCorrection,
 };
-use crate::stats::{self, summary::quantile_sorted};
+use crate::stats::{self, Estimate, compare, summary::quantile_sorted};
 
 /// Fill in `summary`, `resources` and `warnings` of every benchmark, and the
 /// comparisons of every candidate against the first benchmark.
@@ -36,13 +36,17 @@ pub fn finalize(results: &mut Results) {
         }
         samples.push(times);
     }
+    let opts = compare::Options {
+        confidence,
+        seed: results.options.seed,
+        ..compare::Options::default()
+    };
     results.comparisons = (1..samples.len())
         .map(|c| {
-            let (estimate, error) =
-                match stats::ratio_of_geomeans(&samples[0], &samples[c], confidence) {
-                    Ok(e) => (Some(e), None),
-                    Err(e) => (None, Some(e.to_string())),
-                };
+            let (estimate, error) = match compare::compare(&samples[0], &samples[c], &opts) {
+                Ok(e) => (Some(e), None),
+                Err(e) => (None, Some(e.to_string())),
+            };
             Comparison {
                 reference: 0,
                 candidate: c,
@@ -51,6 +55,15 @@ pub fn finalize(results: &mut Results) {
             }
         })
         .collect();
+    // Several candidates against one reference: Holm keeps the family-wise error at 1 - confidence.
+    let mut family: Vec<&mut Estimate> = results
+        .comparisons
+        .iter_mut()
+        .filter_map(|c| c.estimate.as_mut())
+        .collect();
+    if family.len() > 1 {
+        compare::adjust(&mut family, compare::Correction::Holm);
+    }
 }
 
 /// The shell's own (user, system) seconds for a shell-run benchmark, subtracted

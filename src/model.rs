@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use crate::probe::Fingerprint;
 use crate::stats::trend::Trend;
-use crate::stats::{RatioEstimate, Summary};
+use crate::stats::{Estimate, Summary};
 
 /// The value of the `schema` field of a tardy results file.
 pub const SCHEMA: &str = "tardy.results";
@@ -273,6 +273,6 @@ pub struct Comparison {
     /// Index into `benchmarks` of the candidate.
     pub candidate: usize,
     /// `None` with `error` set when the two could not be compared.
-    pub estimate: Option<RatioEstimate>,
+    pub estimate: Option<Estimate>,
     pub error: Option<String>,
 }

@@ -61,8 +61,8 @@ pub fn summary(r: &Results) -> String {
             } else {
                 num(cmp.map(|c| c.ratio))
             },
-            num(cmp.map(|c| c.ci_low)),
-            num(cmp.map(|c| c.ci_high)),
+            num(cmp.and_then(|c| c.ci_low)),
+            num(cmp.and_then(|c| c.ci_high)),
             if i == 0 {
                 "reference".into()
             } else {

@@ -30,7 +30,10 @@ pub fn table(r: &Results) -> String {
                 .find(|c| c.candidate == i)
                 .and_then(|c| c.estimate.as_ref())
             {
-                Some(e) => format!("{:.2} [{:.2}, {:.2}]", e.ratio, e.ci_low, e.ci_high),
+                Some(e) => match (e.ci_low, e.ci_high) {
+                    (Some(lo), Some(hi)) => format!("{:.2} [{lo:.2}, {hi:.2}]", e.ratio),
+                    _ => format!("{:.2}", e.ratio),
+                },
                 None => "–".to_string(),
             }
         };

@@ -6,5 +6,7 @@
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod style;
 pub mod terminal;
 pub mod units;
+pub mod verdict;

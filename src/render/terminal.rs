@@ -1,39 +1,9 @@
 //! The terminal report of a `tardy run` session.
 
+pub use super::style::Style;
 use super::units::{TimeUnit, kib, p_value, percent, time};
+use super::verdict;
 use crate::model::{Benchmark, Results, SessionStatus, StopReason, Warning};
-use crate::stats::Verdict;
-
-/// ANSI styling, off when stdout is not a terminal or NO_COLOR is set.
-#[derive(Debug, Clone, Copy)]
-pub struct Style {
-    pub color: bool,
-}
-
-impl Style {
-    fn paint(self, code: &str, s: &str) -> String {
-        if self.color {
-            format!("\x1b[{code}m{s}\x1b[0m")
-        } else {
-            s.to_string()
-        }
-    }
-    fn bold(self, s: &str) -> String {
-        self.paint("1", s)
-    }
-    fn green(self, s: &str) -> String {
-        self.paint("32", s)
-    }
-    fn red(self, s: &str) -> String {
-        self.paint("31", s)
-    }
-    fn yellow(self, s: &str) -> String {
-        self.paint("33", s)
-    }
-    fn dim(self, s: &str) -> String {
-        self.paint("2", s)
-    }
-}
 
 /// The whole report.
 pub fn report(r: &Results, style: Style) -> String {
@@ -208,34 +178,7 @@ fn comparisons(r: &Results, style: Style) -> String {
     for c in &r.comparisons {
         let name = &r.benchmarks[c.candidate].name;
         let line = match (&c.estimate, &c.error) {
-            (Some(e), _) => {
-                let conf = format!("{:.0}%", e.confidence * 100.0);
-                let tail = format!(
-                    "{}, n={}+{}",
-                    p_value(e.p_value),
-                    e.n_reference,
-                    e.n_candidate
-                );
-                match e.verdict {
-                    Verdict::Slower => format!(
-                        "{}  ({conf} CI [{:.3}, {:.3}], {tail})",
-                        style.red(&format!("{:.3}x slower", e.ratio)),
-                        e.ci_low,
-                        e.ci_high
-                    ),
-                    // Faster reads as a speed-up factor, with its interval inverted to match.
-                    Verdict::Faster => format!(
-                        "{}  ({conf} CI [{:.3}, {:.3}], {tail})",
-                        style.green(&format!("{:.3}x faster", 1.0 / e.ratio)),
-                        1.0 / e.ci_high,
-                        1.0 / e.ci_low
-                    ),
-                    Verdict::Inconclusive => format!(
-                        "no difference proven at {conf} (time ratio {:.3}, CI [{:.3}, {:.3}], {tail})",
-                        e.ratio, e.ci_low, e.ci_high
-                    ),
-                }
-            }
+            (Some(e), _) => verdict::sentence(e, style),
             (None, Some(err)) => format!("not compared: {err}"),
             (None, None) => "not compared".to_string(),
         };

@@ -1,8 +1,10 @@
 //! Statistics over samples: pure functions, no printing and no I/O.
 //!
 //! This module owns every number tardy derives from raw measurements:
-//! summaries and their confidence intervals ([`summary`]), the ratio verdict
-//! between two commands ([`ratio`]), trend detection over the run sequence
+//! summaries and their confidence intervals ([`summary`]), two-sample tests
+//! ([`ttest`], [`utest`], [`shift`], [`bootstrap`], [`ratio`]) and the engine that
+//! turns them into a verdict ([`compare`]) with power ([`power`]) and
+//! multiple-comparison control ([`multiple`]), trend detection over the run sequence
 //! ([`trend`]), outlier scores ([`outliers`]), running accumulators used by the
 //! measurement loop's stopping rule ([`running`]), the distributions they rest
 //! on ([`dist`]) and the seeded random generator ([`rng`]).
@@ -15,7 +17,13 @@ pub mod running;
 pub mod summary;
 pub mod trend;
 
-pub use ratio::{RatioEstimate, Verdict, ratio_of_geomeans};
+pub use compare::{Estimate, Verdict};
+pub use ratio::{RatioEstimate, ratio_of_geomeans};
 pub use summary::{Summary, summarize};
+pub mod bootstrap;
+pub mod compare;
+pub mod multiple;
+pub mod power;
+pub mod shift;
 pub mod ttest;
 pub mod utest;

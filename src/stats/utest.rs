@@ -289,7 +289,7 @@ mod tests {
     fn minimum_p_values_are_benchstats() {
         // benchmath uTestMinP: 3 -> 0.1, 4 -> 0.02857, 5 -> 0.007937
         assert!((min_p(3, 3) - 0.1).abs() < 1e-12);
-        assert!((min_p(4, 4) - 0.028571428571428571).abs() < 1e-12);
+        assert!((min_p(4, 4) - 0.028_571_428_571_428_57).abs() < 1e-12);
         assert!((min_p(5, 5) - 0.007936507936507936).abs() < 1e-12);
     }
 

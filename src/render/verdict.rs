@@ -1,0 +1,96 @@
+//! One comparison in one sentence: the verdict, the size with its interval,
+//! the test and its p-value, and for "no difference proven", what the data
+//! could have detected and what it would take.
+
+use super::style::Style;
+use super::units::{p_value, percent};
+use crate::stats::{Estimate, Verdict};
+
+/// A relative change as "+4.10%" or, from 2x on, "2.82x".
+fn change(ratio: f64) -> String {
+    if ratio >= 2.0 || ratio <= 0.5 {
+        format!("{ratio:.2}x")
+    } else {
+        let p = percent(ratio - 1.0);
+        if ratio >= 1.0 { format!("+{p}") } else { p }
+    }
+}
+
+/// The interval as "+2.9% .. +5.3%", or "no interval".
+pub fn interval(e: &Estimate) -> String {
+    match (e.ci_low, e.ci_high) {
+        (Some(lo), Some(hi)) => format!(
+            "{:.0}% CI {} .. {}",
+            e.confidence * 100.0,
+            change(lo),
+            change(hi)
+        ),
+        _ => "too few values for an interval".to_string(),
+    }
+}
+
+/// The size of the change in words: "4.10% slower", "2.82x slower", "9.1% faster".
+pub fn size(e: &Estimate) -> String {
+    if e.ratio >= 2.0 {
+        format!("{:.2}x slower", e.ratio)
+    } else if e.ratio <= 0.5 {
+        format!("{:.2}x faster", 1.0 / e.ratio)
+    } else if e.ratio >= 1.0 {
+        format!("{} slower", percent(e.ratio - 1.0))
+    } else {
+        format!("{} faster", percent(1.0 - e.ratio))
+    }
+}
+
+/// The test and its p-value: "mann-whitney-u (exact) p=0.0004, n=30+30".
+pub fn evidence(e: &Estimate) -> String {
+    let adjusted = if (e.p_adjusted - e.p_value).abs() > 1e-15 {
+        format!(
+            " ({} adjusted)",
+            p_value(e.p_adjusted).trim_start_matches("p")
+        )
+    } else {
+        String::new()
+    };
+    format!(
+        "{} {}{adjusted}, n={}+{}",
+        e.test,
+        p_value(e.p_value),
+        e.n_baseline,
+        e.n_candidate
+    )
+}
+
+/// The full sentence for a terminal.
+pub fn sentence(e: &Estimate, style: Style) -> String {
+    let detail = format!("({}, {})", interval(e), evidence(e));
+    match e.verdict {
+        Verdict::Slower => format!("{}  {detail}", style.red(&size(e))),
+        Verdict::Faster => format!("{}  {detail}", style.green(&size(e))),
+        Verdict::Same => format!(
+            "{}  {detail}",
+            style.green(&format!("same within ±{}", percent(e.target_effect)))
+        ),
+        Verdict::Inconclusive => {
+            let conf = format!("{:.0}%", e.confidence * 100.0);
+            let mut s = format!(
+                "no difference proven at {conf} (measured {}, {})",
+                change(e.ratio),
+                detail.trim_start_matches('(').trim_end_matches(')')
+            );
+            if let Some(mde) = e.min_detectable_effect {
+                s.push_str(&format!(
+                    "; these runs detect only changes over {}",
+                    percent(mde)
+                ));
+            }
+            if let Some(n) = e.runs_needed {
+                s.push_str(&format!(
+                    "; ~{n} runs per side would detect {}",
+                    percent(e.target_effect)
+                ));
+            }
+            s
+        }
+    }
+}
