@@ -13,7 +13,7 @@ use crate::stats::{self, Estimate, compare, summary::quantile_sorted};
 pub fn finalize(results: &mut Results) {
     let include = results.options.include_failures_in_stats;
     let confidence = results.options.confidence;
-    let floor = results.overhead.spawn_floor_ns.map(|ns| ns as f64 * 1e-9);
+    let floor = results.overhead.spawn_floor_ns.map(crate::model::ns_to_s);
     let stop = results.stop_reason.clone();
     let precision = results.options.precision;
     let corrections = results.shell_corrections.clone();
@@ -23,7 +23,7 @@ pub fn finalize(results: &mut Results) {
         let counted: Vec<&Run> = b.runs.iter().filter(|r| r.counted(include)).collect();
         let times: Vec<f64> = counted
             .iter()
-            .map(|r| r.net_wall_ns as f64 * 1e-9)
+            .map(|r| crate::model::ns_to_s(r.net_wall_ns))
             .collect();
         let counts = RunCounts::of(&b.runs);
         b.summary = stats::summarize(&times, confidence);
@@ -76,7 +76,10 @@ fn shell_cpu_s(b: &Benchmark, corrections: &[ShellCorrection]) -> (f64, f64) {
         .iter()
         .find(|c| &c.shell == shell)
         .map_or((0.0, 0.0), |c| {
-            (c.user_ns as f64 * 1e-9, c.sys_ns as f64 * 1e-9)
+            (
+                crate::model::ns_to_s(c.user_ns),
+                crate::model::ns_to_s(c.sys_ns),
+            )
         })
 }
 
@@ -93,8 +96,8 @@ fn resources(
     let mut rss: Vec<f64> = counted.iter().map(|r| r.max_rss_kib as f64).collect();
     rss.sort_by(f64::total_cmp);
     Some(ResourceSummary {
-        user_mean_s: (mean(|r| r.user_ns) * 1e-9 - shell_user).max(0.0),
-        sys_mean_s: (mean(|r| r.sys_ns) * 1e-9 - shell_sys).max(0.0),
+        user_mean_s: (mean(|r| r.user_ns) / 1e9 - shell_user).max(0.0),
+        sys_mean_s: (mean(|r| r.sys_ns) / 1e9 - shell_sys).max(0.0),
         max_rss_median_kib: quantile_sorted(&rss, 0.5).round() as u64,
         max_rss_max_kib: rss.last().copied().unwrap_or(0.0) as u64,
         voluntary_cs_mean: mean(|r| r.voluntary_cs),

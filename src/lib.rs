@@ -8,6 +8,7 @@
 
 pub mod analyze;
 pub mod diagnose;
+pub mod ingest;
 pub mod measure;
 pub mod model;
 pub mod probe;

@@ -13,6 +13,11 @@ use crate::probe::Fingerprint;
 use crate::stats::trend::Trend;
 use crate::stats::{Estimate, Summary};
 
+/// Nanoseconds to seconds, correctly rounded (`ns * 1e-9` is not).
+pub fn ns_to_s(ns: u64) -> f64 {
+    ns as f64 / 1e9
+}
+
 /// The value of the `schema` field of a tardy results file.
 pub const SCHEMA: &str = "tardy.results";
 /// Bumped whenever a field changes meaning or disappears.

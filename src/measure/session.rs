@@ -648,7 +648,7 @@ impl Session<'_> {
         if !is_warmup {
             slot.measured += 1;
             if run.counted(self.cfg.record.include_failures_in_stats) {
-                slot.counted.push(run.net_wall_ns as f64 * 1e-9);
+                slot.counted.push(crate::model::ns_to_s(run.net_wall_ns));
             }
         }
         self.results.benchmarks[b].runs.push(run);

@@ -91,7 +91,7 @@ fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style) -> String {
             "  {}\n",
             style.dim(&format!(
                 "shell start-up of {} subtracted from every run",
-                time(b.shell_correction_ns as f64 * 1e-9)
+                time(crate::model::ns_to_s(b.shell_correction_ns))
             ))
         ));
     }
@@ -216,11 +216,11 @@ fn footer(r: &Results, style: Style) -> String {
     let o = &r.overhead;
     let overhead = format!(
         "tardy's overhead: {} between runs, {} CPU per run{}",
-        time(o.between_runs_ns as f64 * 1e-9),
-        time(o.self_cpu_per_run_ns as f64 * 1e-9),
+        time(crate::model::ns_to_s(o.between_runs_ns)),
+        time(crate::model::ns_to_s(o.self_cpu_per_run_ns)),
         o.spawn_floor_ns.map_or(String::new(), |f| format!(
             "; spawn floor {}",
-            time(f as f64 * 1e-9)
+            time(crate::model::ns_to_s(f))
         ))
     );
     let status = match r.status {

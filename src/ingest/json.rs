@@ -1,0 +1,317 @@
+//! JSON results: tardy's own results file, hyperfine `--export-json`,
+//! pytest-benchmark `--benchmark-json` (with `--benchmark-save-data`), and
+//! criterion's `sample.json` (or a criterion benchmark directory).
+
+use std::path::Path;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::error::IngestError;
+use super::{Dataset, Format, Series};
+use crate::model::{Results, SCHEMA, SCHEMA_VERSION};
+
+fn series(name: &str, values: Vec<f64>) -> Series {
+    Series {
+        name: name.to_string(),
+        unit: "s".to_string(),
+        higher_is_better: false,
+        values,
+    }
+}
+
+fn dataset(source: &str, format: Format, series: Vec<Series>) -> Dataset {
+    Dataset {
+        source: source.to_string(),
+        format,
+        series,
+        config: Vec::new(),
+        machine: None,
+    }
+}
+
+fn shape_error(source: &str, e: serde_json::Error, what: &str) -> IngestError {
+    let line = (e.line() > 0).then_some(e.line());
+    IngestError::at(source, line, format!("is not a valid {what} file: {e}"))
+}
+
+/// Read a JSON document of any supported shape (or of `format`).
+pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestError> {
+    let value: Value = serde_json::from_str(text).map_err(|e| {
+        let what = if e.is_eof() {
+            "truncated JSON"
+        } else {
+            "invalid JSON"
+        };
+        IngestError::at(source, Some(e.line()), format!("{what}: {e}"))
+    })?;
+    let format = match format {
+        Format::Auto => detect(&value).ok_or_else(|| {
+            IngestError::at(
+                source,
+                None,
+                "is JSON of an unknown shape: expected tardy results, hyperfine --export-json, pytest-benchmark --benchmark-json or criterion sample.json".into(),
+            )
+        })?,
+        f => f,
+    };
+    let check_finite = |s: &Series| -> Result<(), IngestError> {
+        if s.values.iter().any(|v| !v.is_finite()) {
+            return Err(IngestError::at(
+                source,
+                None,
+                format!("'{}' holds a value that is not a finite number", s.name),
+            ));
+        }
+        Ok(())
+    };
+    let ds = match format {
+        Format::Tardy => read_tardy(value, source)?,
+        Format::Hyperfine => read_hyperfine(value, source)?,
+        Format::PytestBenchmark => read_pytest(value, source)?,
+        Format::Criterion => read_criterion_sample(value, source, source)?,
+        other => {
+            return Err(IngestError::at(
+                source,
+                None,
+                format!("is JSON, not {other:?} input"),
+            ));
+        }
+    };
+    ds.series.iter().try_for_each(check_finite)?;
+    Ok(ds)
+}
+
+fn detect(v: &Value) -> Option<Format> {
+    let o = v.as_object()?;
+    if o.get("schema").and_then(Value::as_str) == Some(SCHEMA) {
+        return Some(Format::Tardy);
+    }
+    if o.get("results").is_some_and(Value::is_array) {
+        return Some(Format::Hyperfine);
+    }
+    if o.get("benchmarks")
+        .and_then(Value::as_array)
+        .is_some_and(|b| b.iter().any(|x| x.get("stats").is_some()))
+    {
+        return Some(Format::PytestBenchmark);
+    }
+    if o.contains_key("iters") && o.contains_key("times") {
+        return Some(Format::Criterion);
+    }
+    None
+}
+
+fn read_tardy(value: Value, source: &str) -> Result<Dataset, IngestError> {
+    let version = value
+        .get("schema_version")
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    if version > SCHEMA_VERSION as u64 {
+        return Err(IngestError::at(
+            source,
+            None,
+            format!(
+                "was written by a newer tardy (schema version {version}; this tardy reads up to {SCHEMA_VERSION})"
+            ),
+        ));
+    }
+    let r: Results =
+        serde_json::from_value(value).map_err(|e| shape_error(source, e, "tardy results"))?;
+    let include = r.options.include_failures_in_stats;
+    let series = r
+        .benchmarks
+        .iter()
+        .map(|b| {
+            let values = b
+                .runs
+                .iter()
+                .filter(|x| x.counted(include))
+                .map(|x| crate::model::ns_to_s(x.net_wall_ns))
+                .collect();
+            series(&b.name, values)
+        })
+        .collect();
+    let mut ds = dataset(source, Format::Tardy, series);
+    ds.machine = Some(r.machine);
+    Ok(ds)
+}
+
+#[derive(Deserialize)]
+struct Hyperfine {
+    results: Vec<HyperfineResult>,
+}
+
+#[derive(Deserialize)]
+struct HyperfineResult {
+    command: String,
+    times: Option<Vec<f64>>,
+    exit_codes: Option<Vec<Option<i32>>>,
+}
+
+fn read_hyperfine(value: Value, source: &str) -> Result<Dataset, IngestError> {
+    let h: Hyperfine =
+        serde_json::from_value(value).map_err(|e| shape_error(source, e, "hyperfine JSON"))?;
+    let mut out = Vec::new();
+    for r in h.results {
+        let times = r.times.ok_or_else(|| {
+            IngestError::at(
+                source,
+                None,
+                format!(
+                    "hyperfine result '{}' has no per-run times (times[] is missing)",
+                    r.command
+                ),
+            )
+        })?;
+        // Keep runs that exited 0 when hyperfine recorded exit codes.
+        let values = match r.exit_codes {
+            Some(codes) if codes.len() == times.len() => times
+                .into_iter()
+                .zip(codes)
+                .filter(|(_, c)| *c == Some(0))
+                .map(|(t, _)| t)
+                .collect(),
+            _ => times,
+        };
+        out.push(series(&r.command, values));
+    }
+    Ok(dataset(source, Format::Hyperfine, out))
+}
+
+#[derive(Deserialize)]
+struct Pytest {
+    benchmarks: Vec<PytestBench>,
+}
+
+#[derive(Deserialize)]
+struct PytestBench {
+    name: String,
+    fullname: Option<String>,
+    stats: PytestStats,
+}
+
+#[derive(Deserialize)]
+struct PytestStats {
+    data: Option<Vec<f64>>,
+}
+
+fn read_pytest(value: Value, source: &str) -> Result<Dataset, IngestError> {
+    let p: Pytest = serde_json::from_value(value)
+        .map_err(|e| shape_error(source, e, "pytest-benchmark JSON"))?;
+    let mut out = Vec::new();
+    for b in p.benchmarks {
+        let name = b.fullname.unwrap_or(b.name);
+        let data = b.stats.data.ok_or_else(|| {
+            IngestError::at(
+                source,
+                None,
+                format!(
+                    "benchmark '{name}' has no raw timings: run pytest with --benchmark-save-data"
+                ),
+            )
+        })?;
+        out.push(series(&name, data));
+    }
+    Ok(dataset(source, Format::PytestBenchmark, out))
+}
+
+#[derive(Deserialize)]
+struct CriterionSample {
+    iters: Vec<f64>,
+    times: Vec<f64>,
+}
+
+fn read_criterion_sample(value: Value, source: &str, name: &str) -> Result<Dataset, IngestError> {
+    let s: CriterionSample = serde_json::from_value(value)
+        .map_err(|e| shape_error(source, e, "criterion sample.json"))?;
+    if s.iters.len() != s.times.len() {
+        return Err(IngestError::at(
+            source,
+            None,
+            "criterion sample.json has different numbers of iters and times".into(),
+        ));
+    }
+    if s.iters.iter().any(|&i| i <= 0.0) {
+        return Err(IngestError::at(
+            source,
+            None,
+            "criterion sample.json has a non-positive iteration count".into(),
+        ));
+    }
+    // Each sample is a batch: time per iteration, ns to seconds.
+    let values = s
+        .times
+        .iter()
+        .zip(&s.iters)
+        .map(|(t, i)| t / i / 1e9)
+        .collect();
+    Ok(dataset(
+        source,
+        Format::Criterion,
+        vec![series(name, values)],
+    ))
+}
+
+/// A criterion benchmark directory: `DIR/new/sample.json` or `DIR/sample.json`.
+pub fn read_criterion_dir(dir: &Path, source: &str) -> Result<Dataset, IngestError> {
+    for candidate in [dir.join("new").join("sample.json"), dir.join("sample.json")] {
+        if candidate.is_file() {
+            let text =
+                std::fs::read_to_string(&candidate).map_err(|e| IngestError::io(source, e))?;
+            let name = dir
+                .file_name()
+                .map_or(source.to_string(), |n| n.to_string_lossy().into_owned());
+            let value: Value = serde_json::from_str(&text).map_err(|e| {
+                IngestError::at(
+                    &candidate.display().to_string(),
+                    Some(e.line()),
+                    format!("invalid JSON: {e}"),
+                )
+            })?;
+            return read_criterion_sample(value, &candidate.display().to_string(), &name);
+        }
+    }
+    Err(IngestError::at(source, None, "is a directory without new/sample.json or sample.json (not a criterion benchmark directory)".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hyperfine_shape() {
+        let t = r#"{"results":[{"command":"sleep 0.1","mean":0.1,"times":[0.1,0.11,0.12],"exit_codes":[0,0,1]}]}"#;
+        let ds = read(t, "h.json", Format::Auto).unwrap();
+        assert_eq!(ds.format, Format::Hyperfine);
+        assert_eq!(ds.series[0].values, vec![0.1, 0.11]);
+    }
+
+    #[test]
+    fn wrong_shapes_say_what_was_expected() {
+        let e = read(r#"{"foo": 1}"#, "x.json", Format::Auto).unwrap_err();
+        assert!(e.message.contains("unknown shape"), "{e}");
+        let e = read(r#"{"results": [{"command": "a"}]}"#, "x.json", Format::Auto).unwrap_err();
+        assert!(e.message.contains("no per-run times"), "{e}");
+        let e = read("{\"results\": [", "x.json", Format::Auto).unwrap_err();
+        assert!(e.message.contains("truncated"), "{e}");
+        let e = read(
+            r#"{"benchmarks":[{"name":"t","stats":{"mean":1}}]}"#,
+            "p.json",
+            Format::Auto,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("--benchmark-save-data"), "{e}");
+    }
+
+    #[test]
+    fn criterion_sample_is_per_iteration() {
+        let ds = read(
+            r#"{"sampling_mode":"Linear","iters":[1,2],"times":[100,400]}"#,
+            "s.json",
+            Format::Auto,
+        )
+        .unwrap();
+        assert_eq!(ds.series[0].values, vec![100e-9, 200e-9]);
+    }
+}
