@@ -81,11 +81,7 @@ pub fn strtod(s: &str) -> (f64, usize) {
         }
     }
     let text = &s[i..j];
-    let text = if text.ends_with('.') {
-        &text[..text.len() - 1]
-    } else {
-        text
-    };
+    let text = text.strip_suffix('.').unwrap_or(text);
     let text = if let Some(t) = text.strip_prefix('.') {
         format!("0.{t}")
     } else {
