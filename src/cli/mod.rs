@@ -3,6 +3,8 @@
 
 use clap::{Parser, Subcommand};
 
+mod compare;
+mod ministat;
 mod run;
 
 /// Exit code for bad input, bad usage and failed measurements.
@@ -28,10 +30,23 @@ struct Cli {
 enum Command {
     /// Measure one or more commands, interleaved, and compare them to the first.
     Run(Box<run::RunArgs>),
+    /// Compare result sets: is the candidate slower, by how much, with what certainty?
+    Compare(Box<compare::CompareArgs>),
 }
 
 /// Parse arguments, run, and return the process exit code.
 pub fn main() -> i32 {
+    // `tardy compare --ministat ...` and `tardy ministat ...` take ministat's own
+    // arguments (getopt-style), so they bypass clap.
+    let args: Vec<String> = std::env::args().collect();
+    match (
+        args.get(1).map(String::as_str),
+        args.get(2).map(String::as_str),
+    ) {
+        (Some("compare"), Some("--ministat")) => return ministat::main(&args[3..]),
+        (Some("ministat"), _) => return ministat::main(&args[2..]),
+        _ => {}
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
@@ -41,6 +56,7 @@ pub fn main() -> i32 {
     };
     match cli.command {
         Command::Run(args) => run::main(*args),
+        Command::Compare(args) => compare::main(*args),
     }
 }
 

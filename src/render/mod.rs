@@ -3,9 +3,13 @@
 //! formatting they share ([`units`]). Rendering never computes statistics: it
 //! formats what `analyze` put into the results.
 
+pub mod cfmt;
+pub mod compare;
 pub mod csv;
 pub mod json;
 pub mod markdown;
+pub mod ministat;
+pub mod plot;
 pub mod style;
 pub mod terminal;
 pub mod units;

@@ -22,6 +22,7 @@ pub use ratio::{RatioEstimate, ratio_of_geomeans};
 pub use summary::{Summary, summarize};
 pub mod bootstrap;
 pub mod compare;
+pub mod ministat;
 pub mod multiple;
 pub mod power;
 pub mod shift;

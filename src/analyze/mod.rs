@@ -1,0 +1,9 @@
+//! The statistics step between reading and rendering: [`run`] turns a
+//! `tardy run` session's raw runs into summaries, warnings and verdicts;
+//! [`compare`] pairs the series of several inputs and compares them. Both
+//! call `stats` and `diagnose`; neither measures, prints nor writes files.
+
+pub mod compare;
+pub mod run;
+
+pub use run::finalize;

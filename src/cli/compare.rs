@@ -1,0 +1,298 @@
+//! `tardy compare`: read result sets, say whether they differ, by how much,
+//! with what certainty, and what it would take to know more.
+
+use std::io::{IsTerminal, Write};
+
+use clap::Args;
+
+use tardy::analyze::compare::{self, Report, Row, Side};
+use tardy::ingest::{self, Format, NumberOptions};
+use tardy::render::{self, style::Style};
+use tardy::stats::Verdict;
+use tardy::stats::compare::{Correction, Options, TestChoice};
+
+use super::fail;
+
+#[derive(Args)]
+#[command(
+    about = "Compare result sets: is the candidate slower, by how much, with what certainty?",
+    long_about = "Compare result sets and say whether they differ, by how much (a ratio with its confidence \
+interval), with what certainty (a p-value), and, when no difference is proven, what difference these \
+runs could have detected and how many runs would detect --target-effect.\n\n\
+Inputs (detected from the content, or --input-format): tardy results JSON, hyperfine --export-json, \
+plain number files as ministat reads them (-C, -d), Go benchmark output (benchstat's input), \
+pytest-benchmark --benchmark-json (with --benchmark-save-data), criterion sample.json or a criterion \
+benchmark directory. `-` reads standard input.\n\n\
+The first file is the baseline; every other file is compared with it. With --vs, the files before it \
+are pooled into the baseline and the files after it into the candidate. Files with several series \
+(benchmarks, commands) are matched by name; many comparisons at once are controlled with Holm \
+(or Benjamini-Hochberg with --fdr).\n\n\
+`tardy compare --ministat [ministat flags] FILES` prints exactly what ministat prints.",
+    after_help = "Examples:\n  tardy compare base.json new.json\n  tardy compare old.txt new.txt --fail-if-slower 5\n  \
+tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  tardy compare --ministat -s -w 60 iguana chameleon"
+)]
+pub struct CompareArgs {
+    /// Result files; the first is the baseline.
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<String>,
+    /// Candidate files, pooled; the files before --vs are pooled into the baseline.
+    #[arg(long, num_args = 1.., value_name = "FILE")]
+    vs: Vec<String>,
+
+    /// Confidence level in percent.
+    #[arg(
+        long,
+        default_value = "95",
+        value_name = "PCT",
+        help_heading = "Statistics"
+    )]
+    confidence: String,
+    /// auto (Mann-Whitney U with the Hodges-Lehmann ratio), student, welch, log-welch, u, bootstrap.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "TEST",
+        help_heading = "Statistics"
+    )]
+    test: String,
+    /// The relative difference worth detecting, in percent: sizes "same" and the runs-needed advice.
+    #[arg(
+        long,
+        default_value = "1",
+        value_name = "PCT",
+        help_heading = "Statistics"
+    )]
+    target_effect: String,
+    /// Control the false discovery rate (Benjamini-Hochberg) instead of the family-wise error (Holm).
+    #[arg(long, help_heading = "Statistics")]
+    fdr: bool,
+    /// Seed of the bootstrap and of pair sampling.
+    #[arg(
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        help_heading = "Statistics"
+    )]
+    seed: u64,
+    /// Bootstrap resamples.
+    #[arg(
+        long,
+        default_value_t = 10_000,
+        value_name = "N",
+        help_heading = "Statistics"
+    )]
+    resamples: usize,
+
+    /// Column of plain number files (1-based).
+    #[arg(
+        short = 'C',
+        long,
+        default_value_t = 1,
+        value_name = "N",
+        help_heading = "Input"
+    )]
+    column: usize,
+    /// Delimiter characters of plain number files.
+    #[arg(
+        short = 'd',
+        long,
+        default_value = " \t",
+        value_name = "CHARS",
+        help_heading = "Input"
+    )]
+    delimiter: String,
+    /// auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion.
+    #[arg(
+        long,
+        default_value = "auto",
+        value_name = "FORMAT",
+        help_heading = "Input"
+    )]
+    input_format: String,
+
+    /// text, json, markdown or csv.
+    #[arg(
+        long,
+        default_value = "text",
+        value_name = "FORMAT",
+        help_heading = "Output"
+    )]
+    format: String,
+    /// Exit 1 when a candidate is proven slower than the baseline by more than PCT percent
+    /// (the whole confidence interval above +PCT, after multiple-comparison control).
+    #[arg(long, value_name = "PCT", help_heading = "Output")]
+    fail_if_slower: Option<String>,
+    /// Write a job summary to $GITHUB_STEP_SUMMARY and ::warning/::error annotations.
+    #[arg(long, help_heading = "Output")]
+    github: bool,
+    /// No distribution plot.
+    #[arg(long, help_heading = "Output")]
+    no_plot: bool,
+    /// ASCII characters only in the plot.
+    #[arg(long, help_heading = "Output")]
+    ascii: bool,
+}
+
+fn percent(name: &str, s: &str, open_upper: bool) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("--{name} takes a percentage, not '{s}'"))?;
+    let ok = v >= 0.0 && v.is_finite() && (!open_upper || (v > 0.0 && v < 100.0));
+    if !ok {
+        return Err(format!("--{name} is out of range: {s}"));
+    }
+    Ok(v / 100.0)
+}
+
+pub fn main(args: CompareArgs) -> i32 {
+    match run(&args) {
+        Ok(code) => code,
+        Err(message) => fail(message),
+    }
+}
+
+fn run(args: &CompareArgs) -> Result<i32, String> {
+    let confidence = percent("confidence", &args.confidence, true)?;
+    let target_effect = percent("target-effect", &args.target_effect, false)?;
+    let fail_pct = args
+        .fail_if_slower
+        .as_deref()
+        .map(|s| percent("fail-if-slower", s, false))
+        .transpose()?;
+    let test: TestChoice = args.test.parse()?;
+    let format: Format = args.input_format.parse()?;
+    if !matches!(args.format.as_str(), "text" | "json" | "markdown" | "csv") {
+        return Err(format!(
+            "--format takes text, json, markdown or csv, not '{}'",
+            args.format
+        ));
+    }
+    if args.column == 0 {
+        return Err("--column starts at 1".into());
+    }
+    if args.delimiter.is_empty() {
+        return Err("--delimiter needs at least one character".into());
+    }
+    if args.resamples == 0 {
+        return Err("--resamples must be at least 1".into());
+    }
+    let all: Vec<&String> = args.files.iter().chain(&args.vs).collect();
+    if all.iter().filter(|f| f.as_str() == "-").count() > 1 {
+        return Err("standard input (-) can be read only once".into());
+    }
+    let numbers = NumberOptions {
+        column: args.column,
+        delimiters: args.delimiter.clone(),
+    };
+    let read = |f: &String| ingest::read_path(f, format, &numbers).map_err(|e| e.to_string());
+    let sides: Vec<Side> = if args.vs.is_empty() {
+        args.files
+            .iter()
+            .map(|f| read(f).map(|d| Side::new(vec![d])))
+            .collect::<Result<_, _>>()?
+    } else {
+        vec![
+            Side::new(args.files.iter().map(read).collect::<Result<_, _>>()?),
+            Side::new(args.vs.iter().map(read).collect::<Result<_, _>>()?),
+        ]
+    };
+    let opts = Options {
+        confidence,
+        test,
+        target_effect,
+        seed: args.seed,
+        resamples: args.resamples,
+    };
+    let correction = if args.fdr {
+        Correction::BenjaminiHochberg
+    } else {
+        Correction::Holm
+    };
+    let report = compare::compare(&sides, &opts, correction).map_err(|e| e.to_string())?;
+
+    let stdout = std::io::stdout();
+    let tty = stdout.is_terminal();
+    let text = match args.format.as_str() {
+        "json" => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n",
+        "markdown" => render::compare::markdown(&report),
+        "csv" => render::compare::csv(&report),
+        _ => {
+            let style = Style {
+                color: tty && std::env::var_os("NO_COLOR").is_none(),
+            };
+            let unicode = !args.ascii && render::plot::unicode_supported();
+            let width = terminal_width().unwrap_or(80);
+            render::compare::text(&report, style, !args.no_plot, unicode, width)
+        }
+    };
+    let failing = |r: &Row| {
+        fail_pct.is_some_and(|pct| r.verdict == Verdict::Slower && regression_lower_bound(r) > pct)
+    };
+    let mut out = stdout.lock();
+    let _ = out.write_all(text.as_bytes());
+    if args.github {
+        let _ = out.write_all(render::compare::github_annotations(&report, &failing).as_bytes());
+        write_summary(&report)?;
+    }
+    let failed: Vec<&Row> = report.rows.iter().filter(|r| failing(r)).collect();
+    if !failed.is_empty() {
+        let names: Vec<&str> = failed.iter().map(|r| r.name.as_str()).collect();
+        eprintln!(
+            "tardy: {} proven slower by more than {}: {}",
+            if failed.len() == 1 {
+                "1 comparison is"
+            } else {
+                "comparisons are"
+            },
+            render::units::percent(fail_pct.unwrap_or(0.0)),
+            names.join(", ")
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// How much slower the candidate is at least: the lower end of the interval
+/// (for throughput, the lower end of the loss).
+fn regression_lower_bound(r: &Row) -> f64 {
+    match (r.ci_low, r.ci_high, r.higher_is_better) {
+        (Some(lo), _, false) => lo - 1.0,
+        (_, Some(hi), true) => 1.0 - hi,
+        _ => 0.0,
+    }
+}
+
+fn write_summary(report: &Report) -> Result<(), String> {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
+        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
+        return Ok(());
+    };
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .map_err(|e| {
+            format!(
+                "cannot write the job summary {}: {e}",
+                path.to_string_lossy()
+            )
+        })?;
+    let body = format!(
+        "### tardy compare\n\n{}\n",
+        render::compare::markdown(report)
+    );
+    f.write_all(body.as_bytes())
+        .map_err(|e| format!("cannot write the job summary: {e}"))
+}
+
+fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(c);
+    }
+    // SAFETY: winsize is plain data filled by the ioctl.
+    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
+    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
+    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
+}

@@ -1,0 +1,361 @@
+//! `tardy compare` reports: text (a detailed view with a plot for one pair,
+//! a benchstat-like table for many), Markdown, CSV and GitHub annotations.
+
+use super::plot::{self, PlotSet};
+use super::style::Style;
+use super::units::{TimeUnit, p_value, percent};
+use super::verdict;
+use crate::analyze::compare::{Report, Row};
+use crate::stats::Verdict;
+
+/// A value in its unit: times (unit "s" or "sec/op") in s/ms/µs/ns.
+pub fn value(v: f64, unit: &str) -> String {
+    match unit {
+        "s" => TimeUnit::for_value(v).format(v),
+        "sec/op" => format!("{}/op", TimeUnit::for_value(v).format(v)),
+        "" => format!("{v:.6}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string(),
+        u => format!("{} {u}", si(v)),
+    }
+}
+
+fn si(v: f64) -> String {
+    let a = v.abs();
+    let (x, p) = if a >= 1e9 {
+        (v / 1e9, "G")
+    } else if a >= 1e6 {
+        (v / 1e6, "M")
+    } else if a >= 1e3 {
+        (v / 1e3, "k")
+    } else {
+        (v, "")
+    };
+    let digits = if x.abs() >= 100.0 {
+        1
+    } else if x.abs() >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{x:.digits$}{p}")
+}
+
+/// "± 1.2%": the half-width of the median's interval relative to it.
+fn spread(row: &Row, side: usize) -> String {
+    let s = if side == 0 {
+        &row.baseline_summary
+    } else {
+        &row.candidate_summary
+    };
+    match s.median_ci {
+        Some([lo, hi]) if s.median != 0.0 => {
+            format!(
+                "± {}",
+                percent(((hi / s.median - 1.0).max(1.0 - lo / s.median)).abs())
+            )
+        }
+        _ => "± ∞".to_string(),
+    }
+}
+
+fn verdict_word(row: &Row) -> &'static str {
+    match (row.verdict, row.higher_is_better) {
+        (Verdict::Slower, false) => "slower",
+        (Verdict::Faster, false) => "faster",
+        (Verdict::Slower, true) => "worse",
+        (Verdict::Faster, true) => "better",
+        (Verdict::Same, _) => "same",
+        (Verdict::Inconclusive, _) => "~",
+    }
+}
+
+/// The text report.
+pub fn text(r: &Report, style: Style, with_plot: bool, unicode: bool, width: usize) -> String {
+    let mut out = String::new();
+    for w in &r.warnings {
+        out.push_str(&format!("{} {w}\n", style.yellow("Warning:")));
+    }
+    if r.rows.len() == 1 {
+        out.push_str(&detail(&r.rows[0], style, with_plot, unicode, width));
+    } else {
+        out.push_str(&table(r, style));
+    }
+    let control = match r.correction {
+        crate::stats::compare::Correction::None => String::new(),
+        crate::stats::compare::Correction::Holm => format!(
+            "; p-values adjusted with Holm across {} comparisons (family-wise error {:.0}%)",
+            r.rows.len(),
+            (1.0 - r.confidence) * 100.0
+        ),
+        crate::stats::compare::Correction::BenjaminiHochberg => format!(
+            "; p-values adjusted with Benjamini-Hochberg across {} comparisons (false discovery rate {:.0}%)",
+            r.rows.len(),
+            (1.0 - r.confidence) * 100.0
+        ),
+    };
+    out.push_str(&style.dim(&format!(
+        "Confidence {:.0}%{control}.\n",
+        r.confidence * 100.0
+    )));
+    out
+}
+
+fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize) -> String {
+    let mut out = String::new();
+    let labels = [
+        format!("x {}", row.baseline),
+        format!("+ {}", row.candidate),
+    ];
+    let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    for (i, s) in [&row.baseline_summary, &row.candidate_summary]
+        .iter()
+        .enumerate()
+    {
+        let ci = s
+            .median_ci
+            .map_or("(no interval: too few values)".to_string(), |[lo, hi]| {
+                format!("[{} … {}]", value(lo, &row.unit), value(hi, &row.unit))
+            });
+        out.push_str(&format!(
+            "{:<lw$}  n={:<4} median {} {ci}   mean {} ± {}\n",
+            labels[i],
+            s.n,
+            style.bold(&value(s.median, &row.unit)),
+            value(s.mean, &row.unit),
+            value(s.stddev, &row.unit),
+        ));
+    }
+    if with_plot {
+        out.push('\n');
+        let sets = [
+            PlotSet {
+                label: labels[0].clone(),
+                values: &row.values[0],
+            },
+            PlotSet {
+                label: labels[1].clone(),
+                values: &row.values[1],
+            },
+        ];
+        let unit = row.unit.clone();
+        out.push_str(&plot::distributions(
+            &sets,
+            width.saturating_sub(lw + 1).min(72),
+            unicode,
+            &|v| value(v, &unit),
+        ));
+    }
+    out.push('\n');
+    let subject = format!("{} vs {}:", row.candidate, row.baseline);
+    out.push_str(&format!(
+        "{} {}\n",
+        style.bold(&subject),
+        verdict::sentence(&row.estimate, style)
+    ));
+    for n in &row.notes {
+        out.push_str(&format!("  {} {n}\n", style.yellow("Note:")));
+    }
+    out
+}
+
+fn table(r: &Report, style: Style) -> String {
+    let name_w = r
+        .rows
+        .iter()
+        .map(|x| x.name.chars().count())
+        .max()
+        .unwrap_or(4)
+        .clamp(4, 50);
+    let mut out = String::new();
+    let mut candidates: Vec<&str> = r.rows.iter().map(|x| x.candidate.as_str()).collect();
+    candidates.dedup();
+    for cand in candidates {
+        let rows: Vec<&Row> = r.rows.iter().filter(|x| x.candidate == cand).collect();
+        let base = &rows[0].baseline;
+        let cells: Vec<[String; 5]> = rows
+            .iter()
+            .map(|x| {
+                let change = if matches!(x.verdict, Verdict::Slower | Verdict::Faster) {
+                    let c = x.ratio - 1.0;
+                    if c >= 0.0 {
+                        format!("+{}", percent(c))
+                    } else {
+                        percent(c)
+                    }
+                } else {
+                    "~".to_string()
+                };
+                [
+                    format!("{} {}", value(x.center[0], &x.unit), spread(x, 0)),
+                    format!("{} {}", value(x.center[1], &x.unit), spread(x, 1)),
+                    change,
+                    format!("({} n={}+{})", p_value(x.p_adjusted), x.n[0], x.n[1]),
+                    verdict_word(x).to_string(),
+                ]
+            })
+            .collect();
+        let w: Vec<usize> = (0..5)
+            .map(|i| {
+                cells
+                    .iter()
+                    .map(|c| c[i].chars().count())
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let (w0, w1) = (
+            w[0].max(base.chars().count()),
+            w[1].max(cand.chars().count()),
+        );
+        out.push_str(&format!(
+            "{:<name_w$}  {:<w0$}  {:<w1$}  {}\n",
+            "",
+            style.bold(base),
+            style.bold(cand),
+            "vs base",
+            w0 = w0 + if style.color { 8 } else { 0 },
+            w1 = w1 + if style.color { 8 } else { 0 }
+        ));
+        for (x, c) in rows.iter().zip(&cells) {
+            let change = match x.verdict {
+                Verdict::Slower => style.red(&format!("{:>w$}", c[2], w = w[2])),
+                Verdict::Faster => style.green(&format!("{:>w$}", c[2], w = w[2])),
+                _ => format!("{:>w$}", c[2], w = w[2]),
+            };
+            out.push_str(&format!(
+                "{:<name_w$}  {:<w0$}  {:<w1$}  {change} {:<w3$} {}\n",
+                truncate(&x.name, name_w),
+                c[0],
+                c[1],
+                c[3],
+                c[4],
+                w3 = w[3]
+            ));
+        }
+        if let Some(g) = r.geomeans.iter().find(|g| g.candidate == cand) {
+            let unit = &rows[0].unit;
+            let c = g.ratio - 1.0;
+            out.push_str(&format!(
+                "{:<name_w$}  {:<w0$}  {:<w1$}  {:>w2$}\n",
+                "geomean",
+                value(g.center[0], unit),
+                value(g.center[1], unit),
+                if c >= 0.0 {
+                    format!("+{}", percent(c))
+                } else {
+                    percent(c)
+                },
+                w2 = w[2]
+            ));
+        }
+        let notes: Vec<&String> = rows.iter().flat_map(|x| x.notes.iter()).collect();
+        let mut seen = std::collections::BTreeSet::new();
+        for n in notes {
+            if seen.insert(n) {
+                out.push_str(&format!("{} {n}\n", style.yellow("Note:")));
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn truncate(s: &str, w: usize) -> String {
+    if s.chars().count() <= w {
+        s.to_string()
+    } else {
+        format!("{}…", s.chars().take(w - 1).collect::<String>())
+    }
+}
+
+/// A Markdown table of every row.
+pub fn markdown(r: &Report) -> String {
+    let mut out = String::from(
+        "| Benchmark | Baseline | Candidate | Change | CI | p | Verdict |\n|:---|---:|---:|---:|:---|---:|:---|\n",
+    );
+    for x in &r.rows {
+        let ci = match (x.ci_low, x.ci_high) {
+            (Some(lo), Some(hi)) => {
+                format!("{:+.2}% .. {:+.2}%", (lo - 1.0) * 100.0, (hi - 1.0) * 100.0)
+            }
+            _ => "–".to_string(),
+        };
+        out.push_str(&format!(
+            "| {} | {} | {} | {:+.2}% | {ci} | {} | {} |\n",
+            x.name.replace('|', "\\|"),
+            value(x.center[0], &x.unit),
+            value(x.center[1], &x.unit),
+            (x.ratio - 1.0) * 100.0,
+            p_value(x.p_adjusted).trim_start_matches("p="),
+            verdict_word(x)
+        ));
+    }
+    for g in &r.geomeans {
+        out.push_str(&format!(
+            "| geomean ({}) | | | {:+.2}% | | | |\n",
+            g.candidate,
+            (g.ratio - 1.0) * 100.0
+        ));
+    }
+    out
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_string()
+    }
+}
+
+/// One CSV row per comparison.
+pub fn csv(r: &Report) -> String {
+    let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    let mut out = String::from(
+        "name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline,center_candidate,ratio,ci_low,ci_high,p_value,p_adjusted,test,verdict,min_detectable_effect,runs_needed\n",
+    );
+    for x in &r.rows {
+        let cells = [
+            csv_field(&x.name),
+            csv_field(&x.unit),
+            csv_field(&x.baseline),
+            csv_field(&x.candidate),
+            x.n[0].to_string(),
+            x.n[1].to_string(),
+            x.center[0].to_string(),
+            x.center[1].to_string(),
+            x.ratio.to_string(),
+            opt(x.ci_low),
+            opt(x.ci_high),
+            x.p_value.to_string(),
+            x.p_adjusted.to_string(),
+            csv_field(&x.test),
+            verdict_word(x).replace('~', "inconclusive"),
+            opt(x.min_detectable_effect),
+            x.runs_needed.map_or(String::new(), |n| n.to_string()),
+        ];
+        out.push_str(&cells.join(","));
+        out.push('\n');
+    }
+    out
+}
+
+/// GitHub workflow commands: an annotation per proven regression.
+pub fn github_annotations(r: &Report, failing: &dyn Fn(&Row) -> bool) -> String {
+    let mut out = String::new();
+    for x in r.rows.iter().filter(|x| x.verdict == Verdict::Slower) {
+        let level = if failing(x) { "error" } else { "warning" };
+        out.push_str(&format!(
+            "::{level} title=tardy: {} slower::{} vs {}: {} ({}, {})\n",
+            x.name.replace([':', ',', '\n'], " "),
+            x.candidate,
+            x.baseline,
+            verdict::size(&x.estimate),
+            verdict::interval(&x.estimate),
+            verdict::evidence(&x.estimate)
+        ));
+    }
+    out
+}

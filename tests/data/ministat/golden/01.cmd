@@ -1,0 +1,1 @@
+ministat -s -w 60 iguana chameleon

@@ -1,0 +1,1 @@
+ministat -s -w 60 -c 80 iguana chameleon

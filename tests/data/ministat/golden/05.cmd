@@ -1,0 +1,1 @@
+ministat -n even iguana

@@ -1,0 +1,1 @@
+ministat -c 99.5 iguana chameleon even three

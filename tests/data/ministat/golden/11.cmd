@@ -1,0 +1,1 @@
+ministat -s random0 random1 random2 iguana

@@ -1,0 +1,1 @@
+ministat -w 5 iguana

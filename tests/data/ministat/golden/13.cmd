@@ -1,0 +1,1 @@
+ministat -w 0 iguana chameleon

@@ -1,0 +1,1 @@
+ministat -w 2 -s iguana chameleon

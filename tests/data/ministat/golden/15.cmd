@@ -1,0 +1,1 @@
+ministat -C 2 cols

@@ -1,0 +1,1 @@
+ministat -c 97 iguana

@@ -1,0 +1,1 @@
+ministat -C 0 cols

@@ -1,0 +1,1 @@
+ministat -C 1x cols

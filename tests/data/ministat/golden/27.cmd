@@ -1,0 +1,1 @@
+ministat -w -3 iguana

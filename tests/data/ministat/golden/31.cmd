@@ -1,0 +1,1 @@
+ministat iguana iguana iguana iguana iguana iguana iguana iguana
