@@ -68,10 +68,13 @@ pub struct Row {
     pub values: [Vec<f64>; 2],
 }
 
-/// The geometric mean of per-row ratios (benchstat's summary row).
+/// benchstat's summary row, per candidate and unit: the geometric mean of
+/// each side's centres, and the geometric mean of the per-row ratios of
+/// centres (not the Hodges-Lehmann ratios).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Geomean {
     pub candidate: String,
+    pub unit: String,
     pub rows: usize,
     pub ratio: f64,
     pub center: [f64; 2],
@@ -204,6 +207,7 @@ pub fn compare(
             }
         }
     }
+    let pair_count = pairs.len();
     if pairs.is_empty() {
         return Err(CompareError::Nothing(
             "no series with the same name and unit on both sides".into(),
@@ -211,11 +215,17 @@ pub fn compare(
     }
     let mut rows = Vec::with_capacity(pairs.len());
     for (name, base_label, cand_label, a, b) in pairs {
-        let e =
-            engine::compare(&a.values, &b.values, opts).map_err(|source| CompareError::Stats {
-                name: name.clone(),
-                source,
-            })?;
+        let e = match engine::compare(&a.values, &b.values, opts) {
+            Ok(e) => e,
+            Err(source) => {
+                let err = CompareError::Stats {
+                    name: format!("{cand_label} vs {base_label}"),
+                    source,
+                };
+                warnings.push(format!("not compared: {err}"));
+                continue;
+            }
+        };
         let (sa, sb) = (
             summarize(&a.values, opts.confidence)
                 .ok_or_else(|| CompareError::Nothing(format!("{name}: empty baseline")))?,
@@ -245,6 +255,12 @@ pub fn compare(
             estimate: e,
             values: [a.values, b.values],
         });
+    }
+    if rows.is_empty() {
+        return Err(CompareError::Nothing(format!(
+            "none of the {pair_count} pairs could be compared ({})",
+            warnings.last().cloned().unwrap_or_default()
+        )));
     }
     let correction = if rows.len() > 1 {
         correction
@@ -282,13 +298,19 @@ pub fn compare(
 }
 
 fn geomeans(rows: &[Row]) -> Vec<Geomean> {
-    let mut out: Vec<Geomean> = Vec::new();
-    let mut candidates: Vec<&str> = rows.iter().map(|r| r.candidate.as_str()).collect();
-    candidates.dedup();
-    for cand in candidates {
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for r in rows {
+        if !groups.contains(&(r.candidate.as_str(), r.unit.as_str())) {
+            groups.push((r.candidate.as_str(), r.unit.as_str()));
+        }
+    }
+    let mut out = Vec::new();
+    for (cand, unit) in groups {
         let rs: Vec<&Row> = rows
             .iter()
-            .filter(|r| r.candidate == cand && r.center[0] > 0.0 && r.center[1] > 0.0)
+            .filter(|r| {
+                r.candidate == cand && r.unit == unit && r.center[0] > 0.0 && r.center[1] > 0.0
+            })
             .collect();
         if rs.len() < 2 {
             continue;
@@ -297,8 +319,9 @@ fn geomeans(rows: &[Row]) -> Vec<Geomean> {
         let g = |f: &dyn Fn(&Row) -> f64| (rs.iter().map(|r| f(r).ln()).sum::<f64>() / n).exp();
         out.push(Geomean {
             candidate: cand.to_string(),
+            unit: unit.to_string(),
             rows: rs.len(),
-            ratio: g(&|r| r.ratio),
+            ratio: g(&|r| r.center[1] / r.center[0]),
             center: [g(&|r| r.center[0]), g(&|r| r.center[1])],
         });
     }

@@ -169,10 +169,18 @@ fn table(r: &Report, style: Style) -> String {
         .unwrap_or(4)
         .clamp(4, 50);
     let mut out = String::new();
-    let mut candidates: Vec<&str> = r.rows.iter().map(|x| x.candidate.as_str()).collect();
-    candidates.dedup();
-    for cand in candidates {
-        let rows: Vec<&Row> = r.rows.iter().filter(|x| x.candidate == cand).collect();
+    let mut groups: Vec<(&str, &str)> = Vec::new();
+    for x in &r.rows {
+        if !groups.contains(&(x.candidate.as_str(), x.unit.as_str())) {
+            groups.push((x.candidate.as_str(), x.unit.as_str()));
+        }
+    }
+    for (cand, unit) in groups {
+        let rows: Vec<&Row> = r
+            .rows
+            .iter()
+            .filter(|x| x.candidate == cand && x.unit == unit)
+            .collect();
         let base = &rows[0].baseline;
         let cells: Vec<[String; 5]> = rows
             .iter()
@@ -234,7 +242,11 @@ fn table(r: &Report, style: Style) -> String {
                 w3 = w[3]
             ));
         }
-        if let Some(g) = r.geomeans.iter().find(|g| g.candidate == cand) {
+        if let Some(g) = r
+            .geomeans
+            .iter()
+            .find(|g| g.candidate == cand && g.unit == unit)
+        {
             let unit = &rows[0].unit;
             let c = g.ratio - 1.0;
             out.push_str(&format!(

@@ -161,6 +161,29 @@ pub fn compare(
         return Err(CompareError::NonFinite);
     }
     let alpha = 1.0 - opts.confidence;
+    let first = baseline[0];
+    if baseline.iter().chain(candidate).all(|&v| v == first) {
+        // Nothing varies: equal for certain (benchstat: "all samples are equal").
+        return Ok(Estimate {
+            n_baseline: na,
+            n_candidate: nb,
+            center_baseline: first,
+            center_candidate: first,
+            center_kind: "median".into(),
+            ratio: 1.0,
+            ci_low: Some(1.0),
+            ci_high: Some(1.0),
+            confidence: opts.confidence,
+            p_value: 1.0,
+            p_adjusted: 1.0,
+            test: "none (all samples are equal)".into(),
+            verdict: Verdict::Same,
+            min_detectable_effect: None,
+            runs_needed: None,
+            target_effect: opts.target_effect,
+            notes: vec!["all samples are equal".into()],
+        });
+    }
     let positive = baseline.iter().chain(candidate).all(|&v| v > 0.0);
     let mut notes = Vec::new();
     let test = match opts.test {
