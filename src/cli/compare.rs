@@ -186,17 +186,23 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         column: args.column,
         delimiters: args.delimiter.clone(),
     };
+    // Read the inputs in parallel: large files parse in a fraction of the time.
     let read = |f: &String| ingest::read_path(f, format, &numbers).map_err(|e| e.to_string());
+    let mut datasets = std::thread::scope(|scope| {
+        let handles: Vec<_> = all.iter().map(|&f| scope.spawn(move || read(f))).collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("reading an input failed".to_string()))
+            })
+            .collect::<Result<Vec<_>, String>>()
+    })?;
     let sides: Vec<Side> = if args.vs.is_empty() {
-        args.files
-            .iter()
-            .map(|f| read(f).map(|d| Side::new(vec![d])))
-            .collect::<Result<_, _>>()?
+        datasets.into_iter().map(|d| Side::new(vec![d])).collect()
     } else {
-        vec![
-            Side::new(args.files.iter().map(read).collect::<Result<_, _>>()?),
-            Side::new(args.vs.iter().map(read).collect::<Result<_, _>>()?),
-        ]
+        let candidates = datasets.split_off(args.files.len());
+        vec![Side::new(datasets), Side::new(candidates)]
     };
     let opts = Options {
         confidence,

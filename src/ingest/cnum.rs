@@ -6,6 +6,16 @@
 /// Parse the longest numeric prefix of `s`. Returns the value and how many
 /// bytes were consumed (0 when there is no number, like strtod's endptr == s).
 pub fn strtod(s: &str) -> (f64, usize) {
+    // Fast path: a whole token Rust's (correctly rounded) parser accepts is a
+    // whole token strtod accepts, with the same value.
+    if s.as_bytes()
+        .first()
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.'))
+    {
+        if let Ok(v) = s.parse::<f64>() {
+            return (v, s.len());
+        }
+    }
     let b = s.as_bytes();
     let mut i = 0;
     while i < b.len() && matches!(b[i], b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
@@ -19,18 +29,17 @@ pub fn strtod(s: &str) -> (f64, usize) {
     }
     let sign = if negative { -1.0 } else { 1.0 };
     let rest = &s[i..];
-    let lower: String = rest
-        .chars()
-        .take(8)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    if lower.starts_with("infinity") {
+    let starts = |word: &str| {
+        rest.len() >= word.len()
+            && rest.as_bytes()[..word.len()].eq_ignore_ascii_case(word.as_bytes())
+    };
+    if starts("infinity") {
         return (sign * f64::INFINITY, i + 8);
     }
-    if lower.starts_with("inf") {
+    if starts("inf") {
         return (sign * f64::INFINITY, i + 3);
     }
-    if lower.starts_with("nan") {
+    if starts("nan") {
         let mut end = i + 3;
         if b.get(end) == Some(&b'(') {
             let mut j = end + 1;

@@ -180,6 +180,19 @@ pub fn detect(text: &str) -> Format {
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         return Format::Auto; // json::read tells the JSON shapes apart
     }
+    // A file whose first data line is a number is a number file; anything
+    // else is scanned for Go benchmark lines.
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    if first.is_some_and(|l| {
+        l.split_whitespace()
+            .next()
+            .is_some_and(|t| cnum::strtod(t).1 == t.len())
+    }) {
+        return Format::Numbers;
+    }
     if text.lines().any(gobench::is_benchmark_line) {
         return Format::Go;
     }

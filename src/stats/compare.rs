@@ -9,7 +9,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{bootstrap, multiple, power, ratio, shift, summary, ttest, utest};
+use super::{bootstrap, multiple, power, ratio, shift, ttest, utest};
 
 /// Which test decides.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,9 +134,7 @@ pub enum CompareError {
 }
 
 fn median(x: &[f64]) -> f64 {
-    let mut s = x.to_vec();
-    s.sort_unstable_by(f64::total_cmp);
-    summary::quantile_sorted(&s, 0.5)
+    super::summary::median_by_selection(&mut x.to_vec())
 }
 
 fn mean(x: &[f64]) -> f64 {
@@ -317,6 +315,11 @@ pub fn compare(
             opts.confidence * 100.0
         ));
     }
+    let power = if positive {
+        power::power(baseline, candidate, opts.confidence, opts.target_effect)
+    } else {
+        None
+    };
     let mut e = Estimate {
         n_baseline: na,
         n_candidate: nb,
@@ -331,16 +334,8 @@ pub fn compare(
         p_adjusted: p,
         test: name,
         verdict: Verdict::Inconclusive,
-        min_detectable_effect: if positive {
-            power::min_detectable_effect(baseline, candidate, opts.confidence)
-        } else {
-            None
-        },
-        runs_needed: if positive {
-            power::runs_needed(baseline, candidate, opts.confidence, opts.target_effect)
-        } else {
-            None
-        },
+        min_detectable_effect: power.map(|p| p.min_detectable_effect),
+        runs_needed: power.and_then(|p| p.runs_needed),
         target_effect: opts.target_effect,
         notes,
     };

@@ -21,23 +21,30 @@ fn z_sum(confidence: f64) -> f64 {
     z_critical(confidence) + z_critical(2.0 * POWER - 1.0)
 }
 
-/// The smallest relative difference (0.02 = 2%) these samples detect with
-/// probability POWER at `confidence`. `None` for non-positive data.
-pub fn min_detectable_effect(a: &[f64], b: &[f64], confidence: f64) -> Option<f64> {
-    let (va, vb) = (log_var(a)?, log_var(b)?);
-    let se = (va / a.len() as f64 + vb / b.len() as f64).sqrt();
-    Some((z_sum(confidence) * se).exp() - 1.0)
+/// What these samples can detect.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Power {
+    /// The smallest relative difference (0.02 = 2%) detected with
+    /// probability POWER at the confidence level.
+    pub min_detectable_effect: f64,
+    /// Runs per side to detect the target effect with probability POWER.
+    pub runs_needed: Option<u64>,
 }
 
-/// Runs per side to detect a relative difference of `effect` with
-/// probability POWER at `confidence`, with the spread these samples show.
-pub fn runs_needed(a: &[f64], b: &[f64], confidence: f64, effect: f64) -> Option<u64> {
-    if effect.is_nan() || effect <= 0.0 {
-        return None;
-    }
+/// Power of a comparison of `a` and `b` at `confidence`, with the spread
+/// these samples show. `None` for non-positive data.
+pub fn power(a: &[f64], b: &[f64], confidence: f64, target_effect: f64) -> Option<Power> {
     let (va, vb) = (log_var(a)?, log_var(b)?);
-    let n = z_sum(confidence).powi(2) * (va + vb) / (1.0 + effect).ln().powi(2);
-    Some(n.ceil().max(2.0) as u64)
+    let z = z_sum(confidence);
+    let se = (va / a.len() as f64 + vb / b.len() as f64).sqrt();
+    let runs_needed = (target_effect > 0.0).then(|| {
+        let n = z.powi(2) * (va + vb) / (1.0 + target_effect).ln().powi(2);
+        n.ceil().max(2.0) as u64
+    });
+    Some(Power {
+        min_detectable_effect: (z * se).exp() - 1.0,
+        runs_needed,
+    })
 }
 
 #[cfg(test)]
@@ -49,11 +56,11 @@ mod tests {
         let a: Vec<f64> = (0..10).map(|i| 1.0 + 0.01 * (i % 5) as f64).collect();
         let b = a.clone();
         let big: Vec<f64> = a.iter().cycle().take(100).copied().collect();
-        let m10 = min_detectable_effect(&a, &b, 0.95).unwrap();
-        let m100 = min_detectable_effect(&big, &big, 0.95).unwrap();
+        let m10 = power(&a, &b, 0.95, 0.01).unwrap().min_detectable_effect;
+        let m100 = power(&big, &big, 0.95, 0.01).unwrap().min_detectable_effect;
         assert!(m100 < m10 / 3.0, "{m10} {m100}");
         // Consistency: with the runs suggested for the 10-run MDE, the MDE is about that.
-        let n = runs_needed(&a, &b, 0.95, m10).unwrap();
+        let n = power(&a, &b, 0.95, m10).unwrap().runs_needed.unwrap();
         assert!((9..=12).contains(&n), "{n}");
     }
 }

@@ -38,7 +38,7 @@ pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
         return None;
     }
     let mut sorted = values.to_vec();
-    sorted.sort_by(f64::total_cmp);
+    sorted.sort_unstable_by(f64::total_cmp);
     let n = sorted.len();
     let mean = sorted.iter().sum::<f64>() / n as f64;
     let stddev = if n > 1 {
@@ -48,8 +48,7 @@ pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
     };
     let median = quantile_sorted(&sorted, 0.5);
     let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
-    deviations.sort_by(f64::total_cmp);
-    let mad = quantile_sorted(&deviations, 0.5);
+    let mad = median_by_selection(&mut deviations);
     let half = if n > 1 {
         t_critical(confidence, (n - 1) as f64) * stddev / (n as f64).sqrt()
     } else {
@@ -70,6 +69,21 @@ pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
         mean_ci: [mean - half, mean + half],
         median_ci: median_ci_sorted(&sorted, confidence),
     })
+}
+
+/// The median of unsorted data by selection, O(n).
+pub fn median_by_selection(values: &mut [f64]) -> f64 {
+    let n = values.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    let (below, m, _) = values.select_nth_unstable_by(n / 2, f64::total_cmp);
+    let m = *m;
+    if n % 2 == 1 {
+        m
+    } else {
+        (below.iter().copied().fold(f64::NEG_INFINITY, f64::max) + m) / 2.0
+    }
 }
 
 /// Linear-interpolation quantile (type 7, as R and numpy default) of sorted data.

@@ -40,7 +40,7 @@ fn rank_sum(a: &[f64], b: &[f64]) -> (f64, Vec<usize>) {
         .map(|&v| (v, true))
         .chain(b.iter().map(|&v| (v, false)))
         .collect();
-    all.sort_by(|x, y| x.0.total_cmp(&y.0));
+    all.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
     let mut r1 = 0.0;
     let mut groups = Vec::new();
     let mut i = 0;
