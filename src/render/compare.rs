@@ -13,10 +13,7 @@ pub fn value(v: f64, unit: &str) -> String {
     match unit {
         "s" => TimeUnit::for_value(v).format(v),
         "sec/op" => format!("{}/op", TimeUnit::for_value(v).format(v)),
-        "" => format!("{v:.6}")
-            .trim_end_matches('0')
-            .trim_end_matches('.')
-            .to_string(),
+        "" => super::cfmt::g(v, 6),
         u => format!("{} {u}", si(v)),
     }
 }

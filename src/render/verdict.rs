@@ -16,15 +16,13 @@ fn change(ratio: f64) -> String {
     }
 }
 
-/// The interval as "+2.9% .. +5.3%", or "no interval".
+/// The interval as "+2.9% .. +5.3%" (as factors, "0.75x .. 6.20x", when
+/// either end is beyond a factor of 2), or "no interval".
 pub fn interval(e: &Estimate) -> String {
+    let conf = e.confidence * 100.0;
     match (e.ci_low, e.ci_high) {
-        (Some(lo), Some(hi)) => format!(
-            "{:.0}% CI {} .. {}",
-            e.confidence * 100.0,
-            change(lo),
-            change(hi)
-        ),
+        (Some(lo), Some(hi)) if lo <= 0.5 || hi >= 2.0 => format!("{conf:.0}% CI {lo:.2}x .. {hi:.2}x"),
+        (Some(lo), Some(hi)) => format!("{conf:.0}% CI {} .. {}", change(lo), change(hi)),
         _ => "too few values for an interval".to_string(),
     }
 }
