@@ -21,7 +21,9 @@ fn change(ratio: f64) -> String {
 pub fn interval(e: &Estimate) -> String {
     let conf = e.confidence * 100.0;
     match (e.ci_low, e.ci_high) {
-        (Some(lo), Some(hi)) if lo <= 0.5 || hi >= 2.0 => format!("{conf:.0}% CI {lo:.2}x .. {hi:.2}x"),
+        (Some(lo), Some(hi)) if lo <= 0.5 || hi >= 2.0 => {
+            format!("{conf:.0}% CI {lo:.2}x .. {hi:.2}x")
+        }
         (Some(lo), Some(hi)) => format!("{conf:.0}% CI {} .. {}", change(lo), change(hi)),
         _ => "too few values for an interval".to_string(),
     }
