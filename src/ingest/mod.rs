@@ -11,6 +11,7 @@ pub mod error;
 pub mod gobench;
 pub mod json;
 pub mod numbers;
+pub mod reports;
 
 use std::path::Path;
 

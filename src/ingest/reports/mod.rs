@@ -1,0 +1,431 @@
+//! Test reports: per-test records (suite, class, name, duration, status)
+//! from JUnit XML in its dialects, NUnit 3 and 2, TRX, xUnit.net v2 and
+//! `go test -json`, read from files, `.gz` files and directories.
+//!
+//! XML is streamed (quick-xml); entity declarations are never expanded, so
+//! an entity bomb cannot grow in memory. Implausible durations are kept out
+//! of the numbers with a warning, not a failure.
+
+pub mod duration;
+pub mod gojson;
+pub mod xml;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::error::IngestError;
+
+/// How a test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Passed,
+    /// Failed at first, passed on a retry.
+    Flaky,
+    Failed,
+    Errored,
+    Skipped,
+}
+
+/// One test's identity: suite path, class and name.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TestId {
+    pub suite: String,
+    pub class: String,
+    pub name: String,
+}
+
+impl TestId {
+    /// "suite :: class :: name", leaving out empty or repeated parts.
+    pub fn display(&self) -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for p in [&self.suite, &self.class, &self.name] {
+            if !p.is_empty() && !parts.iter().any(|q| *q == p.as_str()) {
+                parts.push(p);
+            }
+        }
+        parts.join(" :: ")
+    }
+}
+
+/// One test's result in one run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestCase {
+    pub id: TestId,
+    /// Seconds; `None` when missing or implausible (see the warnings).
+    pub duration_s: Option<f64>,
+    pub status: Status,
+    /// Extra executions of the same identity (retries, pytest teardown errors).
+    pub retries: u32,
+    /// Go: a parent test whose time includes its subtests (not summed).
+    pub has_children: bool,
+}
+
+/// A suite's own totals as the report states them.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Suite {
+    pub name: String,
+    /// The suite's wall time (setup and parallelism included), when stated.
+    pub time_s: Option<f64>,
+    pub tests: usize,
+}
+
+/// Everything read for one run: possibly many files.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    pub sources: Vec<String>,
+    pub cases: Vec<TestCase>,
+    pub suites: Vec<Suite>,
+    pub warnings: Vec<String>,
+}
+
+impl Report {
+    /// Sum of test durations, leaves only (Go parents include their subtests).
+    pub fn total_s(&self) -> f64 {
+        self.cases
+            .iter()
+            .filter(|c| !c.has_children)
+            .filter_map(|c| c.duration_s)
+            .sum()
+    }
+
+    /// Sum of the suites' own wall times, when every suite states one.
+    pub fn suite_wall_s(&self) -> Option<f64> {
+        if self.suites.is_empty() || self.suites.iter().any(|s| s.time_s.is_none()) {
+            return None;
+        }
+        Some(self.suites.iter().filter_map(|s| s.time_s).sum())
+    }
+
+    /// Mark Go-style parents: a test named `X` when `X/...` exists beside it
+    /// (go test -json, go-junit-report, gotestsum list both; the parent's
+    /// time includes its subtests).
+    pub fn mark_parents(&mut self) {
+        let mut keys: Vec<(&str, &str, &str)> = self
+            .cases
+            .iter()
+            .map(|c| (c.id.suite.as_str(), c.id.class.as_str(), c.id.name.as_str()))
+            .collect();
+        keys.sort_unstable();
+        let parents: Vec<bool> = self
+            .cases
+            .iter()
+            .map(|c| {
+                let prefix = format!("{}/", c.id.name);
+                let at = keys.partition_point(|k| {
+                    *k < (c.id.suite.as_str(), c.id.class.as_str(), prefix.as_str())
+                });
+                keys.get(at).is_some_and(|k| {
+                    k.0 == c.id.suite && k.1 == c.id.class && k.2.starts_with(&prefix)
+                })
+            })
+            .collect();
+        for (c, p) in self.cases.iter_mut().zip(parents) {
+            c.has_children |= p;
+        }
+    }
+
+    /// Merge duplicate identities: durations add up, the last status wins
+    /// (a failure followed by a pass is flaky).
+    pub fn merge_duplicates(&mut self) {
+        let mut index: std::collections::HashMap<TestId, usize> = std::collections::HashMap::new();
+        let mut merged: Vec<TestCase> = Vec::with_capacity(self.cases.len());
+        let mut duplicates = 0usize;
+        for c in std::mem::take(&mut self.cases) {
+            match index.get(&c.id) {
+                Some(&i) => {
+                    let m = &mut merged[i];
+                    duplicates += 1;
+                    m.retries += 1 + c.retries;
+                    m.duration_s = match (m.duration_s, c.duration_s) {
+                        (Some(a), Some(b)) => Some(a + b),
+                        (a, b) => a.or(b),
+                    };
+                    m.status = match (m.status, c.status) {
+                        (Status::Failed | Status::Errored | Status::Flaky, Status::Passed) => {
+                            Status::Flaky
+                        }
+                        (Status::Passed, Status::Errored) => Status::Errored, // pytest call + teardown error
+                        (_, s) => s,
+                    };
+                    m.has_children |= c.has_children;
+                }
+                None => {
+                    index.insert(c.id.clone(), merged.len());
+                    merged.push(c);
+                }
+            }
+        }
+        if duplicates > 0 {
+            self.warnings.push(format!(
+                "{duplicates} test results repeat an earlier identity (retries, or pytest teardown errors): their durations were added and the last status kept"
+            ));
+        }
+        self.cases = merged;
+    }
+}
+
+/// What a file holds, from its first bytes.
+fn sniff(head: &[u8]) -> Option<&'static str> {
+    let text = String::from_utf8_lossy(head);
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    if t.starts_with('<') {
+        Some("xml")
+    } else if t.starts_with('{') && t.contains("\"Action\"") {
+        Some("go-json")
+    } else {
+        None
+    }
+}
+
+/// Read a report file (plain or gzip), appending to `report`.
+pub fn read_file(path: &Path, report: &mut Report) -> Result<(), IngestError> {
+    let name = path.display().to_string();
+    let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
+    let mut reader: Box<dyn std::io::BufRead> =
+        Box::new(std::io::BufReader::with_capacity(1 << 16, file));
+    let head = reader
+        .fill_buf()
+        .map_err(|e| IngestError::io(&name, e))?
+        .to_vec();
+    if head.starts_with(&[0x1f, 0x8b]) {
+        let gz = flate2::read::GzDecoder::new(reader);
+        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
+    }
+    let head = reader
+        .fill_buf()
+        .map_err(|e| IngestError::io(&name, e))?
+        .to_vec();
+    report.sources.push(name.clone());
+    match sniff(&head) {
+        Some("xml") => xml::read(reader, &name, report),
+        Some("go-json") => gojson::read(reader, &name, report),
+        _ if head.is_empty() => Err(IngestError::at(&name, None, "is empty: expected a test report".into())),
+        _ => Err(IngestError::at(
+            &name,
+            None,
+            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML, or `go test -json` output".into(),
+        )),
+    }
+}
+
+/// Files a path stands for: the file itself, or every report-looking file
+/// under a directory (recursively, sorted).
+pub fn expand(path: &Path) -> Result<Vec<PathBuf>, IngestError> {
+    let name = path.display().to_string();
+    let meta = std::fs::metadata(path).map_err(|e| IngestError::io(&name, e))?;
+    if !meta.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let mut out = Vec::new();
+    let mut stack = vec![path.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let entries =
+            std::fs::read_dir(&dir).map_err(|e| IngestError::io(&dir.display().to_string(), e))?;
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let n = p
+                    .file_name()
+                    .map(|n| n.to_string_lossy().to_lowercase())
+                    .unwrap_or_default();
+                let n = n.strip_suffix(".gz").unwrap_or(&n);
+                if [".xml", ".trx", ".json", ".jsonl", ".ndjson"]
+                    .iter()
+                    .any(|ext| n.ends_with(ext))
+                {
+                    out.push(p);
+                }
+            }
+        }
+    }
+    out.sort();
+    if out.is_empty() {
+        return Err(IngestError::at(
+            &name,
+            None,
+            "is a directory without report files (*.xml, *.trx, *.json, .gz)".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// Read one run: files and directories, merged.
+pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestError> {
+    let mut report = Report::default();
+    for p in paths {
+        for f in expand(p)? {
+            if let Err(e) = read_file(&f, &mut report) {
+                if keep_going {
+                    report.warnings.push(format!("skipped {e}"));
+                } else {
+                    return Err(e);
+                }
+            }
+        }
+    }
+    report.merge_duplicates();
+    report.mark_parents();
+    if report.cases.is_empty() {
+        let what = paths
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", ");
+        return Err(IngestError::at(&what, None, "holds no test results".into()));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(name: &str) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/reports")
+            .join(name)
+    }
+
+    fn read(name: &str) -> Report {
+        read_run(&[data(name)], false).unwrap()
+    }
+
+    fn case<'a>(r: &'a Report, name: &str) -> &'a TestCase {
+        r.cases
+            .iter()
+            .find(|c| c.id.name == name)
+            .unwrap_or_else(|| panic!("no {name} in {:?}", r.cases))
+    }
+
+    #[test]
+    fn pytest_both_families() {
+        for f in ["pytest-xunit2.xml", "pytest-xunit1.xml"] {
+            let r = read(f);
+            assert_eq!(r.cases.len(), 6, "{f}");
+            assert_eq!(case(&r, "test_fails").status, Status::Failed);
+            assert_eq!(case(&r, "test_skipped").status, Status::Skipped);
+            assert!(case(&r, "test_sleepy").duration_s.unwrap() >= 0.02);
+            assert_eq!(case(&r, "test_param[2]").id.class, "test_sample");
+            assert_eq!(r.suites.len(), 1);
+            assert!(r.suite_wall_s().unwrap() > 0.0);
+        }
+    }
+
+    #[test]
+    fn go_json_and_go_junit_report_do_not_double_count_parents() {
+        for f in ["go-test.json", "go-junit-report.xml"] {
+            let r = read(f);
+            let parent = case(&r, "TestParent");
+            assert!(parent.has_children, "{f}");
+            assert!(!case(&r, "TestParent/a").has_children);
+            assert_eq!(case(&r, "TestFail").status, Status::Failed);
+            assert_eq!(case(&r, "TestSkip").status, Status::Skipped);
+            // Leaves only: a (20 ms) + b (30 ms) + fail (10 ms) + skip (0), at 10 ms resolution.
+            assert!((r.total_s() - 0.06).abs() < 0.015, "{f}: {}", r.total_s());
+        }
+    }
+
+    #[test]
+    fn gtest_ctest_nunit_trx_xunit() {
+        let g = read("gtest.xml");
+        assert_eq!(case(&g, "DISABLED_Later").status, Status::Skipped);
+        assert_eq!(case(&g, "Fails").status, Status::Failed);
+        assert_eq!(case(&g, "Adds").duration_s, Some(0.0));
+        let c = read("ctest.xml");
+        assert_eq!(case(&c, "broken").status, Status::Failed);
+        assert!(case(&c, "slow").duration_s.unwrap() > 0.19);
+        assert_eq!(c.suite_wall_s(), Some(0.0), "CTest writes whole seconds");
+        let n = read("nunit3.xml");
+        assert_eq!(n.cases.len(), 4);
+        assert_eq!(case(&n, "Throws").status, Status::Errored);
+        assert_eq!(case(&n, "Later").status, Status::Skipped);
+        assert_eq!(
+            case(&n, "Sleeps").id.suite,
+            "Calc.Tests.dll / Calc / CalcTests"
+        );
+        assert_eq!(
+            n.suite_wall_s(),
+            Some(0.6),
+            "only the outermost suite counts"
+        );
+        let t = read("vstest.trx");
+        assert_eq!(
+            case(&t, "Zero").duration_s,
+            Some(0.0),
+            "TRX omits zero durations"
+        );
+        assert_eq!(case(&t, "Adds").id.class, "Calc.Tests.MathTests");
+        assert_eq!(
+            case(&t, "Should be even number(i: 3)").status,
+            Status::Failed
+        );
+        assert_eq!(case(&t, "Skipped").status, Status::Skipped);
+        let x = read("xunit2.xml");
+        assert_eq!(x.cases.len(), 3);
+        assert_eq!(
+            case(&x, "Calc.Tests.MathTests.Divides").status,
+            Status::Failed
+        );
+        assert_eq!(
+            case(&x, "Calc.Tests.MathTests.Adds").duration_s,
+            Some(0.012)
+        );
+    }
+
+    #[test]
+    fn a_directory_is_one_run_and_gzip_is_read() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::copy(data("gtest.xml"), dir.path().join("a.xml")).unwrap();
+        let gz = std::fs::File::create(dir.path().join("b.xml.gz")).unwrap();
+        let mut enc = flate2::write::GzEncoder::new(gz, flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &std::fs::read(data("ctest.xml")).unwrap()).unwrap();
+        enc.finish().unwrap();
+        let r = read_run(&[dir.path().to_path_buf()], false).unwrap();
+        assert_eq!(r.cases.len(), 4 + 3);
+        assert_eq!(r.sources.len(), 2);
+    }
+
+    #[test]
+    fn bad_reports_are_clear_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let cases: [(&str, &str, &str); 6] = [
+            (
+                "trunc.xml",
+                "<testsuite name=\"a\"><testcase name=\"x\" time=\"1\">",
+                "truncated",
+            ),
+            ("html.xml", "<html><body/></html>", "root element is <html>"),
+            (
+                "bomb.xml",
+                "<?xml version=\"1.0\"?><!DOCTYPE l [<!ENTITY a \"aaaaaaaaaa\"><!ENTITY b \"&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;\">]><testsuite name=\"&b;\"><testcase name=\"t\" time=\"1\"/></testsuite>",
+                "",
+            ),
+            ("junk.xml", "\u{1}\u{2}binary", "not a test report"),
+            ("empty.xml", "", "is empty"),
+            ("zero.xml", "<testsuites></testsuites>", "no test results"),
+        ];
+        for (name, content, expect) in cases {
+            let p = dir.path().join(name);
+            std::fs::write(&p, content).unwrap();
+            match read_run(&[p], false) {
+                Ok(r) => {
+                    // The bomb parses, but its entity is never expanded.
+                    assert_eq!(name, "bomb.xml");
+                    assert!(
+                        r.cases[0].id.suite.len() < 100,
+                        "entity expanded: {}",
+                        r.cases[0].id.suite.len()
+                    );
+                }
+                Err(e) => assert!(e.to_string().contains(expect), "{name}: {e}"),
+            }
+        }
+        let dir2 = tempfile::tempdir().unwrap();
+        let e = read_run(&[dir2.path().to_path_buf()], false).unwrap_err();
+        assert!(e.to_string().contains("without report files"), "{e}");
+    }
+}

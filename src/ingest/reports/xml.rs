@@ -1,0 +1,382 @@
+//! One streaming pass over a test-report XML file, whatever its dialect
+//! (told by the root element): JUnit (`testsuites`/`testsuite`), NUnit 3
+//! (`test-run`), NUnit 2 (`test-results`), TRX (`TestRun`) and xUnit.net v2
+//! (`assemblies`/`assembly`).
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use quick_xml::Reader;
+use quick_xml::events::{BytesStart, Event};
+
+use super::duration;
+use super::{Report, Status, Suite, TestCase, TestId};
+use crate::ingest::error::IngestError;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Dialect {
+    JUnit,
+    NUnit3,
+    NUnit2,
+    Trx,
+    XUnit,
+}
+
+fn attr(e: &BytesStart, key: &str) -> Option<String> {
+    e.attributes()
+        .flatten()
+        .find(|a| a.key.local_name().as_ref() == key.as_bytes())
+        .map(|a| {
+            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
+                .map(|v| v.into_owned())
+                .unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
+        })
+}
+
+struct Parser<'a> {
+    name: &'a str,
+    dialect: Option<Dialect>,
+    /// Names of the enclosing suites.
+    suites: Vec<String>,
+    /// Index into report.suites of the outermost open suite, for counting.
+    outer: Option<usize>,
+    pending: Option<TestCase>,
+    /// TRX: open UnitTestResult elements (InnerResults nest them).
+    trx_depth: usize,
+    trx_ids: Vec<Option<String>>,
+    trx_class: HashMap<String, String>,
+    trx_current_def: Option<String>,
+    trx_cases: Vec<(usize, String)>,
+    bad_durations: usize,
+    first_bad: Option<String>,
+}
+
+impl Parser<'_> {
+    fn duration(&mut self, raw: Option<String>, timespan: bool) -> Option<f64> {
+        let raw = raw?;
+        let parsed = if timespan {
+            duration::timespan(&raw)
+        } else {
+            duration::seconds(&raw)
+        };
+        match parsed {
+            Ok(v) => Some(v),
+            Err(why) => {
+                self.bad_durations += 1;
+                self.first_bad.get_or_insert(why);
+                None
+            }
+        }
+    }
+
+    fn open_suite(&mut self, report: &mut Report, name: String, time: Option<String>, empty: bool) {
+        if self.suites.is_empty() {
+            let time_s = self.duration(time, false);
+            report.suites.push(Suite {
+                name: name.clone(),
+                time_s,
+                tests: 0,
+            });
+            if !empty {
+                self.outer = Some(report.suites.len() - 1);
+            }
+        }
+        if !empty {
+            self.suites.push(name);
+        }
+    }
+
+    fn close_suite(&mut self) {
+        self.suites.pop();
+        if self.suites.is_empty() {
+            self.outer = None;
+        }
+    }
+
+    fn start_case(&mut self, class: String, name: String, duration_s: Option<f64>, status: Status) {
+        self.pending = Some(TestCase {
+            id: TestId {
+                suite: self.suites.join(" / "),
+                class,
+                name,
+            },
+            duration_s,
+            status,
+            retries: 0,
+            has_children: false,
+        });
+    }
+
+    fn finish_case(&mut self, report: &mut Report) {
+        if let Some(c) = self.pending.take() {
+            if let Some(i) = self.outer {
+                report.suites[i].tests += 1;
+            }
+            report.cases.push(c);
+        }
+    }
+
+    fn set_status(&mut self, s: Status) {
+        if let Some(c) = self.pending.as_mut() {
+            c.status = match (c.status, s) {
+                (Status::Errored, _) => Status::Errored,
+                (Status::Passed, Status::Flaky) => Status::Flaky,
+                (_, Status::Flaky) => c.status,
+                (_, s) => s,
+            };
+        }
+    }
+
+    fn element(&mut self, e: &BytesStart, empty: bool, report: &mut Report) -> Result<(), String> {
+        let local = e.local_name();
+        let tag = std::str::from_utf8(local.as_ref()).unwrap_or("");
+        let dialect = match self.dialect {
+            Some(d) => d,
+            None => {
+                let d = match tag {
+                    "testsuites" | "testsuite" => Dialect::JUnit,
+                    "test-run" => Dialect::NUnit3,
+                    "test-results" => Dialect::NUnit2,
+                    "TestRun" => Dialect::Trx,
+                    "assemblies" | "assembly" => Dialect::XUnit,
+                    other => {
+                        return Err(format!(
+                            "is not a test report: the root element is <{other}>, expected testsuites, testsuite, test-run, test-results, TestRun or assemblies"
+                        ));
+                    }
+                };
+                self.dialect = Some(d);
+                if matches!(
+                    tag,
+                    "testsuites" | "assemblies" | "test-run" | "test-results" | "TestRun"
+                ) {
+                    return Ok(());
+                }
+                d
+            }
+        };
+        match (dialect, tag) {
+            (Dialect::JUnit, "testsuite") => {
+                let name = attr(e, "name").unwrap_or_default();
+                self.open_suite(report, name, attr(e, "time"), empty);
+            }
+            (Dialect::JUnit, "testcase") => {
+                let d = self.duration(attr(e, "time"), false);
+                let skipped = matches!(attr(e, "status").as_deref(), Some("notrun" | "disabled"))
+                    || matches!(attr(e, "result").as_deref(), Some("skipped" | "suppressed"));
+                let status = if skipped {
+                    Status::Skipped
+                } else {
+                    Status::Passed
+                };
+                self.start_case(
+                    attr(e, "classname").unwrap_or_default(),
+                    attr(e, "name").unwrap_or_default(),
+                    d,
+                    status,
+                );
+                if empty {
+                    self.finish_case(report);
+                }
+            }
+            (Dialect::JUnit, "failure" | "rerunFailure") => self.set_status(Status::Failed),
+            (Dialect::JUnit, "error" | "rerunError") => self.set_status(Status::Errored),
+            (Dialect::JUnit, "skipped") => self.set_status(Status::Skipped),
+            (Dialect::JUnit, "flakyFailure" | "flakyError") => self.set_status(Status::Flaky),
+            (Dialect::NUnit3 | Dialect::NUnit2, "test-suite") => {
+                let name = attr(e, "name").unwrap_or_default();
+                let time = attr(e, "duration").or_else(|| attr(e, "time"));
+                self.open_suite(report, name, time, empty);
+            }
+            (Dialect::NUnit3 | Dialect::NUnit2, "test-case") => {
+                let d = self.duration(attr(e, "duration").or_else(|| attr(e, "time")), false);
+                let result = attr(e, "result").unwrap_or_default();
+                let label = attr(e, "label").unwrap_or_default();
+                let status = match (result.as_str(), label.as_str()) {
+                    (_, "Error") | ("Error", _) => Status::Errored,
+                    (r, _) if r.starts_with("Fail") => Status::Failed,
+                    ("Passed" | "Success", _) => Status::Passed,
+                    _ if attr(e, "executed").as_deref() == Some("False") => Status::Skipped,
+                    ("Skipped" | "Ignored" | "NotRunnable" | "Inconclusive" | "Warning", _) => {
+                        Status::Skipped
+                    }
+                    _ => Status::Passed,
+                };
+                let name = attr(e, "name").unwrap_or_default();
+                let class = attr(e, "classname").unwrap_or_default();
+                self.start_case(class, name, d, status);
+                if empty {
+                    self.finish_case(report);
+                }
+            }
+            (Dialect::Trx, "UnitTestResult") => {
+                // TRX omits durations of zero.
+                let d = self.duration(
+                    attr(e, "duration").or_else(|| Some("00:00:00".into())),
+                    true,
+                );
+                let status = match attr(e, "outcome").as_deref() {
+                    Some("Passed" | "Completed" | "PassedButRunAborted" | "Warning") => {
+                        Status::Passed
+                    }
+                    Some("Error") => Status::Errored,
+                    Some("Failed" | "Timeout" | "Aborted") => Status::Failed,
+                    _ => Status::Skipped,
+                };
+                if let Some(parent) = self.pending.take() {
+                    // The enclosing result has inner results: keep it as a parent.
+                    let mut parent = parent;
+                    parent.has_children = true;
+                    report.cases.push(parent);
+                }
+                self.start_case(
+                    String::new(),
+                    attr(e, "testName").unwrap_or_default(),
+                    d,
+                    status,
+                );
+                let id = attr(e, "testId");
+                if empty {
+                    if let Some(id) = id {
+                        self.trx_cases.push((report.cases.len(), id));
+                    }
+                    self.finish_case(report);
+                } else {
+                    self.trx_depth += 1;
+                    self.trx_ids.push(id);
+                }
+            }
+            (Dialect::Trx, "UnitTest") => self.trx_current_def = attr(e, "id"),
+            (Dialect::Trx, "TestMethod") => {
+                if let (Some(id), Some(class)) =
+                    (self.trx_current_def.clone(), attr(e, "className"))
+                {
+                    self.trx_class.insert(id, class);
+                }
+            }
+            (Dialect::XUnit, "assembly" | "collection") => {
+                let name = attr(e, "name").unwrap_or_default();
+                self.open_suite(report, name, attr(e, "time"), empty);
+            }
+            (Dialect::XUnit, "test") => {
+                let d = self.duration(attr(e, "time"), false);
+                let status = match attr(e, "result").as_deref() {
+                    Some("Fail") => Status::Failed,
+                    Some("Skip" | "NotRun") => Status::Skipped,
+                    _ => Status::Passed,
+                };
+                self.start_case(
+                    attr(e, "type").unwrap_or_default(),
+                    attr(e, "name").unwrap_or_default(),
+                    d,
+                    status,
+                );
+                if empty {
+                    self.finish_case(report);
+                }
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn end(&mut self, tag: &[u8], report: &mut Report) {
+        match (self.dialect, tag) {
+            (Some(Dialect::JUnit), b"testsuite")
+            | (Some(Dialect::NUnit3 | Dialect::NUnit2), b"test-suite")
+            | (Some(Dialect::XUnit), b"assembly" | b"collection") => self.close_suite(),
+            (Some(Dialect::JUnit), b"testcase")
+            | (Some(Dialect::NUnit3 | Dialect::NUnit2), b"test-case")
+            | (Some(Dialect::XUnit), b"test") => self.finish_case(report),
+            (Some(Dialect::Trx), b"UnitTestResult") => {
+                self.trx_depth = self.trx_depth.saturating_sub(1);
+                if let Some(Some(id)) = self.trx_ids.pop() {
+                    if self.pending.is_some() {
+                        self.trx_cases.push((report.cases.len(), id));
+                    }
+                }
+                self.finish_case(report);
+            }
+            (Some(Dialect::Trx), b"UnitTest") => self.trx_current_def = None,
+            _ => {}
+        }
+    }
+}
+
+/// Parse one XML report from `input`, appending to `report`.
+pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
+    let mut reader = Reader::from_reader(input);
+    reader.config_mut().trim_text(true);
+    let mut p = Parser {
+        name,
+        dialect: None,
+        suites: Vec::new(),
+        outer: None,
+        pending: None,
+        trx_depth: 0,
+        trx_ids: Vec::new(),
+        trx_class: HashMap::new(),
+        trx_current_def: None,
+        trx_cases: Vec::new(),
+        bad_durations: 0,
+        first_bad: None,
+    };
+    let first_case = report.cases.len();
+    let mut depth = 0usize;
+    let mut buf = Vec::with_capacity(4096);
+    loop {
+        let event = reader.read_event_into(&mut buf).map_err(|e| {
+            IngestError::at(
+                name,
+                None,
+                format!("malformed XML at byte {}: {e}", reader.error_position()),
+            )
+        })?;
+        match event {
+            Event::Start(e) => {
+                depth += 1;
+                p.element(&e, false, report)
+                    .map_err(|m| IngestError::at(name, None, m))?;
+            }
+            Event::Empty(e) => {
+                p.element(&e, true, report)
+                    .map_err(|m| IngestError::at(name, None, m))?;
+            }
+            Event::End(e) => {
+                depth = depth.saturating_sub(1);
+                p.end(e.local_name().as_ref(), report);
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+        buf.clear();
+    }
+    if depth > 0 {
+        return Err(IngestError::at(
+            name,
+            None,
+            format!(
+                "is truncated: it ends at byte {} inside {depth} open element(s)",
+                reader.buffer_position()
+            ),
+        ));
+    }
+    if p.dialect.is_none() {
+        return Err(IngestError::at(name, None, "holds no XML elements".into()));
+    }
+    for (i, id) in std::mem::take(&mut p.trx_cases) {
+        if let (Some(c), Some(class)) = (report.cases.get_mut(i), p.trx_class.get(&id)) {
+            c.id.class = class.clone();
+        }
+    }
+    if p.bad_durations > 0 {
+        report.warnings.push(format!(
+            "{}: {} durations were unusable and left out (first: {})",
+            p.name,
+            p.bad_durations,
+            p.first_bad.unwrap_or_default()
+        ));
+    }
+    let _ = first_case;
+    Ok(())
+}
