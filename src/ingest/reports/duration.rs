@@ -16,12 +16,13 @@ pub fn seconds(raw: &str) -> Result<f64, String> {
     }
     let normalised;
     let text = if t.contains(',') {
-        normalised = if t.contains('.') {
-            t.replace(',', "") // 2,120.532
-        } else if t.split(',').nth(1).is_some_and(|frac| frac.len() == 3) && !t.starts_with("0,") {
-            t.replace(',', "") // 1,024 as thousands
+        // "2,120.532" and "1,024" are thousands separators; "0,03" a decimal comma.
+        let thousands = t.contains('.')
+            || (t.split(',').nth(1).is_some_and(|f| f.len() == 3) && !t.starts_with("0,"));
+        normalised = if thousands {
+            t.replace(',', "")
         } else {
-            t.replace(',', ".") // 0,03 as a decimal comma
+            t.replace(',', ".")
         };
         normalised.as_str()
     } else {

@@ -41,7 +41,7 @@ impl TestId {
     pub fn display(&self) -> String {
         let mut parts: Vec<&str> = Vec::new();
         for p in [&self.suite, &self.class, &self.name] {
-            if !p.is_empty() && !parts.iter().any(|q| *q == p.as_str()) {
+            if !p.is_empty() && !parts.contains(&p.as_str()) {
                 parts.push(p);
             }
         }
