@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod compare;
 mod ministat;
 mod run;
+mod tests;
 
 /// Exit code for bad input, bad usage and failed measurements.
 pub const EXIT_ERROR: i32 = 2;
@@ -32,6 +33,8 @@ enum Command {
     Run(Box<run::RunArgs>),
     /// Compare result sets: is the candidate slower, by how much, with what certainty?
     Compare(Box<compare::CompareArgs>),
+    /// Read test reports: per-test durations, and what made a suite slower.
+    Tests(tests::TestsArgs),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -57,6 +60,7 @@ pub fn main() -> i32 {
     match cli.command {
         Command::Run(args) => run::main(*args),
         Command::Compare(args) => compare::main(*args),
+        Command::Tests(args) => tests::main(args),
     }
 }
 

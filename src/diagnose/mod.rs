@@ -4,3 +4,4 @@
 //! diagnoses here. Diagnoses take statistics as input and never print.
 
 pub mod runs;
+pub mod shape;

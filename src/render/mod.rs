@@ -11,6 +11,7 @@ pub mod markdown;
 pub mod ministat;
 pub mod plot;
 pub mod style;
+pub mod suite;
 pub mod terminal;
 pub mod units;
 pub mod verdict;

@@ -62,3 +62,5 @@ add_test(NAME broken COMMAND false)
 CM
 (cd "$work/ct" && cmake -S . -B b >/dev/null && cd b && ctest --output-junit "$here/ctest.xml" >/dev/null || true)
 echo "reports written to $here"
+# seed000-before.xml / seed000-after.xml: examples/seed000/run.sh with OUT=tests/data/reports
+# (renamed): the same pytest suite under the default and a 15.6 ms timer slack.

@@ -1,0 +1,203 @@
+//! `tardy tests show` and `tardy tests diff`: test reports, per test.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use tardy::analyze::suite;
+use tardy::ingest::reports::{self, Report};
+use tardy::render::{self, style::Style};
+use tardy::stats::compare::{self as engine, Options, TestChoice, Verdict};
+
+use super::fail;
+
+#[derive(Args)]
+#[command(about = "Read test reports: per-test durations, and what made a suite slower")]
+pub struct TestsArgs {
+    #[command(subcommand)]
+    command: TestsCommand,
+}
+
+#[derive(Subcommand)]
+enum TestsCommand {
+    /// Totals, slowest tests and suites, time by status and a duration histogram.
+    #[command(
+        after_help = "Reports: JUnit XML (Surefire, Gradle, pytest, go-junit-report, gotestsum, nextest, jest-junit, \
+GoogleTest, PHPUnit, RSpec, mocha, CTest), NUnit 3 and 2, TRX, xUnit.net v2, `go test -json`; files, .gz files or directories.\n\n\
+Example:\n  tardy tests show build/test-results/"
+    )]
+    Show {
+        /// Report files or directories (all together are one run).
+        #[arg(required = true, value_name = "REPORT")]
+        reports: Vec<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Per-test difference between two sides and the shape of the change.
+    #[command(
+        long_about = "Compare test reports before and after, per test, and diagnose the shape of the change: a constant \
+per-test overhead (a timer quantum, a process start), a factor on every test (a slower CPU), a few tests, more tests, \
+time outside the tests, or only more noise, each with the share of the change it explains.\n\n\
+Each BEFORE and AFTER path is one run (a directory is one run of many files). With 2 or more runs per side each test \
+gets a significance verdict (Welch's t, Benjamini-Hochberg across all tests).",
+        after_help = "Examples:\n  tardy tests diff before.xml --vs after.xml\n  tardy tests diff base-run1/ base-run2/ --vs new-run1/ new-run2/ --format json"
+    )]
+    Diff {
+        /// The runs before (each path is one run).
+        #[arg(required = true, value_name = "BEFORE")]
+        before: Vec<PathBuf>,
+        /// The runs after.
+        #[arg(long, required = true, num_args = 1.., value_name = "AFTER")]
+        vs: Vec<PathBuf>,
+        /// Exit 1 when the sum of test times grew by more than PCT percent (with 2+ runs
+        /// per side: proven at 95%, the interval's lower end above +PCT).
+        #[arg(long, value_name = "PCT")]
+        fail_if_slower: Option<String>,
+        /// Append a summary to $GITHUB_STEP_SUMMARY.
+        #[arg(long)]
+        github: bool,
+        #[command(flatten)]
+        common: Common,
+    },
+}
+
+#[derive(Args)]
+struct Common {
+    /// text, json, markdown or csv (csv and markdown: diff only).
+    #[arg(long, default_value = "text", value_name = "FORMAT")]
+    format: String,
+    /// How many tests to list in each section.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    top: usize,
+    /// Skip unreadable report files with a warning instead of stopping.
+    #[arg(long)]
+    keep_going: bool,
+}
+
+fn style() -> Style {
+    Style {
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+fn emit(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+pub fn main(args: TestsArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => fail(e),
+    }
+}
+
+fn run(args: TestsArgs) -> Result<i32, String> {
+    match args.command {
+        TestsCommand::Show {
+            reports: paths,
+            common,
+        } => {
+            let report = reports::read_run(&paths, common.keep_going).map_err(|e| e.to_string())?;
+            let s = suite::show(&report, common.top);
+            match common.format.as_str() {
+                "json" => {
+                    emit(&(serde_json::to_string_pretty(&s).map_err(|e| e.to_string())? + "\n"))
+                }
+                "text" => emit(&render::suite::show_text(&s, style())),
+                other => {
+                    return Err(format!(
+                        "--format for `tests show` is text or json, not '{other}'"
+                    ));
+                }
+            }
+            Ok(0)
+        }
+        TestsCommand::Diff {
+            before,
+            vs,
+            fail_if_slower,
+            github,
+            common,
+        } => {
+            let pct = fail_if_slower
+                .map(|s| {
+                    s.trim_end_matches('%')
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|v| v.is_finite() && *v >= 0.0)
+                        .map(|v| v / 100.0)
+                        .ok_or(format!("--fail-if-slower takes a percentage, not '{s}'"))
+                })
+                .transpose()?;
+            let read = |paths: &[PathBuf]| -> Result<Vec<Report>, String> {
+                paths
+                    .iter()
+                    .map(|p| {
+                        reports::read_run(std::slice::from_ref(p), common.keep_going)
+                            .map_err(|e| e.to_string())
+                    })
+                    .collect()
+            };
+            let (b, a) = (read(&before)?, read(&vs)?);
+            let d = suite::diff(&b, &a);
+            match common.format.as_str() {
+                "json" => {
+                    emit(&(serde_json::to_string_pretty(&d).map_err(|e| e.to_string())? + "\n"))
+                }
+                "markdown" => emit(&render::suite::diff_markdown(&d, common.top)),
+                "csv" => emit(&render::suite::diff_csv(&d)),
+                "text" => emit(&render::suite::diff_text(&d, style(), common.top)),
+                other => {
+                    return Err(format!(
+                        "--format takes text, json, markdown or csv, not '{other}'"
+                    ));
+                }
+            }
+            if github {
+                match std::env::var_os("GITHUB_STEP_SUMMARY") {
+                    Some(path) => {
+                        let body = format!(
+                            "### tardy tests diff\n\n{}\n",
+                            render::suite::diff_markdown(&d, common.top)
+                        );
+                        std::fs::OpenOptions::new()
+                            .create(true)
+                            .append(true)
+                            .open(&path)
+                            .and_then(|mut f| f.write_all(body.as_bytes()))
+                            .map_err(|e| format!("cannot write the job summary: {e}"))?;
+                    }
+                    None => {
+                        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written")
+                    }
+                }
+            }
+            if let Some(pct) = pct {
+                let slower = if b.len() >= 2 && a.len() >= 2 {
+                    let totals =
+                        |runs: &[Report]| runs.iter().map(Report::total_s).collect::<Vec<_>>();
+                    let opts = Options {
+                        test: TestChoice::Welch,
+                        ..Options::default()
+                    };
+                    engine::compare(&totals(&b), &totals(&a), &opts).is_ok_and(|e| {
+                        e.verdict == Verdict::Slower && e.ci_low.is_some_and(|lo| lo - 1.0 > pct)
+                    })
+                } else {
+                    d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct
+                };
+                if slower {
+                    eprintln!(
+                        "tardy: the sum of test times grew from {} to {}, more than {}",
+                        render::units::time(d.total_before_s),
+                        render::units::time(d.total_after_s),
+                        render::units::percent(pct)
+                    );
+                    return Ok(1);
+                }
+            }
+            Ok(0)
+        }
+    }
+}

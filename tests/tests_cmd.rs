@@ -1,0 +1,220 @@
+//! `tardy tests show` and `tardy tests diff` on real reports.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+
+fn tardy() -> Command {
+    let mut c = Command::cargo_bin("tardy").unwrap();
+    c.env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
+    c
+}
+
+fn data(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/reports")
+        .join(name)
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = tardy()
+        .args(args)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A JUnit file with `tests` as (name, seconds, status child).
+fn junit(dir: &Path, file: &str, tests: &[(&str, f64, &str)], suite_time: f64) -> PathBuf {
+    let mut x = format!("<testsuites><testsuite name=\"s\" time=\"{suite_time}\">");
+    for (name, t, child) in tests {
+        x.push_str(&format!(
+            "<testcase classname=\"C\" name=\"{name}\" time=\"{t}\">{child}</testcase>"
+        ));
+    }
+    x.push_str("</testsuite></testsuites>");
+    let p = dir.join(file);
+    std::fs::write(&p, x).unwrap();
+    p
+}
+
+#[test]
+fn show_summarises_a_report() {
+    let r = json(&["tests", "show", data("pytest-xunit2.xml").to_str().unwrap()]);
+    assert_eq!(r["tests"], 6);
+    assert_eq!(r["by_status"]["failed"], 1);
+    assert_eq!(r["by_status"]["skipped"], 1);
+    assert!(
+        r["slowest_tests"][0]["name"]
+            .as_str()
+            .unwrap()
+            .contains("test_sleepy")
+    );
+    let text = tardy()
+        .args(["tests", "show", data("gtest.xml").to_str().unwrap()])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(
+        text.contains("Slowest tests") && text.contains("Test durations"),
+        "{text}"
+    );
+}
+
+#[test]
+fn seed_000_is_named_a_constant_per_test_overhead() {
+    // Real pytest reports of examples/seed000: default timer slack vs 15.6 ms.
+    let r = json(&[
+        "tests",
+        "diff",
+        data("seed000-before.xml").to_str().unwrap(),
+        "--vs",
+        data("seed000-after.xml").to_str().unwrap(),
+    ]);
+    for key in [
+        "tests",
+        "matched",
+        "added",
+        "removed",
+        "total_before_s",
+        "total_after_s",
+        "shapes",
+    ] {
+        assert!(!r[key].is_null(), "missing {key}");
+    }
+    assert_eq!(r["matched"], 60);
+    let top = &r["shapes"][0];
+    assert_eq!(top["kind"], "constant_overhead");
+    let c = top["per_test_overhead_s"].as_f64().unwrap();
+    assert!((0.014..0.02).contains(&c), "{c}");
+    assert!(top["quantum"].as_str().unwrap().contains("15.6 ms"));
+    assert!(top["explained_share"].as_f64().unwrap() > 0.9);
+    assert!(r["tests"].as_array().unwrap().len() == 60);
+}
+
+#[test]
+fn repeated_runs_give_per_test_verdicts() {
+    let d = tempfile::tempdir().unwrap();
+    let mut before = Vec::new();
+    let mut after = Vec::new();
+    for run in 0..3 {
+        let jitter = 0.0001 * run as f64;
+        let base: Vec<(String, f64)> = (0..20)
+            .map(|i| (format!("t{i}"), 0.010 + 0.001 * i as f64 + jitter))
+            .collect();
+        let b: Vec<(&str, f64, &str)> = base.iter().map(|(n, t)| (n.as_str(), *t, "")).collect();
+        let a: Vec<(&str, f64, &str)> = base
+            .iter()
+            .map(|(n, t)| (n.as_str(), if n == "t3" { t + 0.5 } else { *t }, ""))
+            .collect();
+        before.push(junit(d.path(), &format!("b{run}.xml"), &b, 1.0));
+        after.push(junit(d.path(), &format!("a{run}.xml"), &a, 1.5));
+    }
+    let mut args: Vec<String> = vec!["tests".into(), "diff".into()];
+    args.extend(before.iter().map(|p| p.display().to_string()));
+    args.push("--vs".into());
+    args.extend(after.iter().map(|p| p.display().to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let r = json(&args);
+    assert_eq!(r["runs"], serde_json::json!([3, 3]));
+    let rows = r["tests"].as_array().unwrap();
+    assert_eq!(rows[0]["test"], "t3", "largest change first");
+    assert_eq!(rows[0]["verdict"], "slower");
+    assert!(rows[1..].iter().all(|x| x["verdict"] != "slower"));
+    assert_eq!(r["shapes"][0]["kind"], "concentrated");
+}
+
+#[test]
+fn added_removed_failing_and_renamed() {
+    let d = tempfile::tempdir().unwrap();
+    let b = junit(
+        d.path(),
+        "b.xml",
+        &[("keep", 0.1, ""), ("gone", 0.2, ""), ("breaks", 0.1, "")],
+        0.5,
+    );
+    let a = junit(
+        d.path(),
+        "a.xml",
+        &[
+            ("keep", 0.1, ""),
+            ("new", 0.3, ""),
+            ("breaks", 0.1, "<failure message=\"x\"/>"),
+        ],
+        0.6,
+    );
+    let r = json(&[
+        "tests",
+        "diff",
+        b.to_str().unwrap(),
+        "--vs",
+        a.to_str().unwrap(),
+    ]);
+    assert_eq!(r["added"], serde_json::json!(["s :: C :: new"]));
+    assert_eq!(r["removed"], serde_json::json!(["s :: C :: gone"]));
+    assert_eq!(r["newly_failing"], serde_json::json!(["s :: C :: breaks"]));
+}
+
+#[test]
+fn fail_if_slower_and_formats() {
+    let d = tempfile::tempdir().unwrap();
+    let b = junit(d.path(), "b.xml", &[("x", 1.0, ""), ("y", 1.0, "")], 2.0);
+    let a = junit(d.path(), "a.xml", &[("x", 1.5, ""), ("y", 1.0, "")], 2.5);
+    let diff = |extra: &[&str]| {
+        tardy()
+            .args(["tests", "diff"])
+            .arg(&b)
+            .arg("--vs")
+            .arg(&a)
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(diff(&["--fail-if-slower", "10"]).status.code(), Some(1));
+    assert_eq!(diff(&["--fail-if-slower", "30"]).status.code(), Some(0));
+    let md = diff(&["--format", "markdown"]);
+    assert!(String::from_utf8_lossy(&md.stdout).contains("| Test | Before | After | Change |"));
+    let csv = diff(&["--format", "csv"]);
+    assert!(String::from_utf8_lossy(&csv.stdout).starts_with("suite,class,test,before_s,after_s"));
+}
+
+#[test]
+fn bad_reports_fail_clearly_or_are_skipped_with_keep_going() {
+    let d = tempfile::tempdir().unwrap();
+    let good = junit(d.path(), "good.xml", &[("x", 1.0, "")], 1.0);
+    let bad = d.path().join("bad.xml");
+    std::fs::write(&bad, "<testsuite name=\"a\"><testcase name=\"x\"").unwrap();
+    let out = tardy().args(["tests", "show"]).arg(&bad).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.xml") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    // A directory with one bad file: stop, or skip it with --keep-going.
+    tardy()
+        .args(["tests", "show"])
+        .arg(d.path())
+        .assert()
+        .code(2);
+    let out = tardy()
+        .args(["tests", "show", "--keep-going", "--format", "json"])
+        .arg(d.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tests"], 1);
+    assert!(v["warnings"].to_string().contains("bad.xml"));
+    let _ = good;
+    tardy()
+        .args(["tests", "show", "/nonexistent/dir"])
+        .assert()
+        .code(2);
+}
