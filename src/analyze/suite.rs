@@ -36,11 +36,14 @@ pub struct Show {
     pub warnings: Vec<String>,
 }
 
-fn status_name(s: Status) -> String {
-    serde_json::to_value(s)
-        .ok()
-        .and_then(|v| v.as_str().map(String::from))
-        .unwrap_or_default()
+fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Passed => "passed",
+        Status::Flaky => "flaky",
+        Status::Failed => "failed",
+        Status::Errored => "errored",
+        Status::Skipped => "skipped",
+    }
 }
 
 pub fn show(r: &Report, top: usize) -> Show {
@@ -50,31 +53,43 @@ pub fn show(r: &Report, top: usize) -> Show {
     let mut histogram: Vec<(f64, usize)> = bounds.iter().map(|&b| (b, 0)).collect();
     let mut suites: HashMap<&str, f64> = HashMap::new();
     for c in &r.cases {
-        *by_status.entry(status_name(c.status)).or_insert(0) += 1;
+        *by_status
+            .entry(status_name(c.status).to_string())
+            .or_insert(0) += 1;
         if c.has_children {
             continue;
         }
         if let Some(d) = c.duration_s {
-            *time_by_status.entry(status_name(c.status)).or_insert(0.0) += d;
+            *time_by_status
+                .entry(status_name(c.status).to_string())
+                .or_insert(0.0) += d;
             if let Some(h) = histogram.iter_mut().find(|(b, _)| d < *b) {
                 h.1 += 1;
             }
-            *suites.entry(c.id.suite.as_str()).or_insert(0.0) += d;
+            *suites.entry(&*c.id.suite).or_insert(0.0) += d;
         }
     }
-    let mut tests: Vec<NamedTime> = r
+    // Select the top N before formatting any name: a report may hold a million tests.
+    let mut timed: Vec<(f64, usize)> = r
         .cases
         .iter()
-        .filter(|c| !c.has_children)
-        .filter_map(|c| {
-            c.duration_s.map(|d| NamedTime {
-                name: c.id.display(),
-                seconds: d,
-            })
+        .enumerate()
+        .filter(|(_, c)| !c.has_children)
+        .filter_map(|(i, c)| c.duration_s.map(|d| (d, i)))
+        .collect();
+    let keep = top.min(timed.len());
+    if keep > 0 && keep < timed.len() {
+        timed.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+    }
+    timed.truncate(keep);
+    timed.sort_by(|a, b| b.0.total_cmp(&a.0));
+    let tests: Vec<NamedTime> = timed
+        .iter()
+        .map(|&(d, i)| NamedTime {
+            name: r.cases[i].id.display(),
+            seconds: d,
         })
         .collect();
-    tests.sort_by(|a, b| b.seconds.total_cmp(&a.seconds));
-    tests.truncate(top);
     let mut suites: Vec<NamedTime> = suites
         .into_iter()
         .map(|(n, s)| NamedTime {
@@ -240,8 +255,8 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
         }
         rows.push(TestRow {
             name,
-            suite: id.suite.clone(),
-            class: id.class.clone(),
+            suite: id.suite.to_string(),
+            class: id.class.to_string(),
             test: id.name.clone(),
             before_s: mb,
             after_s: ma,

@@ -24,6 +24,8 @@ struct Event {
 
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
     let first = report.cases.len();
+    let empty: std::sync::Arc<str> = std::sync::Arc::from("");
+    let mut packages: std::collections::HashMap<String, std::sync::Arc<str>> = Default::default();
     for (i, line) in input.lines().enumerate() {
         let line =
             line.map_err(|e| IngestError::at(name, Some(i + 1), format!("cannot read: {e}")))?;
@@ -51,8 +53,11 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         match ev.test {
             Some(test) => report.cases.push(TestCase {
                 id: TestId {
-                    suite: ev.package.clone(),
-                    class: String::new(),
+                    suite: packages
+                        .entry(ev.package.clone())
+                        .or_insert_with(|| std::sync::Arc::from(ev.package.as_str()))
+                        .clone(),
+                    class: empty.clone(),
                     name: test,
                 },
                 duration_s: elapsed,
@@ -63,7 +68,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             None => {
                 let tests = report.cases[first..]
                     .iter()
-                    .filter(|c| c.id.suite == ev.package)
+                    .filter(|c| *c.id.suite == *ev.package)
                     .count();
                 report.suites.push(Suite {
                     name: ev.package,

@@ -10,7 +10,10 @@ pub mod duration;
 pub mod gojson;
 pub mod xml;
 
+use std::collections::{HashMap, HashSet};
+use std::hash::{BuildHasherDefault, Hasher};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -28,20 +31,81 @@ pub enum Status {
     Skipped,
 }
 
-/// One test's identity: suite path, class and name.
+/// One test's identity: suite path, class and name. Suite and class are
+/// shared between the many tests that have them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct TestId {
-    pub suite: String,
-    pub class: String,
+    pub suite: Arc<str>,
+    pub class: Arc<str>,
     pub name: String,
+}
+
+/// FxHash (rustc's): fast hashing of the many short test identities; the
+/// keys come from files, not from an adversary who could force collisions
+/// at scale (and a collision only costs time).
+#[derive(Default, Clone, Copy)]
+pub struct FxHasher(u64);
+
+impl Hasher for FxHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for chunk in &mut chunks {
+            let word = u64::from_le_bytes([
+                chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
+            ]);
+            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+        for &b in chunks.remainder() {
+            self.write_u8(b);
+        }
+    }
+    fn write_u8(&mut self, b: u8) {
+        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+pub type FxBuild = BuildHasherDefault<FxHasher>;
+
+/// A test id for duplicate detection, with its hash computed once: suite
+/// and class strings are shared, so each distinct one is hashed once
+/// (cached by address) and combined with the name's hash.
+struct IdKey<'a> {
+    id: &'a TestId,
+    hash: u64,
+}
+
+impl PartialEq for IdKey<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash == other.hash && self.id == other.id
+    }
+}
+impl Eq for IdKey<'_> {}
+
+impl std::hash::Hash for IdKey<'_> {
+    fn hash<H: Hasher>(&self, h: &mut H) {
+        h.write_u64(self.hash);
+    }
+}
+
+fn fx(bytes: &[u8]) -> u64 {
+    let mut h = FxHasher::default();
+    h.write(bytes);
+    h.write_usize(bytes.len());
+    h.finish()
 }
 
 impl TestId {
     /// "suite :: class :: name", leaving out empty or repeated parts.
     pub fn display(&self) -> String {
         let mut parts: Vec<&str> = Vec::new();
-        for p in [&self.suite, &self.class, &self.name] {
-            if !p.is_empty() && !parts.contains(&p.as_str()) {
+        for p in [&*self.suite, &*self.class, self.name.as_str()] {
+            if !p.is_empty() && !parts.contains(&p) {
                 parts.push(p);
             }
         }
@@ -102,26 +166,22 @@ impl Report {
     /// (go test -json, go-junit-report, gotestsum list both; the parent's
     /// time includes its subtests).
     pub fn mark_parents(&mut self) {
-        let mut keys: Vec<(&str, &str, &str)> = self
+        if !self.cases.iter().any(|c| c.id.name.contains('/')) {
+            return;
+        }
+        let mut parents: HashSet<(&str, &str, &str), FxBuild> = HashSet::default();
+        for c in &self.cases {
+            let name = c.id.name.as_str();
+            for (i, _) in name.match_indices('/') {
+                parents.insert((&c.id.suite, &c.id.class, &name[..i]));
+            }
+        }
+        let flags: Vec<bool> = self
             .cases
             .iter()
-            .map(|c| (c.id.suite.as_str(), c.id.class.as_str(), c.id.name.as_str()))
+            .map(|c| parents.contains(&(&*c.id.suite, &*c.id.class, c.id.name.as_str())))
             .collect();
-        keys.sort_unstable();
-        let parents: Vec<bool> = self
-            .cases
-            .iter()
-            .map(|c| {
-                let prefix = format!("{}/", c.id.name);
-                let at = keys.partition_point(|k| {
-                    *k < (c.id.suite.as_str(), c.id.class.as_str(), prefix.as_str())
-                });
-                keys.get(at).is_some_and(|k| {
-                    k.0 == c.id.suite && k.1 == c.id.class && k.2.starts_with(&prefix)
-                })
-            })
-            .collect();
-        for (c, p) in self.cases.iter_mut().zip(parents) {
+        for (c, p) in self.cases.iter_mut().zip(flags) {
             c.has_children |= p;
         }
     }
@@ -129,40 +189,57 @@ impl Report {
     /// Merge duplicate identities: durations add up, the last status wins
     /// (a failure followed by a pass is flaky).
     pub fn merge_duplicates(&mut self) {
-        let mut index: std::collections::HashMap<TestId, usize> = std::collections::HashMap::new();
-        let mut merged: Vec<TestCase> = Vec::with_capacity(self.cases.len());
-        let mut duplicates = 0usize;
-        for c in std::mem::take(&mut self.cases) {
-            match index.get(&c.id) {
-                Some(&i) => {
-                    let m = &mut merged[i];
-                    duplicates += 1;
-                    m.retries += 1 + c.retries;
-                    m.duration_s = match (m.duration_s, c.duration_s) {
-                        (Some(a), Some(b)) => Some(a + b),
-                        (a, b) => a.or(b),
-                    };
-                    m.status = match (m.status, c.status) {
-                        (Status::Failed | Status::Errored | Status::Flaky, Status::Passed) => {
-                            Status::Flaky
-                        }
-                        (Status::Passed, Status::Errored) => Status::Errored, // pytest call + teardown error
-                        (_, s) => s,
-                    };
-                    m.has_children |= c.has_children;
-                }
-                None => {
-                    index.insert(c.id.clone(), merged.len());
-                    merged.push(c);
+        // First pass on borrowed ids: which later cases repeat an earlier one.
+        let mut first: HashMap<IdKey, usize, FxBuild> =
+            HashMap::with_capacity_and_hasher(self.cases.len(), FxBuild::default());
+        let mut shared: HashMap<usize, u64, FxBuild> = HashMap::default();
+        let mut hash_shared = |a: &Arc<str>| {
+            *shared
+                .entry(Arc::as_ptr(a) as *const u8 as usize)
+                .or_insert_with(|| fx(a.as_bytes()))
+        };
+        let mut repeats: Vec<(usize, usize)> = Vec::new();
+        for (i, c) in self.cases.iter().enumerate() {
+            let hash = hash_shared(&c.id.suite).rotate_left(21)
+                ^ hash_shared(&c.id.class).rotate_left(42)
+                ^ fx(c.id.name.as_bytes());
+            match first.entry(IdKey { id: &c.id, hash }) {
+                std::collections::hash_map::Entry::Occupied(f) => repeats.push((i, *f.get())),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(i);
                 }
             }
         }
-        if duplicates > 0 {
-            self.warnings.push(format!(
-                "{duplicates} test results repeat an earlier identity (retries, or pytest teardown errors): their durations were added and the last status kept"
-            ));
+        drop(first);
+        if repeats.is_empty() {
+            return;
         }
-        self.cases = merged;
+        let mut gone = vec![false; self.cases.len()];
+        for &(i, f) in &repeats {
+            let c = self.cases[i].clone();
+            let m = &mut self.cases[f];
+            m.retries += 1 + c.retries;
+            m.duration_s = match (m.duration_s, c.duration_s) {
+                (Some(a), Some(b)) => Some(a + b),
+                (a, b) => a.or(b),
+            };
+            m.status = match (m.status, c.status) {
+                (Status::Failed | Status::Errored | Status::Flaky, Status::Passed) => Status::Flaky,
+                (Status::Passed, Status::Errored) => Status::Errored, // pytest call + teardown error
+                (_, s) => s,
+            };
+            m.has_children |= c.has_children;
+            gone[i] = true;
+        }
+        let mut k = 0;
+        self.cases.retain(|_| {
+            k += 1;
+            !gone[k - 1]
+        });
+        self.warnings.push(format!(
+            "{} test results repeat an earlier identity (retries, or pytest teardown errors): their durations were added and the last status kept",
+            repeats.len()
+        ));
     }
 }
 
@@ -309,7 +386,7 @@ mod tests {
             assert_eq!(case(&r, "test_fails").status, Status::Failed);
             assert_eq!(case(&r, "test_skipped").status, Status::Skipped);
             assert!(case(&r, "test_sleepy").duration_s.unwrap() >= 0.02);
-            assert_eq!(case(&r, "test_param[2]").id.class, "test_sample");
+            assert_eq!(&*case(&r, "test_param[2]").id.class, "test_sample");
             assert_eq!(r.suites.len(), 1);
             assert!(r.suite_wall_s().unwrap() > 0.0);
         }
@@ -344,7 +421,7 @@ mod tests {
         assert_eq!(case(&n, "Throws").status, Status::Errored);
         assert_eq!(case(&n, "Later").status, Status::Skipped);
         assert_eq!(
-            case(&n, "Sleeps").id.suite,
+            &*case(&n, "Sleeps").id.suite,
             "Calc.Tests.dll / Calc / CalcTests"
         );
         assert_eq!(
@@ -358,7 +435,7 @@ mod tests {
             Some(0.0),
             "TRX omits zero durations"
         );
-        assert_eq!(case(&t, "Adds").id.class, "Calc.Tests.MathTests");
+        assert_eq!(&*case(&t, "Adds").id.class, "Calc.Tests.MathTests");
         assert_eq!(
             case(&t, "Should be even number(i: 3)").status,
             Status::Failed

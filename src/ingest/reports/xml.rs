@@ -9,8 +9,10 @@ use std::io::BufRead;
 use quick_xml::Reader;
 use quick_xml::events::{BytesStart, Event};
 
+use std::sync::Arc;
+
 use super::duration;
-use super::{Report, Status, Suite, TestCase, TestId};
+use super::{FxBuild, Report, Status, Suite, TestCase, TestId};
 use crate::ingest::error::IngestError;
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -24,6 +26,7 @@ enum Dialect {
 
 fn attr(e: &BytesStart, key: &str) -> Option<String> {
     e.attributes()
+        .with_checks(false)
         .flatten()
         .find(|a| a.key.local_name().as_ref() == key.as_bytes())
         .map(|a| {
@@ -36,8 +39,11 @@ fn attr(e: &BytesStart, key: &str) -> Option<String> {
 struct Parser<'a> {
     name: &'a str,
     dialect: Option<Dialect>,
-    /// Names of the enclosing suites.
+    /// Names of the enclosing suites, and their path joined once per change.
     suites: Vec<String>,
+    suite_path: Arc<str>,
+    /// Class names, shared between the tests that have them.
+    classes: HashMap<Box<str>, Arc<str>, FxBuild>,
     /// Index into report.suites of the outermost open suite, for counting.
     outer: Option<usize>,
     pending: Option<TestCase>,
@@ -83,20 +89,32 @@ impl Parser<'_> {
         }
         if !empty {
             self.suites.push(name);
+            self.suite_path = Arc::from(self.suites.join(" / "));
         }
     }
 
     fn close_suite(&mut self) {
         self.suites.pop();
+        self.suite_path = Arc::from(self.suites.join(" / "));
         if self.suites.is_empty() {
             self.outer = None;
         }
     }
 
+    fn class(&mut self, name: String) -> Arc<str> {
+        if let Some(c) = self.classes.get(name.as_str()) {
+            return c.clone();
+        }
+        let shared: Arc<str> = Arc::from(name.as_str());
+        self.classes.insert(name.into_boxed_str(), shared.clone());
+        shared
+    }
+
     fn start_case(&mut self, class: String, name: String, duration_s: Option<f64>, status: Status) {
+        let class = self.class(class);
         self.pending = Some(TestCase {
             id: TestId {
-                suite: self.suites.join(" / "),
+                suite: self.suite_path.clone(),
                 class,
                 name,
             },
@@ -311,6 +329,8 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         name,
         dialect: None,
         suites: Vec::new(),
+        suite_path: Arc::from(""),
+        classes: HashMap::default(),
         outer: None,
         pending: None,
         trx_depth: 0,
@@ -366,7 +386,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     }
     for (i, id) in std::mem::take(&mut p.trx_cases) {
         if let (Some(c), Some(class)) = (report.cases.get_mut(i), p.trx_class.get(&id)) {
-            c.id.class = class.clone();
+            c.id.class = Arc::from(class.as_str());
         }
     }
     if p.bad_durations > 0 {

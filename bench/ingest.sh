@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# tardy's report ingestion against Python's junitparser on one 1,000,000-testcase JUnit file
+# (~150 MB), in one run: median wall time of REPS alternating runs, the ratio, and tardy's
+# peak memory. Target (issue 4): tardy under 1 s and >= 20x faster than junitparser.
+# Needs: python3 with junitparser (pip install junitparser), /usr/bin/time, a release build.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${N:-1000000}
+REPS=${REPS:-3}
+python3 -c "import junitparser" 2>/dev/null || { echo "bench/ingest.sh: pip install junitparser" >&2; exit 2; }
+cargo build --release --quiet
+TARDY=$PWD/target/release/tardy
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+python3 - "$tmp/big.xml" "$N" <<'PY'
+import random, sys
+path, n = sys.argv[1], int(sys.argv[2])
+rng = random.Random(1)
+with open(path, "w") as f:
+    f.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="big">\n')
+    per = 1000
+    for s in range(n // per):
+        f.write(f'  <testsuite name="com.example.suite{s}" tests="{per}" time="{rng.uniform(1, 9):.3f}">\n')
+        for t in range(per):
+            child = '<failure message="boom" type="AssertionError">expected 1</failure>' if rng.random() < 0.01 else ''
+            f.write(f'    <testcase classname="com.example.suite{s}.Class{t % 20}" name="test_case_number_{t}" time="{rng.expovariate(100):.4f}">{child}</testcase>\n')
+        f.write('  </testsuite>\n')
+    f.write('</testsuites>\n')
+PY
+cat > "$tmp/jp.py" <<'PY'
+import sys
+from junitparser import JUnitXml
+total, n = 0.0, 0
+for suite in JUnitXml.fromfile(sys.argv[1]):
+    for case in suite:
+        n += 1
+        total += case.time or 0.0
+print(n, round(total, 3))
+PY
+ls -la "$tmp/big.xml" | awk '{printf "file: %.0f MB, %s testcases\n", $5/1e6, '"$N"'}'
+now() { date +%s%N; }
+for i in $(seq "$REPS"); do
+  t0=$(now); "$TARDY" tests show "$tmp/big.xml" --format json > "$tmp/t.json"; t1=$(now)
+  python3 "$tmp/jp.py" "$tmp/big.xml" > "$tmp/jp.txt"; t2=$(now)
+  echo "$(( t1 - t0 )) $(( t2 - t1 ))" >> "$tmp/times"
+done
+/usr/bin/time -f "%M" -o "$tmp/mem" "$TARDY" tests show "$tmp/big.xml" > /dev/null
+python3 - "$tmp" <<'PY'
+import json, statistics as st, sys
+d = sys.argv[1]
+rows = [list(map(int, l.split())) for l in open(f"{d}/times")]
+t, j = (st.median(r[i] for r in rows) / 1e9 for i in range(2))
+tardy = json.load(open(f"{d}/t.json"))
+n, total = open(f"{d}/jp.txt").read().split()
+print(f"tardy tests show   {t:.3f} s  ({tardy['tests']} tests, sum {tardy['total_s']:.3f} s)   target < 1 s: {'met' if t < 1 else 'NOT met'}")
+print(f"junitparser        {j:.3f} s  ({n} tests, sum {total} s)")
+print(f"ratio junitparser/tardy {j/t:.1f}x   target >= 20x: {'met' if j/t >= 20 else 'NOT met'}")
+print(f"tardy peak memory {int(open(f'{d}/mem').read()) / 1024:.0f} MiB")
+PY
