@@ -72,3 +72,42 @@ proptest! {
         prop_assert_eq!(strtod(&s), (v, s.len()));
     }
 }
+
+fn xmlish() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        Just("<testsuites>".to_string()),
+        Just("<testsuite name=\"s\" time=\"1.5\">".to_string()),
+        Just("</testsuite>".to_string()),
+        Just("<testcase classname=\"C\" name=\"t/x\" time=\"0,5\">".to_string()),
+        Just("<testcase name=\"t\" time=\"-1\"/>".to_string()),
+        Just("</testcase>".to_string()),
+        Just("<failure/>".to_string()),
+        Just("<test-run><test-suite name=\"a\"><test-case name=\"b\" duration=\"1e3\" result=\"Failed\"/>".to_string()),
+        Just("<TestRun><Results><UnitTestResult testId=\"1\" testName=\"x\" duration=\"00:00:01.5\" outcome=\"Passed\">".to_string()),
+        Just("<InnerResults>".to_string()),
+        Just("<UnitTest id=\"1\"><TestMethod className=\"K\" name=\"x\"/></UnitTest>".to_string()),
+        Just("<assemblies><assembly name=\"a\"><collection name=\"c\"><test name=\"n\" type=\"T\" time=\"2\" result=\"Pass\"/>".to_string()),
+        Just("<!DOCTYPE x [<!ENTITY a \"b\">]>".to_string()),
+        Just("&a;".to_string()),
+        Just("{\"Action\":\"pass\",\"Package\":\"p\",\"Test\":\"T/a\",\"Elapsed\":0.1}\n".to_string()),
+        any::<char>().prop_map(String::from),
+    ];
+    proptest::collection::vec(piece, 0..30).prop_map(|v| v.concat())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn report_readers_never_panic(text in xmlish()) {
+        use tardy::ingest::reports::{Report, gojson, xml};
+        let mut r = Report::default();
+        let _ = xml::read(text.as_bytes(), "prop", &mut r);
+        let mut g = Report::default();
+        let _ = gojson::read(text.as_bytes(), "prop", &mut g);
+        r.merge_duplicates();
+        r.mark_parents();
+        let _ = tardy::analyze::suite::diff(&[r.clone()], &[g]);
+        let _ = tardy::analyze::suite::show(&r, 5);
+    }
+}
