@@ -82,21 +82,23 @@ const QUANTA: [(f64, &str); 4] = [
     (0.001, "1 ms, a 1 ms sleep or a HZ=1000 tick"),
 ];
 
-/// The known quantum (or small multiple of one) within 15% of `c`.
+/// The known quantum nearest `c`: a single quantum within 20% (the measured
+/// overhead also holds the wait it replaced), else a small multiple within 10%.
 pub fn quantum(c: f64) -> Option<String> {
-    for (q, what) in QUANTA {
-        for k in 1..=4 {
-            let target = q * k as f64;
-            if (c - target).abs() <= 0.15 * target {
-                return Some(if k == 1 {
-                    format!("≈ {what}")
-                } else {
-                    format!("≈ {k} × {what}")
-                });
-            }
-        }
+    let rel = |target: f64| (c - target).abs() / target;
+    let single = QUANTA
+        .iter()
+        .filter(|(q, _)| rel(*q) <= 0.2)
+        .min_by(|a, b| rel(a.0).total_cmp(&rel(b.0)));
+    if let Some((_, what)) = single {
+        return Some(format!("≈ {what}"));
     }
-    None
+    QUANTA
+        .iter()
+        .flat_map(|&(q, what)| (2..=4).map(move |k| (q * k as f64, k, what)))
+        .filter(|(t, _, _)| rel(*t) <= 0.1)
+        .min_by(|a, b| rel(a.0).total_cmp(&rel(b.0)))
+        .map(|(_, k, what)| format!("≈ {k} × {what}"))
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -342,6 +344,15 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(shapes[0].explained_share > 0.9);
+    }
+
+    #[test]
+    fn quanta_prefer_a_single_tick() {
+        assert!(quantum(0.018).unwrap().contains("15.6 ms"));
+        assert!(quantum(0.0102).unwrap().starts_with("≈ 10 ms"));
+        assert!(quantum(0.0198).unwrap().starts_with("≈ 2 × 10 ms"));
+        assert!(quantum(0.0041).unwrap().starts_with("≈ 4 ms"));
+        assert_eq!(quantum(0.070), None);
     }
 
     #[test]
