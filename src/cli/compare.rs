@@ -11,7 +11,7 @@ use tardy::render::{self, style::Style};
 use tardy::stats::Verdict;
 use tardy::stats::compare::{Correction, Options, TestChoice};
 
-use super::fail;
+use super::{fail, percent};
 
 #[derive(Args)]
 #[command(
@@ -131,19 +131,6 @@ pub struct CompareArgs {
     /// ASCII characters only in the plot.
     #[arg(long, help_heading = "Output")]
     ascii: bool,
-}
-
-fn percent(name: &str, s: &str, open_upper: bool) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("--{name} takes a percentage, not '{s}'"))?;
-    let ok = v >= 0.0 && v.is_finite() && (!open_upper || (v > 0.0 && v < 100.0));
-    if !ok {
-        return Err(format!("--{name} is out of range: {s}"));
-    }
-    Ok(v / 100.0)
 }
 
 pub fn main(args: CompareArgs) -> i32 {

@@ -64,6 +64,31 @@ pub fn main() -> i32 {
     }
 }
 
+/// A percentage option ("5", "5%") as a fraction. A `level` (confidence,
+/// precision) lies strictly between 0 and 100; anything else is at least 0.
+pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {
+    let v: f64 = s
+        .trim()
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("--{name} takes a percentage, not '{s}'"))?;
+    let ok = v.is_finite()
+        && if level {
+            v > 0.0 && v < 100.0
+        } else {
+            v >= 0.0
+        };
+    if !ok {
+        let range = if level {
+            "between 0 and 100 (exclusive)"
+        } else {
+            "at least 0"
+        };
+        return Err(format!("--{name} must be {range}, not {s}"));
+    }
+    Ok(v / 100.0)
+}
+
 /// Print `tardy: error: MESSAGE` and return the error exit code.
 pub fn fail(message: impl std::fmt::Display) -> i32 {
     eprintln!("tardy: error: {message}");

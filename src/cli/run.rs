@@ -185,17 +185,7 @@ pub struct RunArgs {
 }
 
 fn percent_arg(name: &str, s: &str) -> Result<f64, MeasureError> {
-    let v: f64 = s
-        .trim()
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| MeasureError::Option(format!("--{name} takes a percentage, not '{s}'")))?;
-    if !(v > 0.0 && v < 100.0) {
-        return Err(MeasureError::Option(format!(
-            "--{name} must be between 0 and 100 (exclusive), not {s}"
-        )));
-    }
-    Ok(v / 100.0)
+    super::percent(name, s, true).map_err(MeasureError::Option)
 }
 
 fn seconds_arg(name: &str, v: Option<f64>) -> Result<Option<Duration>, MeasureError> {

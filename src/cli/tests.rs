@@ -121,14 +121,7 @@ fn run(args: TestsArgs) -> Result<i32, String> {
             common,
         } => {
             let pct = fail_if_slower
-                .map(|s| {
-                    s.trim_end_matches('%')
-                        .parse::<f64>()
-                        .ok()
-                        .filter(|v| v.is_finite() && *v >= 0.0)
-                        .map(|v| v / 100.0)
-                        .ok_or(format!("--fail-if-slower takes a percentage, not '{s}'"))
-                })
+                .map(|s| super::percent("fail-if-slower", &s, false))
                 .transpose()?;
             let read = |paths: &[PathBuf]| -> Result<Vec<Report>, String> {
                 paths
