@@ -187,7 +187,7 @@ fn fail_if_slower_and_formats() {
 #[test]
 fn bad_reports_fail_clearly_or_are_skipped_with_keep_going() {
     let d = tempfile::tempdir().unwrap();
-    let good = junit(d.path(), "good.xml", &[("x", 1.0, "")], 1.0);
+    junit(d.path(), "good.xml", &[("x", 1.0, "")], 1.0);
     let bad = d.path().join("bad.xml");
     std::fs::write(&bad, "<testsuite name=\"a\"><testcase name=\"x\"").unwrap();
     let out = tardy().args(["tests", "show"]).arg(&bad).output().unwrap();
@@ -212,7 +212,6 @@ fn bad_reports_fail_clearly_or_are_skipped_with_keep_going() {
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["tests"], 1);
     assert!(v["warnings"].to_string().contains("bad.xml"));
-    let _ = good;
     tardy()
         .args(["tests", "show", "/nonexistent/dir"])
         .assert()

@@ -12,9 +12,7 @@ fn log_var(x: &[f64]) -> Option<f64> {
     if x.len() < 2 || x.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
     }
-    let n = x.len() as f64;
-    let mean = x.iter().map(|v| v.ln()).sum::<f64>() / n;
-    Some(x.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (n - 1.0))
+    Some(super::summary::mean_var_of(x, f64::ln).1)
 }
 
 fn z_sum(confidence: f64) -> f64 {

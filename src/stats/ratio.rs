@@ -92,10 +92,7 @@ pub fn ratio_of_geomeans(
 }
 
 fn log_mean_var(values: &[f64]) -> (f64, f64) {
-    let n = values.len() as f64;
-    let mean = values.iter().map(|v| v.ln()).sum::<f64>() / n;
-    let var = values.iter().map(|v| (v.ln() - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var)
+    super::summary::mean_var_of(values, f64::ln)
 }
 
 #[cfg(test)]

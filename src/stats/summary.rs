@@ -71,6 +71,15 @@ pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
     })
 }
 
+/// Mean and sample variance (n - 1) of `values`, two-pass, of `f(v)` for each
+/// value (the identity, or `ln` for log-times). Needs 2+ values.
+pub fn mean_var_of(values: &[f64], f: impl Fn(f64) -> f64) -> (f64, f64) {
+    let n = values.len() as f64;
+    let mean = values.iter().map(|&v| f(v)).sum::<f64>() / n;
+    let var = values.iter().map(|&v| (f(v) - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var)
+}
+
 /// The median of unsorted data by selection, O(n).
 pub fn median_by_selection(values: &mut [f64]) -> f64 {
     let n = values.len();

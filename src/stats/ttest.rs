@@ -19,10 +19,7 @@ pub struct TTest {
 }
 
 fn mean_var(x: &[f64]) -> (f64, f64) {
-    let n = x.len() as f64;
-    let mean = x.iter().sum::<f64>() / n;
-    let var = x.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1.0);
-    (mean, var)
+    super::summary::mean_var_of(x, |v| v)
 }
 
 fn finish(diff: f64, se: f64, df: f64, confidence: f64) -> TTest {
