@@ -218,7 +218,7 @@ fn pytest_benchmark_files_are_matched_by_test() {
 fn tardy_results_files_compare_and_warn_about_different_machines() {
     let d = tempfile::tempdir().unwrap();
     let (a, b) = (d.path().join("a.json"), d.path().join("b.json"));
-    for (p, cmd) in [(&a, "sleep 0.01"), (&b, "sleep 0.012")] {
+    for (p, cmd) in [(&a, "sleep 0.01"), (&b, "sleep 0.05")] {
         tardy()
             .args(["run", "--runs", "10", "--export-json"])
             .arg(p)

@@ -63,6 +63,9 @@ impl TimeUnit {
 
 /// `seconds` in the unit that suits it.
 pub fn time(seconds: f64) -> String {
+    if seconds == 0.0 {
+        return "0 s".to_string();
+    }
     TimeUnit::for_value(seconds).format(seconds)
 }
 
@@ -111,6 +114,7 @@ mod tests {
         assert_eq!(time(1.5), "1.500 s");
         assert_eq!(time(0.000_123_4), "123.4 µs");
         assert_eq!(time(5e-8), "50.00 ns");
+        assert_eq!(time(0.0), "0 s");
         assert_eq!(kib(2048), "2.0 MiB");
         assert_eq!(percent(0.0123), "1.23%");
     }

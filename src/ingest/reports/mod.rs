@@ -454,6 +454,63 @@ mod tests {
     }
 
     #[test]
+    fn surefire_reruns_are_flaky_even_across_files() {
+        let r = read("surefire");
+        assert_eq!(r.cases.len(), 8);
+        assert_eq!(case(&r, "flaky").status, Status::Flaky);
+        assert_eq!(case(&r, "fails").status, Status::Failed);
+        assert_eq!(case(&r, "errors").status, Status::Errored);
+        assert_eq!(case(&r, "later").status, Status::Skipped);
+        assert_eq!(&*case(&r, "param(int)[2]").id.suite, "calc.CalcTest");
+        // With an @Nested class Surefire writes first attempts under `CalcTest$Inner` and
+        // the reruns under `CalcTest`: the class, not the file, names the test.
+        let n = read("surefire-nested");
+        assert_eq!(n.cases.len(), 9, "{:?}", n.cases);
+        assert_eq!(case(&n, "flaky").status, Status::Flaky);
+        assert!(case(&n, "fails").retries >= 1);
+        assert_eq!(&*case(&n, "nestedSleeps").id.suite, "calc.CalcTest$Inner");
+    }
+
+    #[test]
+    fn javascript_php_and_ruby_reporters() {
+        let j = read("jest-junit.xml");
+        assert_eq!(j.cases.len(), 6);
+        assert_eq!(case(&j, "Calc fails").status, Status::Failed);
+        assert_eq!(case(&j, "Calc later").status, Status::Skipped);
+        assert!(case(&j, "Calc sleeps").duration_s.unwrap() >= 0.02);
+        // jest's root <testsuites time> covers the whole run, more than its one suite.
+        assert!(j.suite_wall_s().unwrap() > 0.45, "{:?}", j.suites);
+        let m = read("mocha-junit.xml");
+        assert_eq!(
+            m.cases.len(),
+            5,
+            "mocha-junit-reporter leaves out pending tests"
+        );
+        assert_eq!(&*case(&m, "Calc nested param 2").id.suite, "nested");
+        let x = read("mocha-xunit.xml");
+        assert_eq!(x.cases.len(), 6);
+        assert_eq!(&*case(&x, "param 1").id.class, "Calc nested");
+        assert_eq!(case(&x, "later").status, Status::Skipped);
+        let p = read("phpunit.xml");
+        assert_eq!(p.cases.len(), 7);
+        assert!(
+            case(&p, "testParam with data set \"two\"")
+                .id
+                .suite
+                .ends_with("/ CalcTest / CalcTest::testParam")
+        );
+        assert_eq!(case(&p, "testErrors").status, Status::Errored);
+        assert_eq!(case(&p, "testLater").status, Status::Skipped);
+        assert!(p.suite_wall_s().unwrap() >= 0.03, "{:?}", p.suites);
+        assert_eq!(p.suites.len(), 1, "nested suites are not counted twice");
+        let s = read("rspec.xml");
+        assert_eq!(s.cases.len(), 6);
+        assert_eq!(case(&s, "Calc fails").status, Status::Failed);
+        assert_eq!(case(&s, "Calc later").status, Status::Skipped);
+        assert_eq!(&*case(&s, "Calc nested param 1").id.class, "spec.calc_spec");
+    }
+
+    #[test]
     fn a_directory_is_one_run_and_gzip_is_read() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::copy(data("gtest.xml"), dir.path().join("a.xml")).unwrap();

@@ -55,6 +55,10 @@ struct Parser<'a> {
     trx_cases: Vec<(usize, String)>,
     bad_durations: usize,
     first_bad: Option<String>,
+    /// A lone `<testsuite>` root: one class per file (Surefire, Gradle, Ant).
+    class_per_file: bool,
+    /// A `<testsuites time=...>` root: the whole file's wall time (jest, mocha, GoogleTest).
+    root_time: Option<f64>,
 }
 
 impl Parser<'_> {
@@ -112,12 +116,15 @@ impl Parser<'_> {
 
     fn start_case(&mut self, class: String, name: String, duration_s: Option<f64>, status: Status) {
         let class = self.class(class);
+        // In one-class-per-file reports the class names the test, not the file: Surefire
+        // writes a JUnit 5 rerun of `A` into `TEST-A$Inner.xml` under suite `A$Inner`.
+        let suite = if self.class_per_file && self.suites.len() == 1 && !class.is_empty() {
+            class.clone()
+        } else {
+            self.suite_path.clone()
+        };
         self.pending = Some(TestCase {
-            id: TestId {
-                suite: self.suite_path.clone(),
-                class,
-                name,
-            },
+            id: TestId { suite, class, name },
             duration_s,
             status,
             retries: 0,
@@ -164,6 +171,10 @@ impl Parser<'_> {
                     }
                 };
                 self.dialect = Some(d);
+                self.class_per_file = tag == "testsuite";
+                if tag == "testsuites" {
+                    self.root_time = self.duration(attr(e, "time"), false);
+                }
                 if matches!(
                     tag,
                     "testsuites" | "assemblies" | "test-run" | "test-results" | "TestRun"
@@ -340,8 +351,10 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         trx_cases: Vec::new(),
         bad_durations: 0,
         first_bad: None,
+        class_per_file: false,
+        root_time: None,
     };
-    let first_case = report.cases.len();
+    let first_suite = report.suites.len();
     let mut depth = 0usize;
     let mut buf = Vec::with_capacity(4096);
     loop {
@@ -397,6 +410,14 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             p.first_bad.unwrap_or_default()
         ));
     }
-    let _ = first_case;
+    if let Some(t) = p.root_time {
+        // The root's time covers the whole file, setup between suites included.
+        let tests = report.suites.drain(first_suite..).map(|s| s.tests).sum();
+        report.suites.push(Suite {
+            name: name.to_string(),
+            time_s: Some(t),
+            tests,
+        });
+    }
     Ok(())
 }

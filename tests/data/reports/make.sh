@@ -61,6 +61,105 @@ add_test(NAME slow COMMAND sleep 0.2)
 add_test(NAME broken COMMAND false)
 CM
 (cd "$work/ct" && cmake -S . -B b >/dev/null && cd b && ctest --output-junit "$here/ctest.xml" >/dev/null || true)
+
+# Maven Surefire 3.2.5 + JUnit 5 with rerunFailingTestsCount=2: flakyFailure/rerunFailure.
+# surefire-nested/ is the same class with an @Nested class: Surefire then writes the first
+# attempts into TEST-calc.CalcTest$Inner.xml and the reruns into TEST-calc.CalcTest.xml.
+mkdir -p "$work/mvn/src/test/java/calc" && cat > "$work/mvn/pom.xml" <<'POM'
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>calc</groupId><artifactId>calc</artifactId><version>1</version>
+  <properties><maven.compiler.release>17</maven.compiler.release><project.build.sourceEncoding>UTF-8</project.build.sourceEncoding></properties>
+  <dependencies>
+    <dependency><groupId>org.junit.jupiter</groupId><artifactId>junit-jupiter</artifactId><version>5.10.2</version><scope>test</scope></dependency>
+  </dependencies>
+  <build><plugins><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.13.0</version></plugin><plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>3.2.5</version>
+    <configuration><rerunFailingTestsCount>2</rerunFailingTestsCount><testFailureIgnore>true</testFailureIgnore></configuration></plugin></plugins></build>
+</project>
+POM
+cat > "$work/mvn/src/test/java/calc/CalcTest.java" <<'JAVA'
+package calc;
+import org.junit.jupiter.api.*;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+import static org.junit.jupiter.api.Assertions.*;
+class CalcTest {
+  static int attempts = 0;
+  @Test void adds() { assertEquals(2, 1 + 1); }
+  @Test void sleeps() throws Exception { Thread.sleep(25); }
+  @Test void flaky() { attempts++; assertTrue(attempts > 1, "fails the first time"); }
+  @Test void fails() { assertEquals(1, 2); }
+  @Test void errors() { throw new IllegalStateException("boom"); }
+  @Disabled("later") @Test void later() {}
+  @ParameterizedTest @ValueSource(ints = {1, 2}) void param(int n) throws Exception { Thread.sleep(5L * n); }
+  @Nested class Inner { @Test void nestedSleeps() throws Exception { Thread.sleep(10); } }
+}
+JAVA
+(cd "$work/mvn" && mvn -q -B test >/dev/null)
+rm -rf "${here:?}/surefire-nested" && mkdir -p "$here/surefire-nested"
+cp "$work/mvn/target/surefire-reports/"*.xml "$here/surefire-nested/"
+sed -i '/@Nested/d' "$work/mvn/src/test/java/calc/CalcTest.java"
+(cd "$work/mvn" && rm -rf target && mvn -q -B test >/dev/null)
+rm -rf "${here:?}/surefire" && mkdir -p "$here/surefire" && cp "$work/mvn/target/surefire-reports/"*.xml "$here/surefire/"
+
+# jest + jest-junit, mocha + mocha-junit-reporter, mocha's built-in xunit reporter.
+mkdir -p "$work/js/__tests__" "$work/js/test"
+(cd "$work/js" && npm init -y >/dev/null && npm install --no-audit --no-fund jest@30 jest-junit mocha@10 mocha-junit-reporter >/dev/null 2>&1)
+cat > "$work/js/__tests__/calc.test.js" <<'JS'
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+describe('Calc', () => {
+  test('adds', () => { expect(1 + 1).toBe(2); });
+  test('sleeps', async () => { await sleep(25); });
+  test('fails', () => { expect(1).toBe(2); });
+  test.skip('later', () => {});
+  describe('nested', () => { test.each([1, 2])('param %i', async (n) => { await sleep(5 * n); }); });
+});
+JS
+cat > "$work/js/test/calc.spec.js" <<'JS'
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+describe('Calc', () => {
+  it('adds', () => { require('assert').strictEqual(1 + 1, 2); });
+  it('sleeps', async () => { await sleep(25); });
+  it('fails', () => { require('assert').strictEqual(1, 2); });
+  it.skip('later', () => {});
+  describe('nested', () => { [1, 2].forEach((n) => it('param ' + n, async () => { await sleep(5 * n); })); });
+});
+JS
+(cd "$work/js" && JEST_JUNIT_OUTPUT_FILE="$here/jest-junit.xml" npx jest __tests__ --reporters=default --reporters=jest-junit >/dev/null 2>&1 || true)
+(cd "$work/js" && MOCHA_FILE="$here/mocha-junit.xml" npx mocha --reporter mocha-junit-reporter test/ >/dev/null 2>&1 || true)
+(cd "$work/js" && npx mocha --reporter xunit --reporter-option output="$here/mocha-xunit.xml" test/ >/dev/null 2>&1 || true)
+
+# PHPUnit 9.6 (Debian) --log-junit: nested suites, data sets as a suite of their own.
+mkdir -p "$work/php/tests" && cat > "$work/php/tests/CalcTest.php" <<'PHP'
+<?php
+use PHPUnit\Framework\TestCase;
+final class CalcTest extends TestCase {
+    public function testAdds(): void { $this->assertSame(2, 1 + 1); }
+    public function testSleeps(): void { usleep(25000); }
+    public function testFails(): void { $this->assertSame(1, 2); }
+    public function testErrors(): void { throw new RuntimeException('boom'); }
+    public function testLater(): void { $this->markTestSkipped('later'); }
+    /** @dataProvider sizes */
+    public function testParam(int $n): void { usleep(5000 * $n); }
+    public static function sizes(): array { return ['one' => [1], 'two' => [2]]; }
+}
+PHP
+(cd "$work/php" && phpunit --log-junit "$here/phpunit.xml" tests >/dev/null 2>&1 || true)
+
+# RSpec 3 + rspec_junit_formatter 0.4 (Debian).
+mkdir -p "$work/rb/spec" && cat > "$work/rb/spec/calc_spec.rb" <<'RB'
+RSpec.describe "Calc" do
+  it("adds") { expect(1 + 1).to eq(2) }
+  it("sleeps") { sleep 0.025 }
+  it("fails") { expect(1).to eq(2) }
+  it("later") { skip "later" }
+  context "nested" do
+    [1, 2].each { |n| it("param #{n}") { sleep 0.005 * n } }
+  end
+end
+RB
+(cd "$work/rb" && rspec --format RspecJunitFormatter --out "$here/rspec.xml" >/dev/null 2>&1 || true)
+
 echo "reports written to $here"
 # seed000-before.xml / seed000-after.xml: examples/seed000/run.sh with OUT=tests/data/reports
 # (renamed): the same pytest suite under the default and a 15.6 ms timer slack.
