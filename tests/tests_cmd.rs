@@ -217,3 +217,89 @@ fn bad_reports_fail_clearly_or_are_skipped_with_keep_going() {
         .assert()
         .code(2);
 }
+
+#[test]
+fn two_gigabytes_of_junk_fail_fast_with_flat_memory() {
+    // Sparse files: 2 GiB each on disk in no space. One starts like a report and then
+    // never closes its token (a 2 GiB text node of NULs, a 2 GiB NDJSON line); one is junk
+    // from the first byte. Each must end in one clear line, reading at most 64 MiB.
+    let d = tempfile::tempdir().unwrap();
+    for (file, head, expect) in [
+        ("text.xml", "<testsuites>", "longer than 64 MiB"),
+        (
+            "attr.xml",
+            "<testsuites><testcase name=\"",
+            "longer than 64 MiB",
+        ),
+        (
+            "line.json",
+            "{\"Action\":\"run\",\"Test\":\"",
+            "longer than 64 MiB",
+        ),
+        ("junk.bin", "\u{7f}ELF", "is not a test report"),
+    ] {
+        let path = d.path().join(file);
+        std::fs::write(&path, head).unwrap();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_len(2 << 30)
+            .unwrap();
+        let out = tardy().args(["tests", "show"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(file) && err.contains(expect) && err.trim().lines().count() == 1,
+            "{file}: {err}"
+        );
+    }
+    let empty = tempfile::tempdir().unwrap();
+    let out = tardy()
+        .args(["tests", "show"])
+        .arg(empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("without report files"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_file_of_the_bad_corpus_is_one_clear_line() {
+    let bad = data("bad");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&bad).unwrap() {
+        let path = entry.unwrap().path();
+        let file = path.file_name().unwrap().to_string_lossy().to_string();
+        if file == "README.md" {
+            continue;
+        }
+        n += 1;
+        let out = tardy().args(["tests", "show"]).arg(&path).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(&file) && err.trim().lines().count() == 1 && !err.contains("panicked"),
+            "{file}: {err}"
+        );
+    }
+    assert!(n >= 7);
+    // Beside a good report, --keep-going turns each into a warning.
+    let d = tempfile::tempdir().unwrap();
+    junit(d.path(), "good.xml", &[("x", 1.0, "")], 1.0);
+    let v = json(&[
+        "tests",
+        "show",
+        "--keep-going",
+        bad.to_str().unwrap(),
+        d.path().join("good.xml").to_str().unwrap(),
+    ]);
+    assert_eq!(v["tests"], 1);
+    // The billion-laughs document is read with its entities left unexpanded.
+    let v = json(&["tests", "show", data("entity-bomb.xml").to_str().unwrap()]);
+    assert!(v["slowest_tests"].to_string().contains("&lol9;"), "{v}");
+}

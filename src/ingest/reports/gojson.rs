@@ -7,6 +7,7 @@ use std::io::BufRead;
 
 use serde::Deserialize;
 
+use super::bounded::{Bounded, TOKEN_LIMIT};
 use super::{Report, Status, Suite, TestCase, TestId};
 use crate::ingest::error::IngestError;
 
@@ -26,9 +27,11 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let first = report.cases.len();
     let empty: std::sync::Arc<str> = std::sync::Arc::from("");
     let mut packages: std::collections::HashMap<String, std::sync::Arc<str>> = Default::default();
+    let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     for (i, line) in input.lines().enumerate() {
         let line =
             line.map_err(|e| IngestError::at(name, Some(i + 1), format!("cannot read: {e}")))?;
+        budget.reset();
         let line = line.trim();
         if line.is_empty() {
             continue;

@@ -6,6 +6,7 @@
 //! an entity bomb cannot grow in memory. Implausible durations are kept out
 //! of the numbers with a warning, not a failure.
 
+pub mod bounded;
 pub mod duration;
 pub mod gojson;
 pub mod xml;
@@ -335,8 +336,17 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
     let mut report = Report::default();
     for p in paths {
         for f in expand(p)? {
+            let mark = (
+                report.cases.len(),
+                report.suites.len(),
+                report.sources.len(),
+            );
             if let Err(e) = read_file(&f, &mut report) {
                 if keep_going {
+                    // A file counts whole or not at all.
+                    report.cases.truncate(mark.0);
+                    report.suites.truncate(mark.1);
+                    report.sources.truncate(mark.2);
                     report.warnings.push(format!("skipped {e}"));
                 } else {
                     return Err(e);
@@ -469,6 +479,16 @@ mod tests {
         assert_eq!(case(&n, "flaky").status, Status::Flaky);
         assert!(case(&n, "fails").retries >= 1);
         assert_eq!(&*case(&n, "nestedSleeps").id.suite, "calc.CalcTest$Inner");
+    }
+
+    #[test]
+    fn nextest_retries() {
+        let r = read("nextest.xml");
+        assert_eq!(r.cases.len(), 5, "ignored tests are not listed by nextest");
+        assert_eq!(case(&r, "tests::flaky").status, Status::Flaky);
+        assert_eq!(case(&r, "tests::fails").status, Status::Failed);
+        assert_eq!(&*case(&r, "tests::nested::param_1").id.suite, "calc");
+        assert!(r.suite_wall_s().unwrap() > 0.1);
     }
 
     #[test]

@@ -3,14 +3,17 @@
 //! (`test-run`), NUnit 2 (`test-results`), TRX (`TestRun`) and xUnit.net v2
 //! (`assemblies`/`assembly`).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::BufRead;
 
 use quick_xml::Reader;
+use quick_xml::events::attributes::Attribute;
 use quick_xml::events::{BytesStart, Event};
 
 use std::sync::Arc;
 
+use super::bounded::{Bounded, TOKEN_LIMIT};
 use super::duration;
 use super::{FxBuild, Report, Status, Suite, TestCase, TestId};
 use crate::ingest::error::IngestError;
@@ -22,6 +25,37 @@ enum Dialect {
     NUnit2,
     Trx,
     XUnit,
+}
+
+/// An attribute's text: borrowed from the reader's buffer unless it needs unescaping or
+/// whitespace normalisation (the rare case).
+fn text<'e>(a: &Attribute<'e>) -> Cow<'e, str> {
+    if let Cow::Borrowed(raw) = a.value
+        && !raw
+            .iter()
+            .any(|b| matches!(b, b'&' | b'\t' | b'\n' | b'\r'))
+        && let Ok(s) = std::str::from_utf8(raw)
+    {
+        return Cow::Borrowed(s);
+    }
+    match a.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
+        Ok(v) => Cow::Owned(v.into_owned()),
+        Err(_) => Cow::Owned(String::from_utf8_lossy(&a.value).into_owned()),
+    }
+}
+
+/// Several attributes in one pass over the element (the hot path: one call per test).
+fn attrs<'e, const N: usize>(e: &'e BytesStart, keys: [&str; N]) -> [Option<Cow<'e, str>>; N] {
+    let mut out = [const { None }; N];
+    for a in e.attributes().with_checks(false).flatten() {
+        let k = a.key.local_name();
+        if let Some(i) = keys.iter().position(|key| key.as_bytes() == k.as_ref())
+            && out[i].is_none()
+        {
+            out[i] = Some(text(&a));
+        }
+    }
+    out
 }
 
 fn attr(e: &BytesStart, key: &str) -> Option<String> {
@@ -62,12 +96,12 @@ struct Parser<'a> {
 }
 
 impl Parser<'_> {
-    fn duration(&mut self, raw: Option<String>, timespan: bool) -> Option<f64> {
+    fn duration(&mut self, raw: Option<impl AsRef<str>>, timespan: bool) -> Option<f64> {
         let raw = raw?;
         let parsed = if timespan {
-            duration::timespan(&raw)
+            duration::timespan(raw.as_ref())
         } else {
-            duration::seconds(&raw)
+            duration::seconds(raw.as_ref())
         };
         match parsed {
             Ok(v) => Some(v),
@@ -105,16 +139,16 @@ impl Parser<'_> {
         }
     }
 
-    fn class(&mut self, name: String) -> Arc<str> {
-        if let Some(c) = self.classes.get(name.as_str()) {
+    fn class(&mut self, name: &str) -> Arc<str> {
+        if let Some(c) = self.classes.get(name) {
             return c.clone();
         }
-        let shared: Arc<str> = Arc::from(name.as_str());
-        self.classes.insert(name.into_boxed_str(), shared.clone());
+        let shared: Arc<str> = Arc::from(name);
+        self.classes.insert(Box::from(name), shared.clone());
         shared
     }
 
-    fn start_case(&mut self, class: String, name: String, duration_s: Option<f64>, status: Status) {
+    fn start_case(&mut self, class: &str, name: String, duration_s: Option<f64>, status: Status) {
         let class = self.class(class);
         // In one-class-per-file reports the class names the test, not the file: Surefire
         // writes a JUnit 5 rerun of `A` into `TEST-A$Inner.xml` under suite `A$Inner`.
@@ -190,17 +224,19 @@ impl Parser<'_> {
                 self.open_suite(report, name, attr(e, "time"), empty);
             }
             (Dialect::JUnit, "testcase") => {
-                let d = self.duration(attr(e, "time"), false);
-                let skipped = matches!(attr(e, "status").as_deref(), Some("notrun" | "disabled"))
-                    || matches!(attr(e, "result").as_deref(), Some("skipped" | "suppressed"));
+                let [time, st, result, class, name] =
+                    attrs(e, ["time", "status", "result", "classname", "name"]);
+                let d = self.duration(time, false);
+                let skipped = matches!(st.as_deref(), Some("notrun" | "disabled"))
+                    || matches!(result.as_deref(), Some("skipped" | "suppressed"));
                 let status = if skipped {
                     Status::Skipped
                 } else {
                     Status::Passed
                 };
                 self.start_case(
-                    attr(e, "classname").unwrap_or_default(),
-                    attr(e, "name").unwrap_or_default(),
+                    class.as_deref().unwrap_or_default(),
+                    name.map(Cow::into_owned).unwrap_or_default(),
                     d,
                     status,
                 );
@@ -233,7 +269,7 @@ impl Parser<'_> {
                 };
                 let name = attr(e, "name").unwrap_or_default();
                 let class = attr(e, "classname").unwrap_or_default();
-                self.start_case(class, name, d, status);
+                self.start_case(&class, name, d, status);
                 if empty {
                     self.finish_case(report);
                 }
@@ -258,12 +294,7 @@ impl Parser<'_> {
                     parent.has_children = true;
                     report.cases.push(parent);
                 }
-                self.start_case(
-                    String::new(),
-                    attr(e, "testName").unwrap_or_default(),
-                    d,
-                    status,
-                );
+                self.start_case("", attr(e, "testName").unwrap_or_default(), d, status);
                 let id = attr(e, "testId");
                 if empty {
                     if let Some(id) = id {
@@ -295,7 +326,7 @@ impl Parser<'_> {
                     _ => Status::Passed,
                 };
                 self.start_case(
-                    attr(e, "type").unwrap_or_default(),
+                    attr(e, "type").as_deref().unwrap_or_default(),
                     attr(e, "name").unwrap_or_default(),
                     d,
                     status,
@@ -334,6 +365,7 @@ impl Parser<'_> {
 
 /// Parse one XML report from `input`, appending to `report`.
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
+    let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut reader = Reader::from_reader(input);
     reader.config_mut().trim_text(true);
     let mut p = Parser {
@@ -359,11 +391,14 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut buf = Vec::with_capacity(4096);
     loop {
         let event = reader.read_event_into(&mut buf).map_err(|e| {
-            IngestError::at(
-                name,
-                None,
-                format!("malformed XML at byte {}: {e}", reader.error_position()),
-            )
+            let why = match e {
+                quick_xml::Error::Io(io) => format!(
+                    "cannot read on from byte {}: {io}",
+                    reader.buffer_position()
+                ),
+                e => format!("malformed XML at byte {}: {e}", reader.error_position()),
+            };
+            IngestError::at(name, None, why)
         })?;
         match event {
             Event::Start(e) => {
@@ -383,6 +418,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             _ => {}
         }
         buf.clear();
+        budget.reset();
     }
     if depth > 0 {
         return Err(IngestError::at(

@@ -160,6 +160,38 @@ end
 RB
 (cd "$work/rb" && rspec --format RspecJunitFormatter --out "$here/rspec.xml" >/dev/null 2>&1 || true)
 
+# cargo-nextest 0.9 (cargo install cargo-nextest), profile with retries = 2 and JUnit output:
+# flakyFailure for a test that passes on its second try, rerunFailure for one that never does.
+mkdir -p "$work/nx/.config" "$work/nx/src"
+printf '[package]\nname = "calc"\nversion = "0.1.0"\nedition = "2021"\n' > "$work/nx/Cargo.toml"
+printf '[profile.ci]\nretries = 2\nfail-fast = false\n[profile.ci.junit]\npath = "junit.xml"\n' > "$work/nx/.config/nextest.toml"
+cat > "$work/nx/src/lib.rs" <<'RS'
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+    #[test]
+    fn adds() { assert_eq!(1 + 1, 2); }
+    #[test]
+    fn sleeps() { std::thread::sleep(Duration::from_millis(25)); }
+    #[test]
+    fn fails() { assert_eq!(1, 2); }
+    #[test]
+    #[ignore]
+    fn later() {}
+    #[test]
+    fn flaky() {
+        // nextest runs each test in its own process: a file makes it fail only the first time.
+        let p = std::env::temp_dir().join("tardy-nextest-flaky");
+        if std::fs::metadata(&p).is_err() { std::fs::write(&p, "1").unwrap(); panic!("fails the first time"); }
+        std::fs::remove_file(&p).unwrap();
+    }
+    mod nested { #[test] fn param_1() { std::thread::sleep(std::time::Duration::from_millis(5)); } }
+}
+RS
+rm -f "${TMPDIR:-/tmp}/tardy-nextest-flaky"
+(cd "$work/nx" && cargo nextest run --profile ci >/dev/null 2>&1 || true)
+cp "$work/nx/target/nextest/ci/junit.xml" "$here/nextest.xml"
+
 echo "reports written to $here"
 # seed000-before.xml / seed000-after.xml: examples/seed000/run.sh with OUT=tests/data/reports
 # (renamed): the same pytest suite under the default and a 15.6 ms timer slack.
