@@ -340,32 +340,19 @@ fn machine_warnings(sides: &[Side]) -> Vec<String> {
     };
     let mut out = Vec::new();
     for (src, m) in &machines[1..] {
-        let mut diffs = Vec::new();
-        let mut check = |what: &str, a: String, b: String| {
-            if a != b {
-                diffs.push(format!("{what} {a} vs {b}"));
-            }
-        };
-        let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
-        check("CPU", show(&first.cpu_model), show(&m.cpu_model));
-        check(
-            "logical CPUs",
-            format!("{:?}", first.logical_cpus),
-            format!("{:?}", m.logical_cpus),
-        );
-        check("governor", show(&first.governor), show(&m.governor));
-        check(
-            "clocksource",
-            show(&first.clocksource),
-            show(&m.clocksource),
-        );
-        check(
-            "timer slack",
-            format!("{:?}", first.timer_slack_ns),
-            format!("{:?}", m.timer_slack_ns),
-        );
-        check("kernel", show(&first.kernel), show(&m.kernel));
-        check("host", show(&first.hostname), show(&m.hostname));
+        let mut diffs: Vec<String> = first
+            .differences(m)
+            .into_iter()
+            .map(|(what, a, b)| format!("{what} {a} vs {b}"))
+            .collect();
+        if first.hostname != m.hostname {
+            let show = |v: &Option<String>| v.clone().unwrap_or_else(|| "?".into());
+            diffs.push(format!(
+                "host {} vs {}",
+                show(&first.hostname),
+                show(&m.hostname)
+            ));
+        }
         if !diffs.is_empty() {
             out.push(format!(
                 "{first_src} and {src} ran on different machines or settings: {}",

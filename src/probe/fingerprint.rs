@@ -4,6 +4,7 @@
 //! (a container without /sys, a non-Linux system) is `null`, never a guess.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 use std::fs;
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -33,6 +34,52 @@ pub struct Fingerprint {
     pub load_avg_before: Option<[f64; 3]>,
     /// The same when the session ended.
     pub load_avg_after: Option<[f64; 3]>,
+    /// CPU microcode revision (/proc/cpuinfo), e.g. "0xf0".
+    pub microcode: Option<String>,
+    /// Simultaneous multithreading active (/sys/devices/system/cpu/smt/active).
+    pub smt_active: Option<bool>,
+    /// cgroup v2 `cpu.stat` throttling counters of this process's cgroup.
+    pub cgroup_throttling: Option<Throttling>,
+    /// Turbo/boost enabled (intel_pstate/no_turbo inverted, or cpufreq/boost).
+    pub turbo: Option<bool>,
+    /// cpufreq energy_performance_preference of CPU 0, e.g. "balance_performance".
+    pub energy_preference: Option<String>,
+    /// Highest frequency CPU 0 may reach (cpuinfo_max_freq), kHz.
+    pub max_freq_khz: Option<u64>,
+    /// cpuidle driver, e.g. "intel_idle", "acpi_idle", "haltpoll".
+    pub cpuidle_driver: Option<String>,
+    /// Every clocksource the kernel could use.
+    pub clocksources_available: Option<Vec<String>>,
+    /// clock_getres(CLOCK_MONOTONIC) in ns: 1 with high-resolution timers.
+    pub clock_res_monotonic_ns: Option<u64>,
+    /// clock_getres(CLOCK_MONOTONIC_COARSE) in ns: one jiffy (1/HZ), e.g. 4,000,000 at HZ=250.
+    pub clock_res_coarse_ns: Option<u64>,
+    /// Transparent huge pages mode: "always", "madvise" or "never".
+    pub transparent_hugepages: Option<String>,
+    pub swappiness: Option<u64>,
+    /// /proc/sys/kernel/randomize_va_space: 0 off, 1 partial, 2 full.
+    pub aslr: Option<u64>,
+    /// CPU vulnerabilities and their mitigation state, by name.
+    pub vulnerabilities: Option<BTreeMap<String, String>>,
+    /// The CPU's hypervisor flag: running in a virtual machine.
+    pub hypervisor: Option<bool>,
+    /// DMI system vendor and product, e.g. "QEMU Standard PC".
+    pub dmi_system: Option<String>,
+    pub memory_available_bytes: Option<u64>,
+    /// Steal time since boot across all CPUs (USER_HZ ticks; column 8 of /proc/stat).
+    pub steal_ticks: Option<u64>,
+    /// Filesystem type of the working directory, e.g. "ext4", "overlayfs", "tmpfs".
+    pub cwd_filesystem: Option<String>,
+    /// Environment variables that change how runtimes use the machine.
+    pub runtime_env: Option<BTreeMap<String, String>>,
+}
+
+/// cgroup v2 CPU bandwidth counters (`cpu.stat`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throttling {
+    pub nr_periods: u64,
+    pub nr_throttled: u64,
+    pub throttled_usec: u64,
 }
 
 impl Fingerprint {
@@ -57,8 +104,269 @@ impl Fingerprint {
             memory_total_bytes: memory_total(),
             load_avg_before: load_average(),
             load_avg_after: None,
+            microcode: cpuinfo_field("microcode"),
+            smt_active: read_trimmed("/sys/devices/system/cpu/smt/active").map(|s| s == "1"),
+            cgroup_throttling: cgroup_throttling(),
+            turbo: turbo(),
+            energy_preference: read_trimmed(
+                "/sys/devices/system/cpu/cpu0/cpufreq/energy_performance_preference",
+            ),
+            max_freq_khz: read_trimmed("/sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq")
+                .and_then(|s| s.parse().ok()),
+            cpuidle_driver: read_trimmed("/sys/devices/system/cpu/cpuidle/current_driver"),
+            clocksources_available: read_trimmed(
+                "/sys/devices/system/clocksource/clocksource0/available_clocksource",
+            )
+            .map(|s| s.split_whitespace().map(String::from).collect()),
+            clock_res_monotonic_ns: clock_res(libc::CLOCK_MONOTONIC),
+            clock_res_coarse_ns: coarse_res(),
+            transparent_hugepages: read_trimmed("/sys/kernel/mm/transparent_hugepage/enabled")
+                .and_then(|s| bracketed(&s)),
+            swappiness: read_trimmed("/proc/sys/vm/swappiness").and_then(|s| s.parse().ok()),
+            aslr: read_trimmed("/proc/sys/kernel/randomize_va_space").and_then(|s| s.parse().ok()),
+            vulnerabilities: vulnerabilities(),
+            hypervisor: cpuinfo_field("flags")
+                .map(|f| f.split_whitespace().any(|x| x == "hypervisor")),
+            dmi_system: dmi_system(),
+            memory_available_bytes: meminfo("MemAvailable:"),
+            steal_ticks: steal_ticks(),
+            cwd_filesystem: std::env::current_dir()
+                .ok()
+                .and_then(|d| filesystem_type(&d)),
+            runtime_env: runtime_env(),
         }
     }
+
+    /// The settings that differ between two fingerprints, as (what, this, other) in
+    /// words, most consequential first. Hostnames and load are left out.
+    pub fn differences(&self, other: &Fingerprint) -> Vec<(&'static str, String, String)> {
+        fn show<T: std::fmt::Debug>(v: &Option<T>) -> String {
+            match v {
+                Some(v) => format!("{v:?}").trim_matches('"').to_string(),
+                None => "unknown".to_string(),
+            }
+        }
+        let mut out = Vec::new();
+        let mut check = |what: &'static str, a: String, b: String, known: bool| {
+            if known && a != b {
+                out.push((what, a, b));
+            }
+        };
+        macro_rules! field {
+            ($name:literal, $f:ident) => {
+                check(
+                    $name,
+                    show(&self.$f),
+                    show(&other.$f),
+                    self.$f.is_some() && other.$f.is_some(),
+                )
+            };
+        }
+        field!("CPU model", cpu_model);
+        field!("clocksource", clocksource);
+        field!("timer slack (ns)", timer_slack_ns);
+        field!("monotonic clock resolution (ns)", clock_res_monotonic_ns);
+        field!("jiffy (coarse clock resolution, ns)", clock_res_coarse_ns);
+        field!("logical CPUs", logical_cpus);
+        field!("physical cores", physical_cores);
+        field!("cgroup CPU quota", cgroup_cpu_quota);
+        field!("governor", governor);
+        field!("turbo", turbo);
+        field!("energy preference", energy_preference);
+        field!("max frequency (kHz)", max_freq_khz);
+        field!("SMT active", smt_active);
+        field!("microcode", microcode);
+        field!("kernel", kernel);
+        field!("cpuidle driver", cpuidle_driver);
+        field!("virtual machine", hypervisor);
+        field!("transparent huge pages", transparent_hugepages);
+        field!("ASLR", aslr);
+        field!("filesystem of the working directory", cwd_filesystem);
+        field!("runtime environment variables", runtime_env);
+        field!("CPU vulnerabilities", vulnerabilities);
+        field!("swappiness", swappiness);
+        field!("os", os);
+        out
+    }
+}
+
+fn cpuinfo_field(name: &str) -> Option<String> {
+    let info = fs::read_to_string("/proc/cpuinfo").ok()?;
+    info.lines()
+        .find(|l| l.split(':').next().map(str::trim) == Some(name))
+        .and_then(|l| l.split_once(':'))
+        .map(|(_, v)| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// "always [madvise] never" -> "madvise".
+fn bracketed(s: &str) -> Option<String> {
+    let start = s.find('[')?;
+    let end = s[start..].find(']')? + start;
+    Some(s[start + 1..end].to_string())
+}
+
+fn clock_res(clock: libc::clockid_t) -> Option<u64> {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres writes one timespec we own.
+    let rc = unsafe { libc::clock_getres(clock, &mut ts) };
+    (rc == 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64)
+}
+
+#[cfg(target_os = "linux")]
+fn coarse_res() -> Option<u64> {
+    clock_res(libc::CLOCK_MONOTONIC_COARSE)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn coarse_res() -> Option<u64> {
+    None
+}
+
+fn turbo() -> Option<bool> {
+    if let Some(v) = read_trimmed("/sys/devices/system/cpu/intel_pstate/no_turbo") {
+        return Some(v == "0");
+    }
+    read_trimmed("/sys/devices/system/cpu/cpufreq/boost").map(|v| v == "1")
+}
+
+fn vulnerabilities() -> Option<BTreeMap<String, String>> {
+    let dir = fs::read_dir("/sys/devices/system/cpu/vulnerabilities").ok()?;
+    let map: BTreeMap<String, String> = dir
+        .flatten()
+        .filter_map(|e| {
+            let v = fs::read_to_string(e.path()).ok()?;
+            Some((
+                e.file_name().to_string_lossy().into_owned(),
+                v.trim().to_string(),
+            ))
+        })
+        .collect();
+    (!map.is_empty()).then_some(map)
+}
+
+fn dmi_system() -> Option<String> {
+    let vendor = read_trimmed("/sys/class/dmi/id/sys_vendor");
+    let product = read_trimmed("/sys/class/dmi/id/product_name");
+    match (vendor, product) {
+        (Some(v), Some(p)) => Some(format!("{v} {p}")),
+        (v, p) => v.or(p),
+    }
+}
+
+fn meminfo(key: &str) -> Option<u64> {
+    let info = fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with(key))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+/// Steal ticks since boot: the 8th value of the aggregate `cpu` line of /proc/stat.
+pub fn steal_ticks() -> Option<u64> {
+    let stat = fs::read_to_string("/proc/stat").ok()?;
+    let line = stat.lines().find(|l| l.starts_with("cpu "))?;
+    line.split_whitespace().nth(8)?.parse().ok()
+}
+
+/// This process's cgroup v2 directory, when there is one.
+fn cgroup_v2_dir() -> Option<String> {
+    let cgroups = fs::read_to_string("/proc/self/cgroup").ok()?;
+    cgroups
+        .lines()
+        .find_map(|l| l.strip_prefix("0::"))
+        .map(|path| format!("/sys/fs/cgroup{}", path.trim()))
+}
+
+/// cgroup v2 `cpu.stat` throttling counters.
+pub fn cgroup_throttling() -> Option<Throttling> {
+    let stat = fs::read_to_string(format!("{}/cpu.stat", cgroup_v2_dir()?)).ok()?;
+    let get = |key: &str| -> Option<u64> {
+        stat.lines()
+            .find_map(|l| l.strip_prefix(key)?.strip_prefix(' '))
+            .and_then(|v| v.trim().parse().ok())
+    };
+    Some(Throttling {
+        nr_periods: get("nr_periods")?,
+        nr_throttled: get("nr_throttled")?,
+        throttled_usec: get("throttled_usec")?,
+    })
+}
+
+/// The filesystem type of `dir`, from statfs's magic number.
+#[cfg(target_os = "linux")]
+pub fn filesystem_type(dir: &std::path::Path) -> Option<String> {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(dir.as_os_str().as_bytes()).ok()?;
+    // SAFETY: statfs is plain data; statfs fills it for a NUL-terminated path.
+    let mut st: libc::statfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statfs(c.as_ptr(), &mut st) } != 0 {
+        return None;
+    }
+    let name = match st.f_type as i64 {
+        0xEF53 => "ext4",
+        0x58465342 => "xfs",
+        0x9123683E => "btrfs",
+        0x01021994 => "tmpfs",
+        0x794C7630 => "overlayfs",
+        0x6969 => "nfs",
+        0x01021997 => "9p",
+        0x65735546 => "fuse",
+        0x2FC12FC1 => "zfs",
+        0x5346544E => "ntfs",
+        0x4d44 => "vfat",
+        0xFF534D42 => "cifs",
+        0xFE534D42 => "smb2",
+        0x6a656a63 => "virtiofs",
+        0x73717368 => "squashfs",
+        0xF2F52010 => "f2fs",
+        0x858458F6 => "ramfs",
+        other => return Some(format!("unknown (0x{other:x})")),
+    };
+    Some(name.to_string())
+}
+
+#[cfg(not(target_os = "linux"))]
+pub fn filesystem_type(_dir: &std::path::Path) -> Option<String> {
+    None
+}
+
+/// Variables that change how a runtime uses CPUs, memory or timers.
+fn runtime_env() -> Option<BTreeMap<String, String>> {
+    const EXACT: &[&str] = &[
+        "GOMAXPROCS",
+        "GOGC",
+        "GOMEMLIMIT",
+        "GODEBUG",
+        "RAYON_NUM_THREADS",
+        "RUST_TEST_THREADS",
+        "NEXTEST_TEST_THREADS",
+        "CARGO_BUILD_JOBS",
+        "OMP_NUM_THREADS",
+        "MKL_NUM_THREADS",
+        "OPENBLAS_NUM_THREADS",
+        "JAVA_TOOL_OPTIONS",
+        "_JAVA_OPTIONS",
+        "JDK_JAVA_OPTIONS",
+        "MAVEN_OPTS",
+        "GRADLE_OPTS",
+        "NODE_OPTIONS",
+        "UV_THREADPOOL_SIZE",
+        "PYTHONHASHSEED",
+        "PYTHONMALLOC",
+        "PYTHONDEVMODE",
+        "MALLOC_ARENA_MAX",
+        "LD_PRELOAD",
+        "LD_BIND_NOW",
+    ];
+    let map: BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| {
+            EXACT.contains(&k.as_str()) || k.starts_with("DOTNET_") || k.starts_with("COMPlus_")
+        })
+        .collect();
+    Some(map)
 }
 
 /// The 1, 5 and 15 minute load averages.
@@ -188,10 +496,7 @@ fn cgroup_cpu_quota() -> Option<f64> {
 }
 
 fn memory_total() -> Option<u64> {
-    let info = fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kib * 1024)
+    meminfo("MemTotal:")
 }
 
 #[cfg(test)]
