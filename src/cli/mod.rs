@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod compare;
+mod doctor;
 mod ministat;
 mod run;
 mod tests;
@@ -35,6 +36,8 @@ enum Command {
     Compare(Box<compare::CompareArgs>),
     /// Read test reports: per-test durations, and what made a suite slower.
     Tests(tests::TestsArgs),
+    /// Probe the machine: timers, clocks, spawn, PAUSE, frequency, fsync; --compare two.
+    Doctor(Box<doctor::DoctorArgs>),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -61,6 +64,7 @@ pub fn main() -> i32 {
         Command::Run(args) => run::main(*args),
         Command::Compare(args) => compare::main(*args),
         Command::Tests(args) => tests::main(args),
+        Command::Doctor(args) => doctor::main(*args),
     }
 }
 

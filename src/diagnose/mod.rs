@@ -3,5 +3,6 @@
 //! session). Later issues add the shape of a suite's slowdown and machine
 //! diagnoses here. Diagnoses take statistics as input and never print.
 
+pub mod machine;
 pub mod runs;
 pub mod shape;

@@ -190,7 +190,7 @@ impl Fingerprint {
     }
 }
 
-fn cpuinfo_field(name: &str) -> Option<String> {
+pub(crate) fn cpuinfo_field(name: &str) -> Option<String> {
     let info = fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
         .find(|l| l.split(':').next().map(str::trim) == Some(name))
@@ -257,7 +257,7 @@ fn dmi_system() -> Option<String> {
     }
 }
 
-fn meminfo(key: &str) -> Option<u64> {
+pub(crate) fn meminfo(key: &str) -> Option<u64> {
     let info = fs::read_to_string("/proc/meminfo").ok()?;
     let line = info.lines().find(|l| l.starts_with(key))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
@@ -407,7 +407,7 @@ fn num_configured_cpus() -> usize {
     if n > 0 { n as usize } else { 0 }
 }
 
-fn cpu_model() -> Option<String> {
+pub(crate) fn cpu_model() -> Option<String> {
     let info = fs::read_to_string("/proc/cpuinfo").ok()?;
     info.lines()
         .find(|l| {
@@ -439,7 +439,7 @@ fn physical_cores() -> Option<usize> {
 }
 
 #[cfg(target_os = "linux")]
-fn affinity() -> Option<Vec<usize>> {
+pub(crate) fn affinity() -> Option<Vec<usize>> {
     // SAFETY: cpu_set_t is plain data; sched_getaffinity fills it for pid 0 (us).
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
     let rc =
@@ -455,7 +455,7 @@ fn affinity() -> Option<Vec<usize>> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn affinity() -> Option<Vec<usize>> {
+pub(crate) fn affinity() -> Option<Vec<usize>> {
     None
 }
 

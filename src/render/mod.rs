@@ -6,6 +6,7 @@
 pub mod cfmt;
 pub mod compare;
 pub mod csv;
+pub mod doctor;
 pub mod json;
 pub mod markdown;
 pub mod ministat;

@@ -1,0 +1,187 @@
+//! `tardy doctor`: the machine fingerprint and pathology probes, and
+//! `tardy doctor --compare A.json [B.json]`.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+
+use tardy::diagnose::machine;
+use tardy::probe::doctor::{self, Options};
+use tardy::probe::result::{DoctorReport, SCHEMA, SCHEMA_VERSION};
+use tardy::render::{self, style::Style};
+use tardy::store::atomic;
+
+use super::fail;
+
+#[derive(Args)]
+#[command(
+    about = "Probe the machine: what makes it slow (timers, clocks, spawn, PAUSE, fsync...)",
+    long_about = "Read the machine's fingerprint (CPU, kernel, clocksource, timer slack, governor, cgroup quota, \
+mitigations, ...) and run 13 short probes of the pathologies that make test suites and benchmarks slow on one \
+machine and not another: sleep granularity, clock read cost, null system call, wake-up latency, lock hand-off, \
+spawn cost and its growth with binary size, first exec of a new binary, fork with a large parent, PAUSE latency, \
+effective frequency, CPU contention, durable writes and small-file operations. Each gets a verdict against a healthy \
+range and a sentence on what it means. About 10 s (--quick: about 2 s).\n\n\
+The strongest signal is a comparison: save a report on a good machine (--save good.json) and run \
+`tardy doctor --compare good.json` on the slow one.",
+    after_help = "Probes (for --only): sleep, clock, syscall, ctxswitch, locks, spawn, first-exec, fork, pause, \
+frequency, contention, fsync, metadata.\n\n\
+Examples:\n  tardy doctor\n  tardy doctor --quick --only sleep,clock,pause\n  tardy doctor --save fast-runner.json\n  \
+tardy doctor --compare fast-runner.json              # this machine is B\n  tardy doctor --compare a.json b.json --json"
+)]
+pub struct DoctorArgs {
+    /// Short probes (about 2 s in all) instead of the full run (about 10 s).
+    #[arg(long)]
+    quick: bool,
+    /// Run only these probes (comma-separated ids; see below).
+    #[arg(long, value_name = "PROBES")]
+    only: Option<String>,
+    /// Directory for the fsync, metadata and first-exec probes (default: the working
+    /// directory, not /tmp, which is often tmpfs).
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+    /// Print JSON (without raw samples) instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Save the whole report, raw samples included, to FILE (for --compare later).
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+    /// Compare two saved reports, or one saved report (A) with this machine now (B).
+    #[arg(long, num_args = 1..=2, value_name = "REPORT")]
+    compare: Option<Vec<PathBuf>>,
+    /// Show every measure of every probe (min, median, p90, samples).
+    #[arg(long, short)]
+    verbose: bool,
+}
+
+fn style() -> Style {
+    Style {
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+fn emit(text: &str) {
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+pub fn main(args: DoctorArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => fail(e),
+    }
+}
+
+/// Read a saved doctor report, checking its shape and version.
+fn load(path: &Path) -> Result<DoctorReport, String> {
+    let name = path.display();
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let v: serde_json::Value = serde_json::from_str(&text)
+        .map_err(|e| format!("{name}:{}:{}: not JSON: {e}", e.line(), e.column()))?;
+    match v.get("schema").and_then(|s| s.as_str()) {
+        Some(SCHEMA) => {}
+        Some(other) => {
+            return Err(format!(
+                "{name}: is a '{other}' file, expected a tardy doctor report (schema '{SCHEMA}', from `tardy doctor --save`)"
+            ));
+        }
+        None => {
+            return Err(format!(
+                "{name}: has no \"schema\" key: expected a tardy doctor report from `tardy doctor --save`"
+            ));
+        }
+    }
+    match v.get("schema_version").and_then(|s| s.as_u64()) {
+        Some(n) if n == SCHEMA_VERSION as u64 => {}
+        other => {
+            return Err(format!(
+                "{name}: schema_version {} is not supported (this tardy reads {SCHEMA_VERSION})",
+                other.map_or("missing".into(), |n| n.to_string())
+            ));
+        }
+    }
+    serde_json::from_value(v)
+        .map_err(|e| format!("{name}: not a doctor report of this version: {e}"))
+}
+
+fn measure(opts: &Options) -> DoctorReport {
+    let progress = std::io::stderr().is_terminal();
+    let mut report = doctor::run(opts, |id, i, n| {
+        if progress {
+            eprint!("\r\x1b[2Kprobing {id} ({}/{n})...", i + 1);
+        }
+    });
+    if progress {
+        eprint!("\r\x1b[2K");
+    }
+    machine::assess_all(&mut report);
+    report
+}
+
+fn run(args: DoctorArgs) -> Result<i32, String> {
+    let only = args.only.as_deref().map(doctor::parse_only).transpose()?;
+    let dir = match args.dir {
+        Some(d) => {
+            if !d.is_dir() {
+                return Err(format!("--dir {}: is not a directory", d.display()));
+            }
+            d
+        }
+        None => std::env::current_dir()
+            .map_err(|e| format!("cannot read the working directory: {e}"))?,
+    };
+    if let Some(files) = &args.compare {
+        let a = load(&files[0])?;
+        let (b, b_name) = match files.get(1) {
+            Some(f) => (load(f)?, f.display().to_string()),
+            None => {
+                // Measure now what A measured, with A's budget unless told otherwise.
+                let ids: Vec<String> = a.probes.iter().map(|p| p.id.clone()).collect();
+                let opts = Options {
+                    quick: args.quick || a.quick,
+                    only: Some(only.clone().unwrap_or(ids)),
+                    dir: dir.clone(),
+                };
+                (measure(&opts), "this machine, now".to_string())
+            }
+        };
+        if let Some(path) = &args.save {
+            save(path, &b)?;
+        }
+        let c = machine::compare(&a, &b, &files[0].display().to_string(), &b_name);
+        if args.json {
+            emit(&(serde_json::to_string_pretty(&c).map_err(|e| e.to_string())? + "\n"));
+        } else {
+            emit(&render::doctor::compare_text(&c, style()));
+        }
+        return Ok(0);
+    }
+    let opts = Options {
+        quick: args.quick,
+        only,
+        dir,
+    };
+    let report = measure(&opts);
+    if let Some(path) = &args.save {
+        save(path, &report)?;
+    }
+    if args.json {
+        emit(
+            &(serde_json::to_string_pretty(&report.without_samples())
+                .map_err(|e| e.to_string())?
+                + "\n"),
+        );
+    } else {
+        emit(&render::doctor::text(&report, style(), args.verbose));
+        if let Some(path) = &args.save {
+            eprintln!("saved {} (raw samples included)", path.display());
+        }
+    }
+    Ok(0)
+}
+
+fn save(path: &Path, report: &DoctorReport) -> Result<(), String> {
+    let json = serde_json::to_string_pretty(report).map_err(|e| e.to_string())? + "\n";
+    atomic::write_atomic(path, json.as_bytes())
+        .map_err(|e| format!("{}: cannot save: {e}", path.display()))
+}

@@ -1,0 +1,119 @@
+//! The result of one probe and of a whole `tardy doctor` run: the types that are
+//! saved (`--save`), printed (`--json`) and compared (`--compare`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use super::Fingerprint;
+use super::sample::Measure;
+
+pub const SCHEMA: &str = "tardy.doctor";
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// How a probe's value sits against its healthy range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Health {
+    Ok,
+    /// Information only (no healthy range applies here).
+    Info,
+    Warn,
+    Bad,
+    Unavailable,
+}
+
+/// A probe's verdict in words; filled in by `diagnose::machine`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Assessment {
+    pub health: Health,
+    /// The measure the verdict is about (its key).
+    pub headline: String,
+    /// The healthy range, in words.
+    pub healthy: String,
+    /// What the value means: the known case it resembles and what code suffers.
+    pub meaning: String,
+}
+
+/// One probe's measurements.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ProbeResult {
+    /// Stable id: `sleep`, `clock`, `syscall`, `ctxswitch`, `locks`, `spawn`,
+    /// `first-exec`, `fork`, `pause`, `frequency`, `contention`, `fsync`, `metadata`.
+    pub id: String,
+    pub title: String,
+    pub measures: Vec<Measure>,
+    /// Facts read or derived while probing (filesystem type, TSC rate, ...).
+    #[serde(default)]
+    pub facts: BTreeMap<String, serde_json::Value>,
+    /// Why the probe could not run here, when it could not.
+    #[serde(default)]
+    pub unavailable: Option<String>,
+    pub elapsed_s: f64,
+    #[serde(default)]
+    pub assessment: Option<Assessment>,
+}
+
+impl ProbeResult {
+    pub fn new(id: &str, title: &str) -> ProbeResult {
+        ProbeResult {
+            id: id.to_string(),
+            title: title.to_string(),
+            measures: Vec::new(),
+            facts: BTreeMap::new(),
+            unavailable: None,
+            elapsed_s: 0.0,
+            assessment: None,
+        }
+    }
+
+    pub fn measure(&self, key: &str) -> Option<&Measure> {
+        self.measures.iter().find(|m| m.key == key)
+    }
+
+    pub fn fact(&mut self, key: &str, value: impl Into<serde_json::Value>) {
+        self.facts.insert(key.to_string(), value.into());
+    }
+
+    pub fn fact_f64(&self, key: &str) -> Option<f64> {
+        self.facts.get(key).and_then(|v| v.as_f64())
+    }
+
+    pub fn fact_str(&self, key: &str) -> Option<&str> {
+        self.facts.get(key).and_then(|v| v.as_str())
+    }
+}
+
+/// A whole `tardy doctor` run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DoctorReport {
+    pub schema: String,
+    pub schema_version: u32,
+    pub tardy_version: String,
+    /// Unix time in ns when probing started.
+    pub taken_at_ns: u64,
+    pub quick: bool,
+    /// Directory of the I/O probes.
+    pub dir: Option<String>,
+    pub machine: Fingerprint,
+    pub probes: Vec<ProbeResult>,
+    /// Wall time of the whole run, fingerprint included.
+    pub elapsed_s: f64,
+}
+
+impl DoctorReport {
+    pub fn probe(&self, id: &str) -> Option<&ProbeResult> {
+        self.probes.iter().find(|p| p.id == id)
+    }
+
+    /// The same report without raw samples (what `--json` prints).
+    pub fn without_samples(&self) -> DoctorReport {
+        let mut r = self.clone();
+        for p in &mut r.probes {
+            for m in &mut p.measures {
+                m.samples.clear();
+            }
+        }
+        r
+    }
+}
