@@ -180,6 +180,11 @@ pub fn compare_text(c: &MachineComparison, style: Style) -> String {
             d.p_value.map_or("-".into(), units::p_value)
         );
     }
+    let _ = writeln!(
+        out,
+        "{}",
+        style.dim("  p: Mann-Whitney U on the raw samples, Holm-adjusted. Samples of one run share its conditions: differences under 2x in spawn, file and wake-up probes can be run-to-run variation, and are not diagnosed.")
+    );
     let _ = writeln!(out, "\n{}", style.bold("Diagnosis"));
     for (i, line) in c.diagnosis.iter().enumerate() {
         let _ = writeln!(out, "  {}. {line}", i + 1);
