@@ -379,8 +379,11 @@ pub fn assess(p: &ProbeResult, machine: &crate::probe::Fingerprint) -> Assessmen
                 health = Health::Warn;
             }
             let mut why = Vec::new();
-            if others >= 1.0 {
-                why.push(format!("{others:.0} other runnable tasks competed"));
+            if others >= 1.0 && share < 0.9 {
+                why.push(format!(
+                    "{others:.0} other runnable task{} competed",
+                    if others >= 2.0 { "s" } else { "" }
+                ));
             }
             if steal > 0.0 {
                 why.push(format!(
@@ -566,6 +569,13 @@ pub fn compare(
             Some(Verdict::Inconclusive) => "inconclusive",
             None => "no raw samples",
         };
+        // Significant but under 5%: with thousands of samples a 0.3% shift is
+        // "proven", and says nothing about the machine.
+        let verdict = if matches!(verdict, "slower" | "faster") && ratio.ln().abs() < 1.05f64.ln() {
+            "same"
+        } else {
+            verdict
+        };
         let significant = matches!(verdict, "slower" | "faster");
         probes.push(ProbeDiff {
             probe: pa.id.clone(),
@@ -608,11 +618,29 @@ fn diagnosis_threshold(probe: &str) -> f64 {
 
 /// The sentences: one per probe where B is significantly worse by its threshold (the
 /// probe's most changed measure), then the settings that commonly explain them.
-fn diagnose(probes: &[ProbeDiff], settings: &[SettingDiff], b: &DoctorReport) -> Vec<String> {
+fn diagnose<'a>(
+    probes: &'a [ProbeDiff],
+    settings: &[SettingDiff],
+    b: &DoctorReport,
+) -> Vec<String> {
     let setting = |name: &str| settings.iter().find(|s| s.setting == name);
     let mut out = Vec::new();
     let mut seen = std::collections::HashSet::new();
+    // Per probe, speak of its headline measure when that one is worse too.
+    let headline = |id: &str| {
+        b.probe(id)
+            .and_then(|p| p.assessment.as_ref())
+            .map(|a| a.headline.clone())
+    };
+    let pick = |d: &'a ProbeDiff| -> &'a ProbeDiff {
+        let key = headline(&d.probe);
+        probes
+            .iter()
+            .find(|x| x.probe == d.probe && Some(&x.key) == key.as_ref() && x.verdict == d.verdict)
+            .unwrap_or(d)
+    };
     for d in probes {
+        let d = pick(d);
         let worse = d.verdict == "slower" || (d.verdict == "no raw samples" && d.impact > 0.0);
         let factor = if d.unit == "GHz" || d.unit == "share" {
             1.0 / d.ratio
@@ -869,7 +897,10 @@ mod tests {
             "{}",
             c.probes[0].ratio
         );
-        assert!(matches!(c.probes[1].verdict.as_str(), "same" | "inconclusive"));
+        assert!(matches!(
+            c.probes[1].verdict.as_str(),
+            "same" | "inconclusive"
+        ));
         assert_eq!(c.probes[1].impact, 0.0);
         assert!(
             c.diagnosis[0].contains("PAUSE is 14.0x slower"),

@@ -46,7 +46,7 @@ pub fn pause(budget: &Budget) -> ProbeResult {
     let ns: Vec<f64> = samples.iter().map(|c| c / per_ns).collect();
     r.measures.push(Measure::new(
         "pause_cycles",
-        "PAUSE latency in TSC cycles (faster half of 2 x 16)",
+        "PAUSE latency in TSC cycles",
         "cycles",
         16,
         samples,
