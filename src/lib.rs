@@ -7,6 +7,7 @@
 //! that pass between the steps, and [`probe`] reads the machine.
 
 pub mod analyze;
+pub mod bisect;
 pub mod diagnose;
 pub mod ingest;
 pub mod measure;

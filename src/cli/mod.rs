@@ -3,6 +3,7 @@
 
 use clap::{Parser, Subcommand};
 
+mod bisect;
 mod compare;
 mod doctor;
 mod ministat;
@@ -38,6 +39,8 @@ enum Command {
     Tests(tests::TestsArgs),
     /// Probe the machine: timers, clocks, spawn, PAUSE, frequency, fsync; --compare two.
     Doctor(Box<doctor::DoctorArgs>),
+    /// Find the commit or version that made a command slower (or sensitive to a setting).
+    Bisect(Box<bisect::BisectArgs>),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -65,6 +68,7 @@ pub fn main() -> i32 {
         Command::Compare(args) => compare::main(*args),
         Command::Tests(args) => tests::main(args),
         Command::Doctor(args) => doctor::main(*args),
+        Command::Bisect(args) => bisect::main(*args),
     }
 }
 

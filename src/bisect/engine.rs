@@ -1,0 +1,610 @@
+//! The search: confirm the regression at the endpoints, then halve the range with
+//! sequential steps (skipping candidates that cannot be built), then re-run the
+//! culprit against its parent (the "sandwich"). Every run is saved before the next,
+//! and every decision is recorded, so a resumed search goes on exactly where it was.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::decide::{self, Call, Endpoints};
+use super::git::{self, CommitInfo};
+use super::runner::{self, Prepared};
+use super::state::{self, Candidate, State, Step};
+use super::{BisectError, Config, Mode};
+use crate::measure::interrupt;
+use crate::stats::compare::{self as engine, Verdict};
+use crate::stats::rng::SplitMix64;
+
+/// What the engine reports while it works.
+pub enum Event<'a> {
+    /// A phase begins: "endpoints", "step 3 (about 4 left): abc123 subject", "sandwich".
+    Phase(String),
+    /// One sample taken.
+    Sample {
+        label: &'a str,
+        n: usize,
+        total_runs: u64,
+    },
+    Step(&'a Step),
+}
+
+/// The effect of the culprit: culprit / parent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Effect {
+    pub ratio: f64,
+    pub ci_low: Option<f64>,
+    pub ci_high: Option<f64>,
+    pub p_value: f64,
+    /// The culprit is significantly worse than its parent (95%).
+    pub confirmed: bool,
+}
+
+/// Who did it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Culprit {
+    Commit(CommitInfo),
+    Version { version: String },
+}
+
+/// The final document (`--format json`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Report {
+    /// The regression was confirmed between the endpoints.
+    pub reproduced: bool,
+    pub endpoints: Option<Endpoints>,
+    pub culprit: Option<Culprit>,
+    /// The parent (last good) the culprit was compared with.
+    pub parent: Option<String>,
+    /// When skipped candidates sit next to the culprit: every candidate it may be.
+    pub culprit_range: Option<Vec<String>>,
+    pub effect: Option<Effect>,
+    /// The sandwich re-run showed the culprit significantly worse than its parent.
+    pub confirmed: bool,
+    /// A lower bound on the probability that the culprit is right (see docs/bisect.md).
+    pub confidence: f64,
+    pub steps: Vec<Step>,
+    pub total_runs: u64,
+    /// What bad means: over good by this ratio (m).
+    pub boundary: Option<f64>,
+    /// Sensitivity mode: the value is condition B / condition A.
+    pub sensitivity: bool,
+    pub invert: bool,
+}
+
+fn io(path: &Path, e: impl std::fmt::Display) -> BisectError {
+    BisectError::Io {
+        path: path.display().to_string(),
+        message: e.to_string(),
+    }
+}
+
+/// Build the list of candidates for a new bisection.
+pub fn candidates(cfg: &Config) -> Result<Vec<Candidate>, BisectError> {
+    match &cfg.mode {
+        Mode::Commits { first_parent } => {
+            let good = git::resolve(&cfg.repo, &cfg.good)?;
+            let bad = git::resolve(&cfg.repo, &cfg.bad)?;
+            if good == bad {
+                return Err(BisectError::Input(format!(
+                    "--good {} and --bad {} are the same commit",
+                    cfg.good, cfg.bad
+                )));
+            }
+            if !git::is_ancestor(&cfg.repo, &good, &bad) {
+                return Err(BisectError::Input(
+                    if git::is_ancestor(&cfg.repo, &bad, &good) {
+                        format!(
+                            "--good {} is newer than --bad {}: swap them (the good commit comes first); to find the commit that made it faster, keep them and add --invert",
+                            cfg.good, cfg.bad
+                        )
+                    } else {
+                        format!(
+                            "--good {} is not an ancestor of --bad {}",
+                            cfg.good, cfg.bad
+                        )
+                    },
+                ));
+            }
+            let mut keys = vec![good.clone()];
+            keys.extend(git::commits_between(&cfg.repo, &good, &bad, *first_parent)?);
+            keys.iter()
+                .map(|k| {
+                    let info = git::info(&cfg.repo, k)?;
+                    Ok(Candidate {
+                        key: k.clone(),
+                        label: format!("{} {}", &k[..k.len().min(10)], info.subject),
+                        info: Some(info),
+                    })
+                })
+                .collect()
+        }
+        Mode::Versions { list } => {
+            let pos = |v: &str| {
+                list.iter().position(|x| x == v).ok_or_else(|| {
+                    BisectError::Input(format!("version '{v}' is not in the version list"))
+                })
+            };
+            let (g, b) = (pos(&cfg.good)?, pos(&cfg.bad)?);
+            if g >= b {
+                return Err(BisectError::Input(format!(
+                    "--good {} does not come before --bad {} in the version list (oldest first); to find an improvement add --invert",
+                    cfg.good, cfg.bad
+                )));
+            }
+            Ok(list[g..=b]
+                .iter()
+                .map(|v| Candidate {
+                    key: v.clone(),
+                    label: v.clone(),
+                    info: None,
+                })
+                .collect())
+        }
+    }
+}
+
+/// A new state for `cfg`, with samples cached by an earlier bisection reused.
+pub fn new_state(cfg: Config, dir: &Path) -> Result<State, BisectError> {
+    let list = candidates(&cfg)?;
+    let cached = state::cached_samples(dir, &cfg.signature());
+    let mut st = State::new(cfg, list);
+    for c in &st.candidates {
+        if let Some(v) = cached.get(&c.key) {
+            st.samples.insert(c.key.clone(), v.clone());
+        }
+    }
+    Ok(st)
+}
+
+struct Search<'s, 'e> {
+    st: &'s mut State,
+    dir: PathBuf,
+    dirs: BTreeMap<String, PathBuf>,
+    on: &'e mut dyn FnMut(Event),
+}
+
+impl Search<'_, '_> {
+    fn value(&self, v: f64) -> f64 {
+        if self.st.config.invert { 1.0 / v } else { v }
+    }
+
+    fn values(&self, key: &str) -> Vec<f64> {
+        self.st
+            .samples_of(key)
+            .iter()
+            .map(|&v| self.value(v))
+            .collect()
+    }
+
+    /// Prepare `key` once; `Err(reason)` when it must be skipped.
+    fn prepare(&mut self, key: &str) -> Result<Result<PathBuf, String>, BisectError> {
+        if let Some(d) = self.dirs.get(key) {
+            return Ok(Ok(d.clone()));
+        }
+        let done = self.st.prepared.contains(key);
+        let dir = match &self.st.config.mode {
+            Mode::Commits { .. } => runner::worktree_dir(&self.dir, key),
+            Mode::Versions { .. } => self.st.config.repo.clone(),
+        };
+        if done
+            && (matches!(self.st.config.mode, Mode::Versions { .. }) || dir.join(".git").exists())
+        {
+            self.dirs.insert(key.to_string(), dir.clone());
+            return Ok(Ok(dir));
+        }
+        match runner::prepare(&self.st.config, &self.dir, key)? {
+            Prepared::Ready(d) => {
+                self.st.prepared.insert(key.to_string());
+                state::save(&self.dir, self.st)?;
+                self.dirs.insert(key.to_string(), d.clone());
+                Ok(Ok(d))
+            }
+            Prepared::Skip(why) => Ok(Err(why)),
+        }
+    }
+
+    /// Take one sample of `key`, save, report.
+    fn take(
+        &mut self,
+        key: &str,
+        dir: &Path,
+        label: &str,
+    ) -> Result<Result<(), String>, BisectError> {
+        if interrupt::requested() {
+            return Err(BisectError::Interrupted);
+        }
+        let mut rng =
+            SplitMix64::new(self.st.config.seed ^ self.st.total_runs.wrapping_mul(0x9E37_79B9));
+        match runner::sample(&self.st.config, key, dir, &mut rng) {
+            Ok((v, runs)) => {
+                self.st.samples.entry(key.to_string()).or_default().push(v);
+                self.st.total_runs += runs;
+                state::save(&self.dir, self.st)?;
+                let n = self.st.samples_of(key).len();
+                (self.on)(Event::Sample {
+                    label,
+                    n,
+                    total_runs: self.st.total_runs,
+                });
+                Ok(Ok(()))
+            }
+            Err(_) if interrupt::requested() => Err(BisectError::Interrupted),
+            Err(why) => Ok(Err(why)),
+        }
+    }
+
+    fn reference(&mut self, which: usize) -> Result<(), BisectError> {
+        let c = self.st.candidates[which].clone();
+        let dir = self
+            .dirs
+            .get(&c.key)
+            .cloned()
+            .ok_or_else(|| BisectError::Input(format!("{} was not prepared", c.label)))?;
+        self.take(&c.key, &dir, &c.label)?
+            .map_err(|why| BisectError::Input(format!("the command failed at {}: {why}", c.label)))
+    }
+
+    fn endpoints(&mut self) -> Result<Endpoints, BisectError> {
+        let last = self.st.candidates.len() - 1;
+        (self.on)(Event::Phase(
+            "endpoints: measuring good and bad, interleaved".into(),
+        ));
+        for i in [0, last] {
+            let c = self.st.candidates[i].clone();
+            if let Err(why) = self.prepare(&c.key)? {
+                return Err(BisectError::Input(format!(
+                    "the {} end ({}) cannot be built or prepared: {why}",
+                    if i == 0 { "good" } else { "bad" },
+                    c.label
+                )));
+            }
+        }
+        let p = self.st.config.policy;
+        let mut target = p.endpoint_batch;
+        loop {
+            while self.st.samples_of(&self.st.candidates[0].key.clone()).len() < target
+                || self
+                    .st
+                    .samples_of(&self.st.candidates[last].key.clone())
+                    .len()
+                    < target
+            {
+                let round = self.st.total_runs;
+                let order = if round % 2 == 0 { [0, last] } else { [last, 0] };
+                for i in order {
+                    let key = self.st.candidates[i].key.clone();
+                    if self.st.samples_of(&key).len() < target
+                        && let Err(e) = self.reference(i)
+                    {
+                        if let BisectError::Input(m) = &e {
+                            // Does the other end fail too?
+                            let other = if i == 0 { last } else { 0 };
+                            if let Err(BisectError::Input(m2)) = self.reference(other) {
+                                return Err(BisectError::BothFail(format!("{m}; {m2}")));
+                            }
+                        }
+                        return Err(e);
+                    }
+                }
+            }
+            let g = self.values(&self.st.candidates[0].key.clone());
+            let b = self.values(&self.st.candidates[last].key.clone());
+            let e = decide::endpoints(&g, &b).ok_or_else(|| {
+                BisectError::Input(
+                    "the endpoints' samples cannot be compared (zero or non-finite values)".into(),
+                )
+            })?;
+            if e.reproduced || target >= p.endpoint_max {
+                self.st.endpoints = Some(e.clone());
+                state::save(&self.dir, self.st)?;
+                return Ok(e);
+            }
+            target += p.endpoint_batch;
+        }
+    }
+
+    /// Lower and upper ends of the range still open, and the skipped indexes, from the
+    /// recorded steps.
+    fn range(&self) -> (usize, usize, Vec<usize>) {
+        let (mut lo, mut hi) = (0, self.st.candidates.len() - 1);
+        let mut skipped = Vec::new();
+        for s in &self.st.steps {
+            let Some(i) = self.st.candidates.iter().position(|c| c.key == s.candidate) else {
+                continue;
+            };
+            match s.call {
+                Call::Good => lo = lo.max(i),
+                Call::Bad => hi = hi.min(i),
+                Call::Skip => skipped.push(i),
+                Call::Unknown => {}
+            }
+        }
+        (lo, hi, skipped)
+    }
+
+    /// The candidate nearest the middle of (lo, hi) that is not skipped.
+    fn pick(lo: usize, hi: usize, skipped: &[usize]) -> Option<usize> {
+        let mid = (lo + hi) / 2;
+        (0..hi - lo)
+            .flat_map(|d| [mid + d, mid.wrapping_sub(d)])
+            .find(|&i| i > lo && i < hi && !skipped.contains(&i))
+    }
+
+    fn step(&mut self, i: usize, left: usize) -> Result<(), BisectError> {
+        let c = self.st.candidates[i].clone();
+        (self.on)(Event::Phase(format!(
+            "step {} (about {left} left): {}",
+            self.st.steps.len() + 1,
+            c.label
+        )));
+        let skip = |st: &mut State, why: String| {
+            st.steps.push(Step {
+                candidate: c.key.clone(),
+                label: c.label.clone(),
+                runs: st.samples_of(&c.key).len(),
+                call: Call::Skip,
+                decision: None,
+                note: Some(why),
+            });
+        };
+        let dir = match self.prepare(&c.key)? {
+            Ok(d) => d,
+            Err(why) => {
+                skip(self.st, why);
+                state::save(&self.dir, self.st)?;
+                if let Some(s) = self.st.steps.last() {
+                    (self.on)(Event::Step(s));
+                }
+                return Ok(());
+            }
+        };
+        let p = self.st.config.policy;
+        let last = self.st.candidates.len() - 1;
+        let (g_key, b_key) = (
+            self.st.candidates[0].key.clone(),
+            self.st.candidates[last].key.clone(),
+        );
+        let mut target = p
+            .first_batch
+            .max(self.st.samples_of(&c.key).len().min(p.max_runs));
+        let mut fresh = 0usize;
+        loop {
+            while self.st.samples_of(&c.key).len() < target || fresh < 2 {
+                if self.st.samples_of(&c.key).len() < target {
+                    if let Err(why) = self.take(&c.key, &dir, &c.label)? {
+                        skip(self.st, why);
+                        state::save(&self.dir, self.st)?;
+                        if let Some(s) = self.st.steps.last() {
+                            (self.on)(Event::Step(s));
+                        }
+                        return Ok(());
+                    }
+                }
+                // One reference run per candidate run, good and bad alternately.
+                let which = if (self.st.samples_of(&c.key).len() + fresh) % 2 == 0 {
+                    0
+                } else {
+                    last
+                };
+                self.reference(which)?;
+                fresh += 1;
+            }
+            let cand = self.values(&c.key);
+            let g = self.values(&g_key);
+            let b = self.values(&b_key);
+            let at_cap = target >= p.max_runs;
+            let d = decide::classify(
+                &cand,
+                decide::recent(&g, p.refs),
+                decide::recent(&b, p.refs),
+                self.st.config.threshold,
+                &p,
+                at_cap,
+            )
+            .ok_or_else(|| {
+                BisectError::Input(format!("the samples of {} cannot be compared", c.label))
+            })?;
+            if d.call != Call::Unknown {
+                self.st.steps.push(Step {
+                    candidate: c.key.clone(),
+                    label: c.label.clone(),
+                    runs: cand.len(),
+                    call: d.call,
+                    decision: Some(d),
+                    note: None,
+                });
+                state::save(&self.dir, self.st)?;
+                if let Some(s) = self.st.steps.last() {
+                    (self.on)(Event::Step(s));
+                }
+                return Ok(());
+            }
+            target = (target + p.next_batch).min(p.max_runs);
+        }
+    }
+
+    fn sandwich(&mut self, parent: usize, culprit: usize) -> Result<Effect, BisectError> {
+        let (pc, cc) = (
+            self.st.candidates[parent].clone(),
+            self.st.candidates[culprit].clone(),
+        );
+        (self.on)(Event::Phase(format!(
+            "sandwich: {} against its parent {}",
+            cc.label, pc.label
+        )));
+        let (pd, cd) = match (self.prepare(&pc.key)?, self.prepare(&cc.key)?) {
+            (Ok(a), Ok(b)) => (a, b),
+            _ => {
+                return Err(BisectError::Input(
+                    "the culprit or its parent can no longer be prepared".into(),
+                ));
+            }
+        };
+        let rounds = 10;
+        let mut sw = self.st.sandwich.clone().unwrap_or_default();
+        while sw.parent.len() < rounds || sw.culprit.len() < rounds {
+            if interrupt::requested() {
+                return Err(BisectError::Interrupted);
+            }
+            let mut rng = SplitMix64::new(self.st.config.seed ^ self.st.total_runs);
+            let parent_first = rng.next_f64() < 0.5;
+            for first in [parent_first, !parent_first] {
+                let (key, dir, into) = if first {
+                    (&pc.key, &pd, &mut sw.parent)
+                } else {
+                    (&cc.key, &cd, &mut sw.culprit)
+                };
+                if into.len() >= rounds {
+                    continue;
+                }
+                let (v, runs) = runner::sample(&self.st.config, key, dir, &mut rng)
+                    .map_err(|why| BisectError::Input(format!("the sandwich run failed: {why}")))?;
+                into.push(v);
+                self.st.total_runs += runs;
+            }
+            self.st.sandwich = Some(sw.clone());
+            state::save(&self.dir, self.st)?;
+            (self.on)(Event::Sample {
+                label: "sandwich",
+                n: sw.culprit.len(),
+                total_runs: self.st.total_runs,
+            });
+        }
+        let t = |v: &[f64]| v.iter().map(|&x| self.value(x)).collect::<Vec<_>>();
+        let e = engine::compare(&t(&sw.parent), &t(&sw.culprit), &engine::Options::default())
+            .map_err(|e| {
+                BisectError::Input(format!("the sandwich samples cannot be compared: {e}"))
+            })?;
+        Ok(Effect {
+            ratio: e.ratio,
+            ci_low: e.ci_low,
+            ci_high: e.ci_high,
+            p_value: e.p_value,
+            confirmed: e.verdict == Verdict::Slower,
+        })
+    }
+}
+
+/// Run (or resume) the bisection saved in `dir`.
+pub fn run(st: &mut State, dir: &Path, on: &mut dyn FnMut(Event)) -> Result<Report, BisectError> {
+    std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
+    state::save(dir, st)?;
+    let mut s = Search {
+        st,
+        dir: dir.to_path_buf(),
+        dirs: BTreeMap::new(),
+        on,
+    };
+    let e = s.endpoints()?;
+    let sensitivity = s.st.config.conditions.is_some();
+    let invert = s.st.config.invert;
+    let mut report = Report {
+        reproduced: e.reproduced,
+        endpoints: Some(e.clone()),
+        culprit: None,
+        parent: None,
+        culprit_range: None,
+        effect: None,
+        confirmed: false,
+        confidence: 0.0,
+        steps: Vec::new(),
+        total_runs: s.st.total_runs,
+        boundary: Some(decide::boundary(s.st.config.threshold, e.ratio)),
+        sensitivity,
+        invert,
+    };
+    if !e.reproduced {
+        s.st.finished = true;
+        state::save(dir, s.st)?;
+        return Ok(report);
+    }
+    loop {
+        let (lo, hi, skipped) = s.range();
+        if hi - lo <= 1 {
+            break;
+        }
+        let Some(i) = Search::pick(lo, hi, &skipped) else {
+            break;
+        };
+        let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
+        let left = (open as f64 + 1.0).log2().ceil() as usize;
+        s.step(i, left)?;
+    }
+    let (lo, hi, _) = s.range();
+    let alpha: f64 =
+        s.st.steps
+            .iter()
+            .filter_map(|st| st.decision.as_ref())
+            .map(|d| {
+                if d.by_estimate {
+                    0.25
+                } else {
+                    1.0 - s.st.config.policy.step_confidence
+                }
+            })
+            .sum::<f64>()
+            + 0.05;
+    if hi - lo == 1 {
+        let eff = s.sandwich(lo, hi)?;
+        report.confirmed = eff.confirmed;
+        let c = &s.st.candidates[hi];
+        report.culprit = Some(match &c.info {
+            Some(info) => Culprit::Commit(info.clone()),
+            None => Culprit::Version {
+                version: c.key.clone(),
+            },
+        });
+        report.parent = Some(s.st.candidates[lo].label.clone());
+        report.effect = Some(eff);
+        report.confidence =
+            ((1.0 - alpha) * if report.confirmed { 1.0 } else { 0.5 }).clamp(0.0, 1.0);
+    } else {
+        report.culprit_range = Some(
+            s.st.candidates[lo + 1..=hi]
+                .iter()
+                .map(|c| c.label.clone())
+                .collect(),
+        );
+        report.confidence = (1.0 - alpha).clamp(0.0, 1.0);
+    }
+    s.st.finished = true;
+    state::save(dir, s.st)?;
+    report.steps = s.st.steps.clone();
+    report.total_runs = s.st.total_runs;
+    Ok(report)
+}
+
+/// Remove every worktree this bisection made (and the state, keeping the cache).
+pub fn reset(dir: &Path) -> Result<Vec<PathBuf>, BisectError> {
+    let mut removed = Vec::new();
+    let repo = state::load(dir).ok().map(|s| s.config.repo);
+    let wt = dir.join("worktrees");
+    if let Ok(entries) = std::fs::read_dir(&wt) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if let Some(r) = &repo {
+                let _ = git::remove_worktree(r, &p);
+            }
+            if p.exists() {
+                std::fs::remove_dir_all(&p).map_err(|e| io(&p, e))?;
+            }
+            removed.push(p);
+        }
+        let _ = std::fs::remove_dir(&wt);
+    }
+    if let Some(r) = &repo {
+        let _ = std::process::Command::new("git")
+            .arg("-C")
+            .arg(r)
+            .args(["worktree", "prune"])
+            .status();
+    }
+    let f = state::state_file(dir);
+    if f.exists() {
+        std::fs::remove_file(&f).map_err(|e| io(&f, e))?;
+    }
+    Ok(removed)
+}

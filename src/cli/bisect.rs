@@ -1,0 +1,531 @@
+//! `tardy bisect`: find the commit or version that made a command slower (or
+//! sensitive to a setting), and `tardy bisect log` / `reset`.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+
+use tardy::bisect::decide::{Call, Policy};
+use tardy::bisect::engine::{self, Culprit, Event, Report};
+use tardy::bisect::state::{self, Step};
+use tardy::bisect::{BisectError, Conditions, Config, Metric, Mode, git};
+use tardy::measure::command::join_quoted;
+use tardy::measure::interrupt;
+
+use super::{EXIT_INTERRUPTED, fail, percent};
+
+#[derive(Args)]
+#[command(
+    args_conflicts_with_subcommands = true,
+    about = "Find the commit or version that made a command slower, with a stated confidence",
+    long_about = "Bisect between a good and a bad commit (or version) for the first one where COMMAND got slower. \
+Every commit is checked out into a worktree of its own under the state directory (your working tree is never \
+touched) and --build runs there; a build that fails skips the commit, like `git bisect run`'s exit 125.\n\n\
+tardy first measures both ends, interleaved, and confirms the regression with a confidence interval (or stops \
+and says it does not reproduce). Each step then runs the candidate in small batches interleaved with reference \
+runs of the good and bad ends, and calls it bad when its interval over good lies above the boundary (default: \
+half the regression), good when its interval over bad lies below it, or runs another batch. The culprit is \
+re-run against its parent (the sandwich) to confirm it. The rule and its error rates: docs/bisect.md.\n\n\
+Sensitivity mode (--condition-a/-b, --prefix-a/-b) bisects the ratio of condition B to condition A: the first \
+commit that became sensitive to a setting, even when others changed speed for everyone.",
+    after_help = "Examples:\n  tardy bisect --good v1.2 --bad main --build 'make' -- ./bench --quick\n  \
+tardy bisect --good v1.2 --bad main --metric-regex 'time: ([0-9.]+)' -- ./run.sh\n  \
+tardy bisect --good A --bad B --condition-b TIMER=coarse -- pytest -q\n  \
+tardy bisect --versions 3.2.1,3.3.0,3.4.0 --prepare 'pip install lib=={version}' -- python bench.py\n  \
+tardy bisect --resume        tardy bisect log        tardy bisect reset"
+)]
+pub struct BisectArgs {
+    #[command(subcommand)]
+    command: Option<BisectCommand>,
+    /// The last known good commit (or version).
+    #[arg(long, value_name = "REV")]
+    good: Option<String>,
+    /// The first known bad commit (or version).
+    #[arg(long, value_name = "REV")]
+    bad: Option<String>,
+    /// Build each candidate in its worktree first ({commit}/{version} substituted).
+    #[arg(long, value_name = "CMD")]
+    build: Option<String>,
+    /// Run once per candidate before measuring it ({version} substituted).
+    #[arg(long, value_name = "CMD")]
+    prepare: Option<String>,
+    /// Bisect over versions (oldest first, comma-separated) instead of commits.
+    #[arg(long, value_name = "LIST", conflicts_with = "versions_file")]
+    versions: Option<String>,
+    /// Versions, one per line, oldest first.
+    #[arg(long, value_name = "FILE")]
+    versions_file: Option<PathBuf>,
+    /// Follow only the first parent of merges (a merge gets the blame).
+    #[arg(long)]
+    first_parent: bool,
+    /// wall (default), cpu, user, sys or rss.
+    #[arg(long, default_value = "wall")]
+    metric: String,
+    /// Read the metric from stdout: the first capture group, e.g. 'time: ([0-9.]+)'.
+    #[arg(long, value_name = "REGEX")]
+    metric_regex: Option<String>,
+    /// Read the metric from the test reports each run writes (a file or a directory,
+    /// relative to the candidate's directory): the sum of test times.
+    #[arg(long, value_name = "PATH")]
+    metric_junit: Option<String>,
+    /// With --metric-junit: one test's time (its name or "suite :: class :: name").
+    #[arg(long, value_name = "NAME", requires = "metric_junit")]
+    metric_test: Option<String>,
+    /// Sensitivity mode: environment of condition A (KEY=VALUE, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    condition_a: Vec<String>,
+    /// Sensitivity mode: environment of condition B (KEY=VALUE, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    condition_b: Vec<String>,
+    /// Sensitivity mode: a wrapper for condition A, e.g. 'taskset -c 0'.
+    #[arg(long, value_name = "CMD")]
+    prefix_a: Option<String>,
+    /// Sensitivity mode: a wrapper for condition B.
+    #[arg(long, value_name = "CMD")]
+    prefix_b: Option<String>,
+    /// Bad means slower than good by more than PCT percent (default: half the regression).
+    #[arg(long, value_name = "PCT")]
+    threshold: Option<String>,
+    /// Find an improvement: the first commit where it got faster.
+    #[arg(long)]
+    invert: bool,
+    /// Where state, worktrees and the sample cache live (default: .tardy/bisect at the
+    /// repository's top).
+    #[arg(long, value_name = "DIR")]
+    state: Option<PathBuf>,
+    /// Continue an interrupted bisection (repeats no finished run).
+    #[arg(long)]
+    resume: bool,
+    /// text or json (one final document).
+    #[arg(long, default_value = "text")]
+    format: String,
+    /// Seed of the run-order randomisation.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Kill a run after this many seconds (a failed run skips the candidate).
+    #[arg(long, value_name = "SECONDS")]
+    timeout: Option<f64>,
+    /// Most runs of one candidate before its point estimate decides.
+    #[arg(long, value_name = "N", default_value_t = 30)]
+    max_runs: usize,
+    /// The command to measure (after --), or one string with shell syntax.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "COMMAND"
+    )]
+    cmd: Vec<String>,
+}
+
+#[derive(Subcommand)]
+enum BisectCommand {
+    /// Show every step of the saved bisection with its numbers.
+    Log {
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+        #[arg(long, default_value = "text")]
+        format: String,
+    },
+    /// Remove the worktrees and state of the saved bisection (the sample cache stays).
+    Reset {
+        #[arg(long, value_name = "DIR")]
+        state: Option<PathBuf>,
+    },
+}
+
+pub fn main(args: BisectArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(BisectError::Interrupted) => {
+            eprintln!(
+                "tardy: interrupted; every finished run is saved: `tardy bisect --resume` continues"
+            );
+            EXIT_INTERRUPTED
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn default_state(explicit: Option<PathBuf>) -> Result<PathBuf, BisectError> {
+    if let Some(d) = explicit {
+        return Ok(d);
+    }
+    let cwd = std::env::current_dir()
+        .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
+    let top = git::toplevel(&cwd).unwrap_or(cwd);
+    Ok(top.join(".tardy").join("bisect"))
+}
+
+fn env_pairs(list: &[String], flag: &str) -> Result<Vec<(String, String)>, BisectError> {
+    list.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| BisectError::Input(format!("--{flag} takes KEY=VALUE, not '{kv}'")))
+        })
+        .collect()
+}
+
+fn config(a: &BisectArgs) -> Result<Config, BisectError> {
+    let command = match a.cmd.len() {
+        0 => {
+            return Err(BisectError::Input(
+                "nothing to measure: give the command after --, e.g. tardy bisect --good v1 --bad main -- ./bench".into(),
+            ));
+        }
+        1 => a.cmd[0].clone(),
+        _ => join_quoted(&a.cmd),
+    };
+    let metric = match (&a.metric_regex, &a.metric_junit, a.metric.as_str()) {
+        (Some(_), Some(_), _) => {
+            return Err(BisectError::Input(
+                "--metric-regex and --metric-junit exclude each other".into(),
+            ));
+        }
+        (Some(re), None, _) => {
+            regex::Regex::new(re)
+                .map_err(|e| BisectError::Input(format!("--metric-regex: {e}")))?;
+            Metric::Regex {
+                pattern: re.clone(),
+            }
+        }
+        (None, Some(p), _) => Metric::Junit {
+            path: p.clone(),
+            test: a.metric_test.clone(),
+        },
+        (None, None, "wall") => Metric::Wall,
+        (None, None, "cpu") => Metric::Cpu,
+        (None, None, "user") => Metric::User,
+        (None, None, "sys") => Metric::Sys,
+        (None, None, "rss") => Metric::Rss,
+        (None, None, other) => {
+            return Err(BisectError::Input(format!(
+                "--metric is wall, cpu, user, sys or rss, not '{other}'"
+            )));
+        }
+    };
+    let conditions = if a.condition_a.is_empty()
+        && a.condition_b.is_empty()
+        && a.prefix_a.is_none()
+        && a.prefix_b.is_none()
+    {
+        None
+    } else {
+        Some(Conditions {
+            a_env: env_pairs(&a.condition_a, "condition-a")?,
+            b_env: env_pairs(&a.condition_b, "condition-b")?,
+            a_prefix: a.prefix_a.clone(),
+            b_prefix: a.prefix_b.clone(),
+        })
+    };
+    let versions = match (&a.versions, &a.versions_file) {
+        (Some(v), _) => Some(
+            v.split(',')
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>(),
+        ),
+        (None, Some(f)) => Some(
+            std::fs::read_to_string(f)
+                .map_err(|e| BisectError::Input(format!("{}: cannot read: {e}", f.display())))?
+                .lines()
+                .map(|l| l.trim().to_string())
+                .filter(|l| !l.is_empty() && !l.starts_with('#'))
+                .collect(),
+        ),
+        (None, None) => None,
+    };
+    let cwd = std::env::current_dir()
+        .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
+    let (mode, repo, good, bad) = match versions {
+        Some(list) => {
+            if list.len() < 2 {
+                return Err(BisectError::Input(
+                    "--versions needs at least two versions, oldest first".into(),
+                ));
+            }
+            let good = a.good.clone().unwrap_or_else(|| list[0].clone());
+            let bad = a
+                .bad
+                .clone()
+                .unwrap_or_else(|| list[list.len() - 1].clone());
+            (Mode::Versions { list }, cwd, good, bad)
+        }
+        None => {
+            let (Some(good), Some(bad)) = (&a.good, &a.bad) else {
+                return Err(BisectError::Input(
+                    "give --good REV and --bad REV (or --versions)".into(),
+                ));
+            };
+            let repo = git::toplevel(&cwd)?;
+            (
+                Mode::Commits {
+                    first_parent: a.first_parent,
+                },
+                repo,
+                good.clone(),
+                bad.clone(),
+            )
+        }
+    };
+    let threshold = a
+        .threshold
+        .as_deref()
+        .map(|t| percent("threshold", t, false))
+        .transpose()
+        .map_err(BisectError::Input)?;
+    if a.max_runs < 6 {
+        return Err(BisectError::Input("--max-runs must be at least 6".into()));
+    }
+    Ok(Config {
+        repo,
+        good,
+        bad,
+        mode,
+        build: a.build.clone(),
+        prepare: a.prepare.clone(),
+        command,
+        metric,
+        conditions,
+        threshold,
+        invert: a.invert,
+        policy: Policy {
+            max_runs: a.max_runs,
+            ..Policy::default()
+        },
+        seed: a.seed,
+        timeout_s: a.timeout,
+    })
+}
+
+fn ratio(r: f64, lo: Option<f64>, hi: Option<f64>) -> String {
+    match (lo, hi) {
+        (Some(l), Some(h)) => format!("{r:.3}x [{l:.3}, {h:.3}]"),
+        _ => format!("{r:.3}x"),
+    }
+}
+
+fn step_line(i: usize, s: &Step) -> String {
+    let call = match s.call {
+        Call::Good => "good",
+        Call::Bad => "bad",
+        Call::Skip => "skip",
+        Call::Unknown => "unknown",
+    };
+    let numbers = match &s.decision {
+        Some(d) => format!(
+            "over good {}{}",
+            ratio(d.vs_good, d.vs_good_ci[0], d.vs_good_ci[1]),
+            if d.by_estimate {
+                "  (decided by estimate at the run cap)"
+            } else {
+                ""
+            }
+        ),
+        None => s.note.clone().unwrap_or_default(),
+    };
+    let label: String = s.label.chars().take(48).collect();
+    format!(
+        "  {:>2}  {:<48} {:>3} runs  {:<5} {}",
+        i + 1,
+        label,
+        s.runs,
+        call,
+        numbers
+    )
+}
+
+fn text(r: &Report, st: &state::State) -> String {
+    let mut out = String::new();
+    let what = if r.sensitivity { "B/A ratio" } else { "metric" };
+    if let Some(e) = &r.endpoints {
+        out += &format!(
+            "Endpoints: bad/good {} = {}, {}, {}+{} runs{}\n",
+            what,
+            ratio(e.ratio, e.ci_low, e.ci_high),
+            tardy::render::units::p_value(e.p_value),
+            e.runs[0],
+            e.runs[1],
+            if r.invert {
+                " (inverted: smaller is worse)"
+            } else {
+                ""
+            }
+        );
+    }
+    if !r.reproduced {
+        out += "The regression does not reproduce: bad is not significantly slower than good at 95%.\n";
+        return out;
+    }
+    if let Some(m) = r.boundary {
+        out += &format!(
+            "Boundary: a candidate is bad when over good by more than {m:.3}x{}\n",
+            if st.config.threshold.is_some() {
+                ""
+            } else {
+                " (half the regression)"
+            }
+        );
+    }
+    out += "Steps:\n";
+    for (i, s) in r.steps.iter().enumerate() {
+        out += &step_line(i, s);
+        out.push('\n');
+    }
+    match (&r.culprit, &r.culprit_range) {
+        (Some(c), _) => {
+            out += &match c {
+                Culprit::Commit(ci) => format!(
+                    "Culprit: {} {}\n  author {}, {}\n",
+                    ci.commit, ci.subject, ci.author, ci.date
+                ),
+                Culprit::Version { version } => format!("Culprit: version {version}\n"),
+            };
+            if let (Some(e), Some(p)) = (&r.effect, &r.parent) {
+                out += &format!(
+                    "  effect (culprit / parent {p}): {}, {}\n",
+                    ratio(e.ratio, e.ci_low, e.ci_high),
+                    if e.confirmed {
+                        "confirmed by the sandwich re-run"
+                    } else {
+                        "NOT confirmed by the sandwich re-run: treat with care"
+                    }
+                );
+            }
+        }
+        (None, Some(range)) => {
+            out += "The first bad candidate is one of these (skipped candidates hide which):\n";
+            for l in range {
+                out += &format!("  {l}\n");
+            }
+        }
+        (None, None) => {}
+    }
+    out += &format!(
+        "Confidence in the culprit: >= {:.0}%. {} runs of the command in all.\n",
+        r.confidence * 100.0,
+        r.total_runs
+    );
+    out
+}
+
+fn run(args: BisectArgs) -> Result<i32, BisectError> {
+    match &args.command {
+        Some(BisectCommand::Log { state: dir, format }) => {
+            let dir = default_state(dir.clone())?;
+            let st = state::load(&dir)?;
+            if format == "json" {
+                println!(
+                    "{}",
+                    serde_json::to_string_pretty(&st)
+                        .map_err(|e| BisectError::Input(e.to_string()))?
+                );
+                return Ok(0);
+            }
+            println!(
+                "Bisection in {} ({} candidates, {} runs so far{})",
+                dir.display(),
+                st.candidates.len(),
+                st.total_runs,
+                if st.finished {
+                    ", finished"
+                } else {
+                    ", unfinished"
+                }
+            );
+            if let Some(e) = &st.endpoints {
+                println!(
+                    "Endpoints: bad/good = {}, {}",
+                    ratio(e.ratio, e.ci_low, e.ci_high),
+                    tardy::render::units::p_value(e.p_value)
+                );
+            }
+            for (i, s) in st.steps.iter().enumerate() {
+                println!("{}", step_line(i, s));
+            }
+            return Ok(0);
+        }
+        Some(BisectCommand::Reset { state: dir }) => {
+            let dir = default_state(dir.clone())?;
+            let removed = engine::reset(&dir)?;
+            println!(
+                "removed {} worktree(s) and the state in {}",
+                removed.len(),
+                dir.display()
+            );
+            return Ok(0);
+        }
+        None => {}
+    }
+    if !matches!(args.format.as_str(), "text" | "json") {
+        return Err(BisectError::Input(format!(
+            "--format is text or json, not '{}'",
+            args.format
+        )));
+    }
+    let dir = default_state(args.state.clone())?;
+    let mut st = if args.resume {
+        state::load(&dir)?
+    } else {
+        let cfg = config(&args)?;
+        if state::state_file(&dir).exists()
+            && let Ok(old) = state::load(&dir)
+            && !old.finished
+        {
+            return Err(BisectError::Input(format!(
+                "an unfinished bisection is saved in {}: continue it with --resume, or remove it with `tardy bisect reset`",
+                dir.display()
+            )));
+        }
+        engine::new_state(cfg, &dir)?
+    };
+    interrupt::install();
+    let tty = std::io::stderr().is_terminal();
+    let quiet = args.format == "json" && !tty;
+    let mut steps_seen = st.steps.len();
+    let mut on = |ev: Event| match ev {
+        Event::Phase(p) => {
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            if !quiet {
+                eprintln!("{p}");
+            }
+        }
+        Event::Sample {
+            label,
+            n,
+            total_runs,
+        } => {
+            if tty {
+                let l: String = label.chars().take(40).collect();
+                eprint!("\r\x1b[2K  {l}: {n} samples ({total_runs} runs in all)");
+            }
+        }
+        Event::Step(s) => {
+            steps_seen += 1;
+            let steps_seen = steps_seen - 1;
+            if tty {
+                eprint!("\r\x1b[2K");
+            }
+            if !quiet {
+                eprintln!("{}", step_line(steps_seen, s));
+            }
+        }
+    };
+    let report = engine::run(&mut st, &dir, &mut on)?;
+    if tty {
+        eprint!("\r\x1b[2K");
+    }
+    if args.format == "json" {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).map_err(|e| BisectError::Input(e.to_string()))?
+        );
+    } else {
+        print!("{}", text(&report, &st));
+    }
+    Ok(if report.reproduced { 0 } else { 1 })
+}
