@@ -515,7 +515,17 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             }
         }
     };
-    let report = engine::run(&mut st, &dir, &mut on)?;
+    let report = match engine::run(&mut st, &dir, &mut on) {
+        Ok(r) => r,
+        Err(e) => {
+            // A new bisection that could not even measure its ends leaves nothing
+            // worth resuming: clean up its worktrees and state.
+            if !args.resume && st.endpoints.is_none() && !matches!(e, BisectError::Interrupted) {
+                let _ = engine::reset(&dir);
+            }
+            return Err(e);
+        }
+    };
     if tty {
         eprint!("\r\x1b[2K");
     }

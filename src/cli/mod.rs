@@ -6,6 +6,7 @@ use clap::{Parser, Subcommand};
 mod bisect;
 mod compare;
 mod doctor;
+mod exec;
 mod ministat;
 mod run;
 mod tests;
@@ -41,6 +42,8 @@ enum Command {
     Doctor(Box<doctor::DoctorArgs>),
     /// Find the commit or version that made a command slower (or sensitive to a setting).
     Bisect(Box<bisect::BisectArgs>),
+    /// Run a command with a different timer slack (Linux), e.g. to reproduce seed 000.
+    Exec(exec::ExecArgs),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -69,6 +72,7 @@ pub fn main() -> i32 {
         Command::Tests(args) => tests::main(args),
         Command::Doctor(args) => doctor::main(*args),
         Command::Bisect(args) => bisect::main(*args),
+        Command::Exec(args) => exec::main(args),
     }
 }
 

@@ -1,0 +1,349 @@
+//! `tardy bisect` on real git repositories made here, whose commits change how long a
+//! real command takes (sleeps, so the effect is large against this machine's noise).
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::path::Path;
+
+fn tardy(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("tardy").unwrap();
+    c.current_dir(dir).env("NO_COLOR", "1");
+    c
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A repository of `n` commits after "initial"; `edit(i, dir)` changes files before
+/// commit i (1-based). Returns the hashes, initial first.
+fn repo(dir: &Path, n: usize, edit: impl Fn(usize, &Path)) -> Vec<String> {
+    git(dir, &["init", "-q"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "Tester"]);
+    edit(0, dir);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "initial"]);
+    let mut hashes = vec![git(dir, &["rev-parse", "HEAD"])];
+    for i in 1..=n {
+        std::fs::write(dir.join("n.txt"), i.to_string()).unwrap();
+        edit(i, dir);
+        git(dir, &["add", "-A"]);
+        git(dir, &["commit", "-qm", &format!("change {i}")]);
+        hashes.push(git(dir, &["rev-parse", "HEAD"]));
+    }
+    hashes
+}
+
+fn write(dir: &Path, name: &str, text: &str) {
+    std::fs::write(dir.join(name), text).unwrap();
+}
+
+fn json(out: &std::process::Output) -> Value {
+    assert!(
+        out.status.code() == Some(0),
+        "exit {:?}\n{}\n{}",
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// A sleep of 20 ms up to commit `bad - 1`, 32 ms from commit `bad` on.
+fn sleeper(bad: usize) -> impl Fn(usize, &Path) {
+    move |i, d| {
+        if i == 0 || i == bad {
+            let s = if i == 0 { "0.020" } else { "0.032" };
+            write(d, "run.sh", &format!("sleep {s}\n"));
+        }
+    }
+}
+
+#[test]
+fn finds_the_commit_that_made_it_slower_and_leaves_the_tree_alone() {
+    let d = tempfile::tempdir().unwrap();
+    let h = repo(d.path(), 12, sleeper(7));
+    // A dirty working tree is fine: worktrees are used.
+    write(d.path(), "run.sh", "exit 99\n");
+    let out = tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--format", "json", "--", "sh", "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["commit"], h[7].as_str(), "{r}");
+    assert_eq!(r["culprit"]["subject"], "change 7");
+    assert_eq!(r["confirmed"], true);
+    let eff = r["effect"]["ratio"].as_f64().unwrap();
+    assert!(eff > 1.3 && eff < 1.9, "{eff}");
+    assert!(r["confidence"].as_f64().unwrap() >= 0.9);
+    assert!(r["total_runs"].as_u64().unwrap() >= 40);
+    assert!(!r["steps"].as_array().unwrap().is_empty());
+    assert_eq!(
+        std::fs::read_to_string(d.path().join("run.sh")).unwrap(),
+        "exit 99\n"
+    );
+    assert_eq!(git(d.path(), &["status", "--short"]), "M run.sh");
+    // log shows the steps; reset removes every worktree.
+    let log = tardy(d.path()).args(["bisect", "log"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&log.stdout).contains("change 7"));
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+    assert_eq!(git(d.path(), &["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn failed_builds_are_skipped_and_an_adjacent_skip_gives_a_range() {
+    let d = tempfile::tempdir().unwrap();
+    // Commit 3 and commit 6 do not build; the regression is at 7.
+    let h = repo(d.path(), 10, |i, p| {
+        sleeper(7)(i, p);
+        match i {
+            3 | 6 => write(p, "broken", ""),
+            4 | 7 => {
+                let _ = std::fs::remove_file(p.join("broken"));
+            }
+            _ => {}
+        }
+    });
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            &h[10],
+            "--build",
+            "test ! -e broken",
+            "--format",
+            "json",
+            "--",
+            "sh",
+            "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert!(r["culprit"].is_null(), "{r}");
+    let range = r["culprit_range"].to_string();
+    assert!(
+        range.contains("change 6") && range.contains("change 7"),
+        "{range}"
+    );
+    let skips: Vec<&Value> = r["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["call"] == "skip")
+        .collect();
+    assert!(
+        skips
+            .iter()
+            .all(|s| s["note"].as_str().unwrap().contains("test ! -e broken"))
+    );
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+}
+
+#[test]
+fn sensitivity_mode_finds_the_commit_that_became_sensitive() {
+    // Up to commit 4 the "suite" only runs processes; commit 5 swaps ten of them for 1 ms
+    // sleeps (seed 000); commit 2 makes it 3x slower for everyone, which must not matter.
+    let d = tempfile::tempdir().unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("tardy");
+    let h = repo(d.path(), 8, |i, p| match i {
+        0 => write(
+            p,
+            "run.sh",
+            "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done\n",
+        ),
+        2 => write(p, "run.sh", "for i in $(seq 30); do /bin/true; done\n"),
+        5 => write(
+            p,
+            "run.sh",
+            "for i in $(seq 20); do /bin/true; done; for i in $(seq 10); do sleep 0.001; done\n",
+        ),
+        _ => {}
+    });
+    // The same cheap wrapper on both sides: the default slack and 8 ms.
+    let prefix_a = format!("{} exec --timer-slack 50000 --", bin.display());
+    let prefix_b = format!("{} exec --timer-slack 8000000 --", bin.display());
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            &h[8],
+            "--prefix-a",
+            &prefix_a,
+            "--prefix-b",
+            &prefix_b,
+            "--format",
+            "json",
+            "--",
+            "sh",
+            "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["sensitivity"], true);
+    assert_eq!(r["culprit"]["subject"], "change 5", "{r}");
+    // Under an 8 ms slack ten 1 ms sleeps cost far more than under 50 µs.
+    assert!(r["endpoints"]["ratio"].as_f64().unwrap() > 1.5, "{r}");
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+}
+
+#[test]
+fn versions_are_bisected_with_substitution() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "delay.sh",
+        "case $1 in 1.0|1.1|1.2) sleep 0.02;; *) sleep 0.035;; esac\n",
+    );
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--versions",
+            "1.0,1.1,1.2,1.3,1.4,1.5",
+            "--prepare",
+            "echo {version} > prepared-{version}",
+            "--state",
+            d.path().join("st").to_str().unwrap(),
+            "--format",
+            "json",
+            "--",
+            "sh delay.sh {version}",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["version"], "1.3", "{r}");
+    assert!(d.path().join("prepared-1.3").exists());
+}
+
+#[test]
+fn interrupted_bisections_resume_without_repeating_runs() {
+    let d = tempfile::tempdir().unwrap();
+    let h = repo(d.path(), 16, sleeper(11));
+    let bin = assert_cmd::cargo::cargo_bin("tardy");
+    let mut child = std::process::Command::new(&bin)
+        .current_dir(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", &h[16], "--format", "json", "--", "sh", "run.sh",
+        ])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    let saved: Value =
+        serde_json::from_slice(&std::fs::read(d.path().join(".tardy/bisect/state.json")).unwrap())
+            .unwrap();
+    let before = saved["total_runs"].as_u64().unwrap();
+    assert!(before > 0);
+    // A new bisection refuses to start over it.
+    let out = tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", &h[16], "--", "sh", "run.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--resume"));
+    let out = tardy(d.path())
+        .args(["bisect", "--resume", "--format", "json"])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["subject"], "change 11", "{r}");
+    let samples: usize = serde_json::from_slice::<Value>(
+        &std::fs::read(d.path().join(".tardy/bisect/state.json")).unwrap(),
+    )
+    .unwrap()["samples"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_array().unwrap().len())
+        .sum();
+    // Every run counted once: the samples kept (plus the sandwich's 20) are the runs made.
+    assert_eq!(r["total_runs"].as_u64().unwrap() as usize, samples + 20);
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+    assert_eq!(git(d.path(), &["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn bad_input_is_one_line_and_exit_2() {
+    let d = tempfile::tempdir().unwrap();
+    let plain = tempfile::tempdir().unwrap();
+    let err = |dir: &Path, args: &[&str]| {
+        let out = tardy(dir).args(args).output().unwrap();
+        let e = String::from_utf8_lossy(&out.stderr).to_string();
+        (out.status.code(), e)
+    };
+    let (code, e) = err(
+        plain.path(),
+        &["bisect", "--good", "a", "--bad", "b", "--", "true"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(e.contains("not inside a git repository"), "{e}");
+    let h = repo(d.path(), 4, sleeper(2));
+    let (code, e) = err(
+        d.path(),
+        &["bisect", "--good", "nope", "--bad", "HEAD", "--", "true"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(e.contains("unknown revision 'nope'"), "{e}");
+    let (code, e) = err(
+        d.path(),
+        &["bisect", "--good", "HEAD", "--bad", &h[0], "--", "true"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(e.contains("swap them") && e.contains("--invert"), "{e}");
+    let (code, e) = err(
+        d.path(),
+        &["bisect", "--good", &h[0], "--bad", "HEAD", "--", "false"],
+    );
+    assert_eq!(code, Some(2));
+    assert!(e.contains("fails at both ends"), "{e}");
+    let (code, e) = err(d.path(), &["bisect", "--good", &h[0], "--bad", "HEAD"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("nothing to measure"), "{e}");
+    let (code, e) = err(
+        d.path(),
+        &[
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--metric", "joules", "--", "true",
+        ],
+    );
+    assert_eq!(code, Some(2));
+    assert!(
+        e.contains("--metric is wall") && e.trim().lines().count() == 1,
+        "{e}"
+    );
+    // No regression between two commits with the same run time: it says so, exit 1.
+    let out = tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", &h[1], "--", "sh", "run.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("does not reproduce"));
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+}
