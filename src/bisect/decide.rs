@@ -7,13 +7,16 @@
 //!   without that, it does not reproduce.
 //! - **Boundary**: a candidate is bad when it is slower than good by more than the
 //!   threshold `m` (default: half the measured regression, `m = sqrt(bad/good)`).
-//! - **Steps** (sequential, in the spirit of Pinpoint): the candidate runs in rounds,
-//!   each with one reference run of good or bad alternately (so slow drift reaches
-//!   both). After each batch: **bad** when the interval of candidate/good lies wholly
-//!   above `m`; **good** when the interval of candidate/bad lies wholly below `m/R`
-//!   (R = bad/good from the recent references): the candidate is then significantly
-//!   closer to good. Otherwise unknown, and another batch runs, up to a cap; at the cap
-//!   the point estimate decides and the step is marked "by estimate".
+//! - **Steps** (sequential): the candidate runs one sample at a time, with one
+//!   reference run of good or bad (alternately) after every second candidate run, so
+//!   slow drift reaches the references too. After each sample (from the third) Wald's
+//!   sequential probability ratio test decides between "candidate behaves like good"
+//!   and "like bad": on log values, with the centres of the recent good and bad
+//!   references, a robust (MAD) spread, and each sample's log-likelihood ratio clipped
+//!   so that one outlier (a slow mode, a hiccup) cannot decide alone. It stops at the
+//!   error rates α = β = 1 - step confidence; at the run cap the sign of the ratio
+//!   decides and the step is marked "by estimate". A user threshold moves the bad
+//!   hypothesis to good × (1 + threshold)².
 
 use serde::{Deserialize, Serialize};
 
@@ -25,7 +28,7 @@ use crate::stats::summary::median_by_selection;
 pub struct Policy {
     /// Confidence of each step's intervals (0.99: Pinpoint's p <= 0.01).
     pub step_confidence: f64,
-    /// Candidate runs in the first batch of a step, and in each later batch.
+    /// Candidate runs before the first decision, and between decisions.
     pub first_batch: usize,
     pub next_batch: usize,
     /// Candidate runs after which the point estimate decides.
@@ -41,11 +44,11 @@ impl Default for Policy {
     fn default() -> Self {
         Policy {
             step_confidence: 0.99,
-            first_batch: 6,
-            next_batch: 4,
-            max_runs: 30,
-            refs: 16,
-            endpoint_batch: 6,
+            first_batch: 3,
+            next_batch: 1,
+            max_runs: 60,
+            refs: 40,
+            endpoint_batch: 10,
             endpoint_max: 30,
         }
     }
@@ -121,6 +124,30 @@ pub struct Decision {
     /// The boundary over good (m) and over bad (m / R).
     pub boundary: f64,
     pub boundary_vs_bad: f64,
+    /// The sequential test's log-likelihood ratio (bad over good) and its bound.
+    pub llr: f64,
+    pub llr_bound: f64,
+}
+
+/// Median absolute deviation around the median, scaled to a normal's sigma.
+fn mad_sigma(v: &[f64]) -> f64 {
+    let m = median(v);
+    let dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+    1.4826 * median(&dev)
+}
+
+/// The sequential probability ratio test's log-likelihood ratio of "like bad" over
+/// "like good" for `candidate` (log values), with the good and bad centres `mu_g`,
+/// `mu_b` and spread `sigma`; each sample's term is clipped to ±4x its expectation.
+pub fn llr(candidate_logs: &[f64], mu_g: f64, mu_b: f64, sigma: f64) -> f64 {
+    let delta = mu_b - mu_g;
+    let mid = (mu_g + mu_b) / 2.0;
+    let var = sigma * sigma;
+    let clip = 2.0 * delta * delta / var;
+    candidate_logs
+        .iter()
+        .map(|x| (delta * (x - mid) / var).clamp(-clip, clip))
+        .sum()
 }
 
 /// Classify `candidate` against the recent `good` and `bad` references (each >= 2).
@@ -139,20 +166,35 @@ pub fn classify(
     let r = (median(bad) / median(good)).max(1.0);
     let m = boundary(threshold, r);
     let m_b = m / r;
-    let is_bad = g.ci_low.is_some_and(|lo| lo > m);
-    let is_good = b.ci_high.is_some_and(|hi| hi < m_b);
-    let (mut call, mut by_estimate) = match (is_bad, is_good) {
-        (true, false) => (Call::Bad, false),
-        (false, true) => (Call::Good, false),
-        _ => (Call::Unknown, false),
+    let logs = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<f64>>();
+    let (lg, lb, lc) = (logs(good), logs(bad), logs(candidate));
+    let mu_g = median(&lg);
+    let mu_b = mu_g + 2.0 * m.ln();
+    let centred: Vec<f64> = lg
+        .iter()
+        .map(|x| x - mu_g)
+        .chain(lb.iter().map(|x| x - median(&lb)))
+        .collect();
+    // The larger of the robust and the plain spread: a mixture (a slow mode now and
+    // then) must widen the test, not be ignored by it.
+    let sd = {
+        let n = centred.len() as f64;
+        let mean = centred.iter().sum::<f64>() / n;
+        (centred.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0).max(1.0)).sqrt()
+    };
+    let sigma = mad_sigma(&centred).max(sd).max(0.002);
+    let ratio = llr(&lc, mu_g, mu_b, sigma);
+    let alpha = (1.0 - policy.step_confidence).clamp(1e-6, 0.5);
+    let upper = ((1.0 - alpha) / alpha).ln();
+    let (mut call, mut by_estimate) = if ratio >= upper {
+        (Call::Bad, false)
+    } else if ratio <= -upper {
+        (Call::Good, false)
+    } else {
+        (Call::Unknown, false)
     };
     if call == Call::Unknown && at_cap {
-        // Closer to which end, in log space?
-        call = if g.ratio.ln() > m.ln() {
-            Call::Bad
-        } else {
-            Call::Good
-        };
+        call = if ratio > 0.0 { Call::Bad } else { Call::Good };
         by_estimate = true;
     }
     Some(Decision {
@@ -164,6 +206,8 @@ pub fn classify(
         vs_bad_ci: [b.ci_low, b.ci_high],
         boundary: m,
         boundary_vs_bad: m_b,
+        llr: ratio,
+        llr_bound: upper,
     })
 }
 
@@ -210,15 +254,23 @@ mod tests {
     }
 
     #[test]
-    fn a_candidate_at_the_boundary_stays_unknown_until_the_cap() {
+    fn a_noisy_candidate_at_the_boundary_stays_unknown_until_the_cap() {
         let mut rng = SplitMix64::new(9);
         let p = Policy::default();
-        let g = noisy(&mut rng, 1.0, 16, 0.03);
-        let b = noisy(&mut rng, 1.1, 16, 0.03);
-        let mid = noisy(&mut rng, 1.1f64.sqrt(), 6, 0.03);
+        let g = noisy(&mut rng, 1.0, 16, 0.1);
+        let b = noisy(&mut rng, 1.1, 16, 0.1);
+        let mid = vec![1.1f64.sqrt(); 3];
         let d = classify(&mid, &g, &b, None, &p, false).unwrap();
-        assert_eq!(d.call, Call::Unknown);
+        assert_eq!(d.call, Call::Unknown, "{d:?}");
         let d = classify(&mid, &g, &b, None, &p, true).unwrap();
         assert!(d.by_estimate && d.call != Call::Unknown);
+    }
+
+    #[test]
+    fn the_log_likelihood_ratio_is_clipped_per_sample() {
+        // One absurd sample cannot outweigh the rest by more than 4x one's expectation.
+        let l = llr(&[10.0], 0.0, 0.1, 0.05);
+        assert!((l - 2.0 * 4.0).abs() < 1e-9, "{l}");
+        assert!(llr(&[0.0, 0.0], 0.0, 0.1, 0.05) < 0.0);
     }
 }

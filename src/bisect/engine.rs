@@ -159,11 +159,53 @@ pub fn new_state(cfg: Config, dir: &Path) -> Result<State, BisectError> {
     Ok(st)
 }
 
+/// Where candidates are prepared and sampled: the real machine ([`Real`]), or a
+/// simulation (the error-rate study in docs/bisect.md runs this same engine on one).
+pub trait Lab {
+    fn prepare(
+        &mut self,
+        cfg: &Config,
+        state_dir: &Path,
+        key: &str,
+    ) -> Result<Prepared, BisectError>;
+    fn sample(
+        &mut self,
+        cfg: &Config,
+        key: &str,
+        dir: &Path,
+        rng: &mut SplitMix64,
+    ) -> Result<(f64, u64), String>;
+}
+
+/// Worktrees, builds and real runs of the command.
+pub struct Real;
+
+impl Lab for Real {
+    fn prepare(
+        &mut self,
+        cfg: &Config,
+        state_dir: &Path,
+        key: &str,
+    ) -> Result<Prepared, BisectError> {
+        runner::prepare(cfg, state_dir, key)
+    }
+    fn sample(
+        &mut self,
+        cfg: &Config,
+        key: &str,
+        dir: &Path,
+        rng: &mut SplitMix64,
+    ) -> Result<(f64, u64), String> {
+        runner::sample(cfg, key, dir, rng)
+    }
+}
+
 struct Search<'s, 'e> {
     st: &'s mut State,
     dir: PathBuf,
     dirs: BTreeMap<String, PathBuf>,
     on: &'e mut dyn FnMut(Event),
+    lab: &'e mut dyn Lab,
 }
 
 impl Search<'_, '_> {
@@ -195,7 +237,7 @@ impl Search<'_, '_> {
             self.dirs.insert(key.to_string(), dir.clone());
             return Ok(Ok(dir));
         }
-        match runner::prepare(&self.st.config, &self.dir, key)? {
+        match self.lab.prepare(&self.st.config, &self.dir, key)? {
             Prepared::Ready(d) => {
                 self.st.prepared.insert(key.to_string());
                 state::save(&self.dir, self.st)?;
@@ -218,7 +260,7 @@ impl Search<'_, '_> {
         }
         let mut rng =
             SplitMix64::new(self.st.config.seed ^ self.st.total_runs.wrapping_mul(0x9E37_79B9));
-        match runner::sample(&self.st.config, key, dir, &mut rng) {
+        match self.lab.sample(&self.st.config, key, dir, &mut rng) {
             Ok((v, runs)) => {
                 self.st.samples.entry(key.to_string()).or_default().push(v);
                 self.st.total_runs += runs;
@@ -372,25 +414,21 @@ impl Search<'_, '_> {
             .max(self.st.samples_of(&c.key).len().min(p.max_runs));
         let mut fresh = 0usize;
         loop {
-            while self.st.samples_of(&c.key).len() < target || fresh < 2 {
-                if self.st.samples_of(&c.key).len() < target {
-                    if let Err(why) = self.take(&c.key, &dir, &c.label)? {
-                        skip(self.st, why);
-                        state::save(&self.dir, self.st)?;
-                        if let Some(s) = self.st.steps.last() {
-                            (self.on)(Event::Step(s));
-                        }
-                        return Ok(());
+            while self.st.samples_of(&c.key).len() < target {
+                if let Err(why) = self.take(&c.key, &dir, &c.label)? {
+                    skip(self.st, why);
+                    state::save(&self.dir, self.st)?;
+                    if let Some(s) = self.st.steps.last() {
+                        (self.on)(Event::Step(s));
                     }
+                    return Ok(());
                 }
-                // One reference run per candidate run, good and bad alternately.
-                let which = if (self.st.samples_of(&c.key).len() + fresh) % 2 == 0 {
-                    0
-                } else {
-                    last
-                };
-                self.reference(which)?;
-                fresh += 1;
+                // One reference run per two candidate runs, good and bad alternately,
+                // so that drift reaches the references too.
+                if self.st.samples_of(&c.key).len() % 2 == 0 {
+                    self.reference(if fresh % 2 == 0 { 0 } else { last })?;
+                    fresh += 1;
+                }
             }
             let cand = self.values(&c.key);
             let g = self.values(&g_key);
@@ -460,7 +498,9 @@ impl Search<'_, '_> {
                 if into.len() >= rounds {
                     continue;
                 }
-                let (v, runs) = runner::sample(&self.st.config, key, dir, &mut rng)
+                let (v, runs) = self
+                    .lab
+                    .sample(&self.st.config, key, dir, &mut rng)
                     .map_err(|why| BisectError::Input(format!("the sandwich run failed: {why}")))?;
                 into.push(v);
                 self.st.total_runs += runs;
@@ -490,6 +530,16 @@ impl Search<'_, '_> {
 
 /// Run (or resume) the bisection saved in `dir`.
 pub fn run(st: &mut State, dir: &Path, on: &mut dyn FnMut(Event)) -> Result<Report, BisectError> {
+    run_in(st, dir, on, &mut Real)
+}
+
+/// Run the bisection with candidates prepared and sampled by `lab`.
+pub fn run_in(
+    st: &mut State,
+    dir: &Path,
+    on: &mut dyn FnMut(Event),
+    lab: &mut dyn Lab,
+) -> Result<Report, BisectError> {
     std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
     state::save(dir, st)?;
     let mut s = Search {
@@ -497,6 +547,7 @@ pub fn run(st: &mut State, dir: &Path, on: &mut dyn FnMut(Event)) -> Result<Repo
         dir: dir.to_path_buf(),
         dirs: BTreeMap::new(),
         on,
+        lab,
     };
     let e = s.endpoints()?;
     let sensitivity = s.st.config.conditions.is_some();

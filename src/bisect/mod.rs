@@ -12,6 +12,7 @@ pub mod decide;
 pub mod engine;
 pub mod git;
 pub mod runner;
+pub mod simulate;
 pub mod state;
 
 use std::path::PathBuf;

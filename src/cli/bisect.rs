@@ -107,7 +107,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
     /// Most runs of one candidate before its point estimate decides.
-    #[arg(long, value_name = "N", default_value_t = 30)]
+    #[arg(long, value_name = "N", default_value_t = 60)]
     max_runs: usize,
     /// The command to measure (after --), or one string with shell syntax.
     #[arg(

@@ -1,0 +1,176 @@
+//! Simulated bisections, for the error rates in docs/bisect.md: the real engine
+//! ([`super::engine::run_in`]) on a [`SimLab`] whose "commits" take a noisy time with a
+//! step at the culprit, and the fixed 30-runs-per-step bisection that `git bisect run`
+//! with a t-test script performs, on the same noise.
+
+use std::path::Path;
+
+use super::decide::Policy;
+use super::engine::{self, Culprit, Lab};
+use super::runner::Prepared;
+use super::state::{Candidate, State};
+use super::{BisectError, Config, Metric, Mode};
+use crate::stats::rng::SplitMix64;
+
+/// The noise of one run: lognormal spread, a slow mode taken now and then (bimodal),
+/// and a slow drift over the session.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Noise {
+    pub sigma: f64,
+    pub slow_mode_prob: f64,
+    pub slow_mode_factor: f64,
+    /// Peak relative drift, a sine over 400 runs.
+    pub drift: f64,
+}
+
+impl Noise {
+    /// Like this 2-core VM: 3% spread, 10% of runs 8% slower, ±2% drift.
+    pub fn vm() -> Noise {
+        Noise {
+            sigma: 0.03,
+            slow_mode_prob: 0.1,
+            slow_mode_factor: 1.08,
+            drift: 0.02,
+        }
+    }
+
+    fn apply(&self, base: f64, run: u64, rng: &mut SplitMix64) -> f64 {
+        let (u1, u2) = (rng.next_f64().max(1e-300), rng.next_f64());
+        let z = (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos();
+        let slow = if rng.next_f64() < self.slow_mode_prob {
+            self.slow_mode_factor
+        } else {
+            1.0
+        };
+        let drift = 1.0 + self.drift * (run as f64 / 400.0 * std::f64::consts::TAU).sin();
+        base * (self.sigma * z).exp() * slow * drift
+    }
+}
+
+/// Commits 0..n (0 good, n bad); from `culprit` on, runs take `1 + effect` times longer.
+pub struct SimLab {
+    pub culprit: usize,
+    pub effect: f64,
+    pub noise: Noise,
+    rng: SplitMix64,
+    runs: u64,
+}
+
+impl SimLab {
+    pub fn new(culprit: usize, effect: f64, noise: Noise, seed: u64) -> SimLab {
+        SimLab {
+            culprit,
+            effect,
+            noise,
+            rng: SplitMix64::new(seed),
+            runs: 0,
+        }
+    }
+
+    fn value(&mut self, index: usize) -> f64 {
+        self.runs += 1;
+        let base = if index >= self.culprit {
+            1.0 + self.effect
+        } else {
+            1.0
+        };
+        self.noise.apply(base, self.runs, &mut self.rng)
+    }
+}
+
+impl Lab for SimLab {
+    fn prepare(
+        &mut self,
+        _cfg: &Config,
+        state_dir: &Path,
+        _key: &str,
+    ) -> Result<Prepared, BisectError> {
+        Ok(Prepared::Ready(state_dir.to_path_buf()))
+    }
+    fn sample(
+        &mut self,
+        _cfg: &Config,
+        key: &str,
+        _dir: &Path,
+        _rng: &mut SplitMix64,
+    ) -> Result<(f64, u64), String> {
+        let index: usize = key.parse().map_err(|_| "bad key".to_string())?;
+        Ok((self.value(index), 1))
+    }
+}
+
+/// One simulated tardy bisection over `n` commits: (found the culprit, runs used).
+pub fn tardy_once(
+    n: usize,
+    culprit: usize,
+    effect: f64,
+    noise: Noise,
+    seed: u64,
+    dir: &Path,
+) -> Result<(bool, u64), BisectError> {
+    let list: Vec<String> = (0..=n).map(|i| i.to_string()).collect();
+    let cfg = Config {
+        repo: dir.to_path_buf(),
+        good: "0".into(),
+        bad: n.to_string(),
+        mode: Mode::Versions { list: list.clone() },
+        build: None,
+        prepare: None,
+        command: "simulated".into(),
+        metric: Metric::Wall,
+        conditions: None,
+        threshold: None,
+        invert: false,
+        policy: Policy::default(),
+        seed,
+        timeout_s: None,
+    };
+    let candidates = list
+        .iter()
+        .map(|k| Candidate {
+            key: k.clone(),
+            label: k.clone(),
+            info: None,
+        })
+        .collect();
+    let mut st = State::new(cfg, candidates);
+    let _ = std::fs::remove_file(super::state::state_file(dir));
+    let mut lab = SimLab::new(
+        culprit,
+        effect,
+        noise,
+        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let r = engine::run_in(&mut st, dir, &mut |_| {}, &mut lab)?;
+    let found =
+        matches!(&r.culprit, Some(Culprit::Version { version }) if *version == culprit.to_string());
+    Ok((found, r.total_runs))
+}
+
+/// One simulated fixed bisection: 30 runs of the good end once, then 30 runs per step,
+/// each step bad when Welch's t says slower than the good end at p < 0.05 (one-sided).
+pub fn fixed_once(n: usize, culprit: usize, effect: f64, noise: Noise, seed: u64) -> (bool, u64) {
+    let mut lab = SimLab::new(
+        culprit,
+        effect,
+        noise,
+        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let per = 30;
+    let good: Vec<f64> = (0..per).map(|_| lab.value(0)).collect();
+    let (mut lo, mut hi) = (0usize, n);
+    let mut runs = per as u64;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        let c: Vec<f64> = (0..per).map(|_| lab.value(mid)).collect();
+        runs += per as u64;
+        let t = crate::stats::ttest::welch(&good, &c, 0.95);
+        let slower = t.is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < 0.05);
+        if slower {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (hi == culprit, runs)
+}
