@@ -237,7 +237,12 @@ fn versions_are_bisected_with_substitution() {
 #[test]
 fn interrupted_bisections_resume_without_repeating_runs() {
     let d = tempfile::tempdir().unwrap();
-    let h = repo(d.path(), 16, sleeper(11));
+    // Slow runs (50 and 80 ms), so that the interrupt lands while the ends are measured.
+    let h = repo(d.path(), 16, |i, p| match i {
+        0 => write(p, "run.sh", "sleep 0.05\n"),
+        11 => write(p, "run.sh", "sleep 0.08\n"),
+        _ => {}
+    });
     let bin = assert_cmd::cargo::cargo_bin("tardy");
     let mut child = std::process::Command::new(&bin)
         .current_dir(d.path())
@@ -248,7 +253,7 @@ fn interrupted_bisections_resume_without_repeating_runs() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1200));
+    std::thread::sleep(std::time::Duration::from_millis(700));
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();

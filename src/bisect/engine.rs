@@ -244,6 +244,8 @@ impl Search<'_, '_> {
                 self.dirs.insert(key.to_string(), d.clone());
                 Ok(Ok(d))
             }
+            // A build killed by Ctrl-C is not a failed build.
+            Prepared::Skip(_) if interrupt::requested() => Err(BisectError::Interrupted),
             Prepared::Skip(why) => Ok(Err(why)),
         }
     }
@@ -501,7 +503,13 @@ impl Search<'_, '_> {
                 let (v, runs) = self
                     .lab
                     .sample(&self.st.config, key, dir, &mut rng)
-                    .map_err(|why| BisectError::Input(format!("the sandwich run failed: {why}")))?;
+                    .map_err(|why| {
+                        if interrupt::requested() {
+                            BisectError::Interrupted
+                        } else {
+                            BisectError::Input(format!("the sandwich run failed: {why}"))
+                        }
+                    })?;
                 into.push(v);
                 self.st.total_runs += runs;
             }
