@@ -352,3 +352,39 @@ fn bad_input_is_one_line_and_exit_2() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("does not reproduce"));
     tardy(d.path()).args(["bisect", "reset"]).assert().success();
 }
+
+#[test]
+fn metrics_from_stdout_and_from_test_reports() {
+    let d = tempfile::tempdir().unwrap();
+    let h = repo(d.path(), 6, |i, p| match i {
+        0 => write(
+            p,
+            "run.sh",
+            "echo 'time: 1.0'; mkdir -p out; echo '<testsuite><testcase name=\"t\" time=\"0.1\"/></testsuite>' > out/TEST-a.xml\n",
+        ),
+        4 => write(
+            p,
+            "run.sh",
+            "echo 'time: 2.5'; mkdir -p out; echo '<testsuite><testcase name=\"t\" time=\"0.4\"/></testsuite>' > out/TEST-a.xml\n",
+        ),
+        _ => {}
+    });
+    for metric in [
+        vec!["--metric-regex", "time: ([0-9.]+)"],
+        vec!["--metric-junit", "out/TEST-*.xml", "--metric-test", "t"],
+    ] {
+        let out = tardy(d.path())
+            .args([
+                "bisect", "--good", &h[0], "--bad", &h[6], "--format", "json",
+            ])
+            .args(&metric)
+            .args(["--", "sh", "run.sh"])
+            .output()
+            .unwrap();
+        let r = json(&out);
+        assert_eq!(r["culprit"]["subject"], "change 4", "{metric:?}: {r}");
+        let e = r["effect"]["ratio"].as_f64().unwrap();
+        assert!(e > 2.4 && e < 4.1, "{metric:?}: {e}");
+        tardy(d.path()).args(["bisect", "reset"]).assert().success();
+    }
+}

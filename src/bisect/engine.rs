@@ -26,6 +26,8 @@ pub enum Event<'a> {
         label: &'a str,
         n: usize,
         total_runs: u64,
+        /// Runs still expected (steps left x runs per step so far, plus the sandwich).
+        runs_left: u64,
     },
     Step(&'a Step),
 }
@@ -206,9 +208,29 @@ struct Search<'s, 'e> {
     dirs: BTreeMap<String, PathBuf>,
     on: &'e mut dyn FnMut(Event),
     lab: &'e mut dyn Lab,
+    /// Steps still expected after the current one.
+    steps_left: usize,
 }
 
 impl Search<'_, '_> {
+    /// Runs still expected: the steps left at the average cost of the steps so far
+    /// (a candidate run plus half a reference run each), and the sandwich.
+    fn runs_left(&self) -> u64 {
+        let decided: Vec<usize> = self.st.steps.iter().map(|s| s.runs).collect();
+        let per_step = if decided.is_empty() {
+            12.0
+        } else {
+            1.5 * decided.iter().sum::<usize>() as f64 / decided.len() as f64
+        };
+        let sandwich = 20u64.saturating_sub(
+            self.st
+                .sandwich
+                .as_ref()
+                .map_or(0, |s| (s.parent.len() + s.culprit.len()) as u64),
+        );
+        (self.steps_left as f64 * per_step) as u64 + sandwich
+    }
+
     fn value(&self, v: f64) -> f64 {
         if self.st.config.invert { 1.0 / v } else { v }
     }
@@ -268,10 +290,12 @@ impl Search<'_, '_> {
                 self.st.total_runs += runs;
                 state::save(&self.dir, self.st)?;
                 let n = self.st.samples_of(key).len();
+                let runs_left = self.runs_left();
                 (self.on)(Event::Sample {
                     label,
                     n,
                     total_runs: self.st.total_runs,
+                    runs_left,
                 });
                 Ok(Ok(()))
             }
@@ -515,10 +539,12 @@ impl Search<'_, '_> {
             }
             self.st.sandwich = Some(sw.clone());
             state::save(&self.dir, self.st)?;
+            let runs_left = self.runs_left();
             (self.on)(Event::Sample {
                 label: "sandwich",
                 n: sw.culprit.len(),
                 total_runs: self.st.total_runs,
+                runs_left,
             });
         }
         let t = |v: &[f64]| v.iter().map(|&x| self.value(x)).collect::<Vec<_>>();
@@ -556,6 +582,7 @@ pub fn run_in(
         dirs: BTreeMap::new(),
         on,
         lab,
+        steps_left: 0,
     };
     let e = s.endpoints()?;
     let sensitivity = s.st.config.conditions.is_some();
@@ -590,6 +617,7 @@ pub fn run_in(
         };
         let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
         let left = (open as f64 + 1.0).log2().ceil() as usize;
+        s.steps_left = left;
         s.step(i, left)?;
     }
     let (lo, hi, _) = s.range();

@@ -166,7 +166,7 @@ fn run_once(
                 .map_err(|_| format!("--metric-regex captured '{}', not a number", cap.as_str()))
         }
         Metric::Junit { path, test } => {
-            let report = crate::ingest::reports::read_run(&[dir.join(path)], false)
+            let report = crate::ingest::reports::read_run(&glob(dir, path)?, false)
                 .map_err(|e| e.to_string())?;
             match test {
                 None => Ok(report.total_s()),
@@ -179,6 +179,54 @@ fn run_once(
             }
         }
     }
+}
+
+/// `*` wildcards in the last component of `pattern` (relative to `dir`), e.g.
+/// `target/surefire-reports/TEST-*.xml`; a plain path is itself (a file or directory).
+pub fn glob(dir: &Path, pattern: &str) -> Result<Vec<PathBuf>, String> {
+    let full = dir.join(pattern);
+    let name = full
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if !name.contains('*') {
+        return Ok(vec![full]);
+    }
+    let parent = full.parent().unwrap_or(dir);
+    let parts: Vec<&str> = name.split('*').collect();
+    let matches = |n: &str| {
+        let (first, last) = (parts[0], parts[parts.len() - 1]);
+        if !n.starts_with(first) || !n.ends_with(last) || n.len() < first.len() + last.len() {
+            return false;
+        }
+        let mut rest = &n[first.len()..n.len() - last.len()];
+        for mid in &parts[1..parts.len() - 1] {
+            match rest.find(mid) {
+                Some(i) => rest = &rest[i + mid.len()..],
+                None => return false,
+            }
+        }
+        true
+    };
+    let mut out: Vec<PathBuf> = std::fs::read_dir(parent)
+        .map_err(|e| {
+            format!(
+                "--metric-junit {pattern}: cannot list {}: {e}",
+                parent.display()
+            )
+        })?
+        .flatten()
+        .filter(|e| matches(&e.file_name().to_string_lossy()))
+        .map(|e| e.path())
+        .collect();
+    out.sort();
+    if out.is_empty() {
+        return Err(format!(
+            "--metric-junit {pattern}: no file matches in {}",
+            parent.display()
+        ));
+    }
+    Ok(out)
 }
 
 /// One sample of `key` in `dir`: the metric, or B / A in sensitivity mode. Returns the
@@ -212,5 +260,30 @@ pub fn sample(
             }
             Ok((b / a, 2))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn glob_matches_stars_in_the_file_name() {
+        let d = tempfile::tempdir().unwrap();
+        for f in ["TEST-a.xml", "TEST-b.xml", "other.xml", "TEST-c.txt"] {
+            std::fs::write(d.path().join(f), "").unwrap();
+        }
+        let got = glob(d.path(), "TEST-*.xml").unwrap();
+        let names: Vec<String> = got
+            .iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["TEST-a.xml", "TEST-b.xml"]);
+        assert_eq!(glob(d.path(), "*-b*").unwrap().len(), 1);
+        assert!(glob(d.path(), "none-*").is_err());
+        assert_eq!(
+            glob(d.path(), "plain.xml").unwrap(),
+            [d.path().join("plain.xml")]
+        );
     }
 }

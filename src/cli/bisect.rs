@@ -65,8 +65,8 @@ pub struct BisectArgs {
     /// Read the metric from stdout: the first capture group, e.g. 'time: ([0-9.]+)'.
     #[arg(long, value_name = "REGEX")]
     metric_regex: Option<String>,
-    /// Read the metric from the test reports each run writes (a file or a directory,
-    /// relative to the candidate's directory): the sum of test times.
+    /// Read the metric from the test reports each run writes (a file, a directory or a
+    /// glob like 'out/TEST-*.xml', relative to the candidate's directory): the sum of test times.
     #[arg(long, value_name = "PATH")]
     metric_junit: Option<String>,
     /// With --metric-junit: one test's time (its name or "suite :: class :: name").
@@ -485,6 +485,8 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     let tty = std::io::stderr().is_terminal();
     let quiet = args.format == "json" && !tty;
     let mut steps_seen = st.steps.len();
+    let started = std::time::Instant::now();
+    let mut session_runs = 0u64;
     let mut on = |ev: Event| match ev {
         Event::Phase(p) => {
             if tty {
@@ -498,10 +500,16 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             label,
             n,
             total_runs,
+            runs_left,
         } => {
+            session_runs += 1;
             if tty {
                 let l: String = label.chars().take(40).collect();
-                eprint!("\r\x1b[2K  {l}: {n} samples ({total_runs} runs in all)");
+                let per_run = started.elapsed().as_secs_f64() / session_runs as f64;
+                eprint!(
+                    "\r\x1b[2K  {l}: {n} samples ({total_runs} runs in all), about {:.0} s left",
+                    per_run * runs_left as f64
+                );
             }
         }
         Event::Step(s) => {
