@@ -46,17 +46,18 @@ fn echo(rx: libc::c_int, tx: libc::c_int) {
 
 /// Time `n` round trips over two pipes with a peer (thread or process) echoing.
 fn ping(tx: libc::c_int, rx: libc::c_int, budget: &Budget, key: &str, label: &str) -> Measure {
-    let mut m = batched(key, label, budget, |n| {
+    halved(batched(key, label, budget, |n| {
         for _ in 0..n {
             put(tx, b'x');
             get(rx);
         }
-    });
-    // One round trip is two wake-ups.
-    for v in &mut m.samples {
-        *v /= 2.0;
-    }
-    Measure::new(key, label, "ns", m.batch, m.samples)
+    }))
+}
+
+/// A round trip is two hand-offs: per-operation values of half the time.
+fn halved(m: Measure) -> Measure {
+    let samples = m.samples.iter().map(|v| v / 2.0).collect();
+    Measure::new(&m.key, &m.label, &m.unit, m.batch, samples)
 }
 
 fn thread_pingpong(
@@ -182,7 +183,7 @@ fn condvar_handoff(budget: &Budget) -> Measure {
         }
     });
     let (lock, cv, stop) = &*state;
-    let mut m = batched("condvar", "mutex + condvar hand-off", budget, |n| {
+    let m = batched("condvar", "mutex + condvar hand-off", budget, |n| {
         let mut turn = lock.lock().unwrap_or_else(|e| e.into_inner());
         for _ in 0..n {
             *turn = 1;
@@ -198,10 +199,7 @@ fn condvar_handoff(budget: &Budget) -> Measure {
         cv.notify_all();
     }
     let _ = peer.join();
-    for v in &mut m.samples {
-        *v /= 2.0;
-    }
-    Measure::new(&m.key, &m.label, "ns", m.batch, m.samples)
+    halved(m)
 }
 
 /// Spin up to this many `spin_loop` hints (PAUSE on x86) before parking: the fixed
@@ -238,7 +236,7 @@ fn spin_handoff(budget: &Budget) -> Measure {
             main.unpark();
         }
     });
-    let mut m = batched("spin_park", "spin-then-park hand-off", budget, |n| {
+    let m = batched("spin_park", "spin-then-park hand-off", budget, |n| {
         for _ in 0..n {
             turn.store(1, Ordering::Release);
             peer.thread().unpark();
@@ -248,10 +246,7 @@ fn spin_handoff(budget: &Budget) -> Measure {
     turn.store(2, Ordering::Release);
     peer.thread().unpark();
     let _ = peer.join();
-    for v in &mut m.samples {
-        *v /= 2.0;
-    }
-    Measure::new(&m.key, &m.label, "ns", m.batch, m.samples)
+    halved(m)
 }
 
 /// Probe 5: lock hand-off latency between two threads.
