@@ -71,16 +71,10 @@ pub fn fsync(budget: &Budget, dir: &Path) -> ProbeResult {
 pub fn metadata(budget: &Budget, dir: &Path) -> ProbeResult {
     let mut r = ProbeResult::new("metadata", "small-file metadata");
     fs_fact(&mut r, dir);
-    let tmp = match tempfile::Builder::new()
-        .prefix(".tardy-meta-")
-        .tempdir_in(dir)
-    {
+    let tmp = match super::sample::scratch_dir(dir, ".tardy-meta-") {
         Ok(t) => t,
-        Err(e) => {
-            r.unavailable = Some(format!(
-                "cannot create a directory in {}: {e}",
-                dir.display()
-            ));
+        Err(why) => {
+            r.unavailable = Some(why);
             return r;
         }
     };

@@ -141,16 +141,10 @@ pub fn first_exec(budget: &Budget, dir: &Path) -> ProbeResult {
         r.unavailable = Some("cannot find tardy's own binary".into());
         return r;
     };
-    let tmp = match tempfile::Builder::new()
-        .prefix(".tardy-exec-")
-        .tempdir_in(dir)
-    {
+    let tmp = match super::sample::scratch_dir(dir, ".tardy-exec-") {
         Ok(t) => t,
-        Err(e) => {
-            r.unavailable = Some(format!(
-                "cannot create a directory in {}: {e}",
-                dir.display()
-            ));
+        Err(why) => {
+            r.unavailable = Some(why);
             return r;
         }
     };

@@ -136,6 +136,14 @@ pub fn each(key: &str, label: &str, count: usize, mut op: impl FnMut()) -> Measu
     Measure::new(key, label, "ns", 1, samples)
 }
 
+/// A scratch directory inside `dir` (removed on drop), or why there cannot be one.
+pub fn scratch_dir(dir: &std::path::Path, prefix: &str) -> Result<tempfile::TempDir, String> {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir_in(dir)
+        .map_err(|e| format!("cannot create a directory in {}: {e}", dir.display()))
+}
+
 /// Pin the calling thread to one CPU (Linux); returns false where it cannot.
 pub fn pin_to(cpu: usize) -> bool {
     #[cfg(target_os = "linux")]

@@ -60,66 +60,62 @@ fn halved(m: Measure) -> Measure {
     Measure::new(&m.key, &m.label, &m.unit, m.batch, samples)
 }
 
-fn thread_pingpong(
-    budget: &Budget,
-    cpus: (usize, usize),
-    key: &str,
-    label: &str,
-) -> Option<Measure> {
-    let (a, b) = (pipe()?, pipe()?);
-    let peer = std::thread::spawn(move || {
-        pin_to(cpus.1);
-        echo(a[0], b[1]);
-    });
-    let allowed = allowed_cpus();
-    pin_to(cpus.0);
-    let m = ping(a[1], b[0], budget, key, label);
-    put(a[1], b'q');
-    let _ = peer.join();
-    pin_to_set(&allowed);
-    for fd in a.into_iter().chain(b) {
-        close(fd);
-    }
-    Some(m)
+/// The echoing peer of a ping-pong: a thread, or a forked process.
+enum Peer {
+    Thread(std::thread::JoinHandle<()>),
+    Process(libc::pid_t),
 }
 
-fn process_pingpong(
+/// Ping-pong with a peer pinned to `cpus.1` while this thread is pinned to `cpus.0`.
+fn pingpong(
     budget: &Budget,
+    processes: bool,
     cpus: (usize, usize),
     key: &str,
     label: &str,
 ) -> Option<Measure> {
     let (a, b) = (pipe()?, pipe()?);
-    // SAFETY: the child only pins itself, reads, writes and _exits (all
-    // async-signal-safe), so forking from a threaded process is sound.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return None;
-    }
-    if pid == 0 {
-        #[cfg(target_os = "linux")]
-        // SAFETY: plain data, our own affinity.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(cpus.1, &mut set);
-            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    let peer = if processes {
+        // SAFETY: the child only pins itself, reads, writes and _exits (all
+        // async-signal-safe system calls), so forking from a threaded process is sound.
+        match unsafe { libc::fork() } {
+            0 => {
+                pin_to(cpus.1);
+                echo(a[0], b[1]);
+                // SAFETY: leave the child without running the parent's destructors.
+                unsafe { libc::_exit(0) };
+            }
+            pid if pid > 0 => Some(Peer::Process(pid)),
+            _ => None,
         }
-        echo(a[0], b[1]);
-        // SAFETY: leave the child without running the parent's destructors.
-        unsafe { libc::_exit(0) };
-    }
-    let allowed = allowed_cpus();
-    pin_to(cpus.0);
-    let m = ping(a[1], b[0], budget, key, label);
-    put(a[1], b'q');
-    let mut status = 0;
-    // SAFETY: reaps our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    pin_to_set(&allowed);
+    } else {
+        Some(Peer::Thread(std::thread::spawn(move || {
+            pin_to(cpus.1);
+            echo(a[0], b[1]);
+        })))
+    };
+    let m = peer.map(|peer| {
+        let allowed = allowed_cpus();
+        pin_to(cpus.0);
+        let m = ping(a[1], b[0], budget, key, label);
+        put(a[1], b'q');
+        match peer {
+            Peer::Thread(t) => {
+                let _ = t.join();
+            }
+            Peer::Process(pid) => {
+                let mut status = 0;
+                // SAFETY: reaps our own child.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            }
+        }
+        pin_to_set(&allowed);
+        m
+    });
     for fd in a.into_iter().chain(b) {
         close(fd);
     }
-    Some(m)
+    m
 }
 
 /// Probe 4: wake-up latency by pipe ping-pong (half a round trip), threads and
@@ -132,33 +128,27 @@ pub fn ctxswitch(budget: &Budget) -> ProbeResult {
         return r;
     };
     let second = cpus.get(1).copied();
-    r.measures.extend(thread_pingpong(
-        budget,
-        (first, first),
-        "threads_1cpu",
-        "threads, one CPU (context switch)",
-    ));
-    if let Some(s) = second {
-        r.measures.extend(thread_pingpong(
-            budget,
-            (first, s),
+    let variants = [
+        (
+            false,
+            Some(first),
+            "threads_1cpu",
+            "threads, one CPU (context switch)",
+        ),
+        (
+            false,
+            second,
             "threads_2cpu",
             "threads, two CPUs (cross-CPU wake-up)",
-        ));
-    }
-    r.measures.extend(process_pingpong(
-        budget,
-        (first, first),
-        "procs_1cpu",
-        "processes, one CPU",
-    ));
-    if let Some(s) = second {
-        r.measures.extend(process_pingpong(
-            budget,
-            (first, s),
-            "procs_2cpu",
-            "processes, two CPUs",
-        ));
+        ),
+        (true, Some(first), "procs_1cpu", "processes, one CPU"),
+        (true, second, "procs_2cpu", "processes, two CPUs"),
+    ];
+    for (processes, other, key, label) in variants {
+        if let Some(other) = other {
+            r.measures
+                .extend(pingpong(budget, processes, (first, other), key, label));
+        }
     }
     r.fact("cpus_used", if second.is_some() { 2 } else { 1 });
     r
