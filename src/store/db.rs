@@ -1,0 +1,106 @@
+//! The history store's interface: every operation tardy needs, each one
+//! transactional, so the CLI never sees SQL and a PostgreSQL store can sit
+//! beside the SQLite one ([`super::sqlite`]).
+
+use std::path::PathBuf;
+
+use super::history::{
+    Alert, AlertState, Annotation, DetectionState, NewPoint, Point, PointFilter, SeriesInfo,
+    SeriesSpec,
+};
+use crate::probe::Fingerprint;
+
+/// What went wrong with the database, in words a user can act on.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error("'{path}' is not a tardy history database (corrupt or another kind of file): {detail}")]
+    Corrupt { path: PathBuf, detail: String },
+    #[error(
+        "'{path}' is locked by another process (waited {waited_s} s); try again when it has finished"
+    )]
+    Locked { path: PathBuf, waited_s: u64 },
+    #[error(
+        "'{path}' has schema version {found}, newer than this tardy understands ({known}); upgrade tardy"
+    )]
+    Newer {
+        path: PathBuf,
+        found: i64,
+        known: i64,
+    },
+    #[error("cannot open '{path}': {detail}")]
+    Open { path: PathBuf, detail: String },
+    #[error("database '{path}': {detail}")]
+    Sql { path: PathBuf, detail: String },
+    #[error("no series named '{0}' (see `tardy history list`)")]
+    NoSeries(String),
+    #[error("no alert #{0} (see `tardy history alerts --all`)")]
+    NoAlert(i64),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+/// One series and the points to append to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Batch {
+    pub spec: SeriesSpec,
+    pub points: Vec<NewPoint>,
+}
+
+/// Where a detection's state belongs: a series, a test of a suite (its
+/// `test_key`, 0 for the series itself) and the scope (branch and options).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct DetectionKey {
+    pub series_id: i64,
+    pub test_key: i64,
+    pub scope: String,
+}
+
+/// A test of a suite series.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestId {
+    pub id: i64,
+    pub name: String,
+}
+
+/// The operations of a history store.
+pub trait History {
+    /// Append every batch in one transaction: all or nothing. Returns the new
+    /// point ids, batch by batch.
+    fn save(&mut self, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError>;
+    fn list(&self) -> Result<Vec<SeriesInfo>, DbError>;
+    fn series(&self, name: &str) -> Result<Option<SeriesInfo>, DbError>;
+    /// Points of a series, oldest first (commit time, else run time).
+    fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError>;
+    fn samples(&self, point_id: i64) -> Result<Vec<f64>, DbError>;
+    fn tests(&self, series_id: i64) -> Result<Vec<TestId>, DbError>;
+    /// Every test of a suite as a series of its own, one at a time (memory
+    /// for one test's points), oldest point first.
+    fn for_each_test(
+        &self,
+        series_id: i64,
+        filter: &PointFilter,
+        f: &mut dyn FnMut(&TestId, &[Point]) -> Result<(), DbError>,
+    ) -> Result<(), DbError>;
+    fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError>;
+    fn detection(&self, key: &DetectionKey) -> Result<Option<DetectionState>, DbError>;
+    /// Point ids already in an alert for this series (and test key).
+    fn alerted_points(&self, series_id: i64) -> Result<Vec<(i64, i64)>, DbError>;
+    /// Save detection states and new alerts together. Returns the alert ids.
+    fn commit_detection(
+        &mut self,
+        states: &[(DetectionKey, DetectionState)],
+        alerts: &[Alert],
+    ) -> Result<Vec<i64>, DbError>;
+    /// Alerts in these states, newest first.
+    fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError>;
+    fn alert(&self, id: i64) -> Result<Option<Alert>, DbError>;
+    fn set_alert_state(&mut self, id: i64, state: AlertState) -> Result<(), DbError>;
+    fn annotate(
+        &mut self,
+        series: Option<&str>,
+        from_commit: &str,
+        to_commit: Option<&str>,
+        text: &str,
+    ) -> Result<i64, DbError>;
+    fn annotations(&self) -> Result<Vec<Annotation>, DbError>;
+}
