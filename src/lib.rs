@@ -9,6 +9,7 @@
 pub mod analyze;
 pub mod bisect;
 pub mod diagnose;
+pub mod history;
 pub mod ingest;
 pub mod measure;
 pub mod model;

@@ -11,7 +11,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use super::db::{Batch, DbError, DetectionKey, History, TestId};
 use super::history::{
     Alert, AlertMember, AlertState, Annotation, DetectionState, Direction, Point, PointFilter,
-    SeriesInfo, SeriesKind, SeriesSpec,
+    SeriesInfo, SeriesKind,
 };
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use crate::probe::Fingerprint;
@@ -779,7 +779,7 @@ pub fn parse_tags(pairs: &[String]) -> Result<BTreeMap<String, String>, DbError>
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::history::{NewPoint, Provenance, TestResult};
+    use crate::store::history::{NewPoint, Provenance, SeriesSpec, TestResult};
 
     fn point(commit: &str, t: i64, v: f64) -> NewPoint {
         NewPoint {

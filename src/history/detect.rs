@@ -1,0 +1,361 @@
+//! Change-point detection over every stored series: Otava's E-Divisive per
+//! series ([`crate::stats::changepoint`]), incremental when only points were
+//! appended since the last run, false discoveries controlled with
+//! Benjamini-Hochberg across all series of the run, change points grouped
+//! into one alert per commit range, and fingerprint changes at the same
+//! boundary reported as an environment change.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+use crate::probe::Fingerprint;
+use crate::stats::changepoint::{self, ChangePoint, Options};
+use crate::stats::multiple::benjamini_hochberg;
+use crate::store::history::{
+    Alert, AlertMember, AlertState, DetectionState, Direction, Point, PointFilter, SeriesInfo,
+    SeriesKind,
+};
+use crate::store::{DbError, DetectionKey, History, TestId};
+
+/// How to detect.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DetectOptions {
+    pub changepoint: Options,
+    /// Benjamini-Hochberg level across every series of the run.
+    pub fdr: f64,
+    pub filter: PointFilter,
+    /// Recompute every series from scratch (ignore saved weak points).
+    pub full: bool,
+}
+
+impl Default for DetectOptions {
+    fn default() -> Self {
+        DetectOptions {
+            changepoint: Options::default(),
+            fdr: 0.05,
+            filter: PointFilter::default(),
+            full: false,
+        }
+    }
+}
+
+/// What one detection run did.
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize)]
+pub struct DetectReport {
+    /// Series examined (a suite's tests count one each).
+    pub series: usize,
+    /// Of those, recomputed only in their tail.
+    pub incremental: usize,
+    /// Change points found in all series (old and new).
+    pub change_points: usize,
+    /// Change points left out by the false-discovery control.
+    pub rejected_by_fdr: usize,
+    pub new_alerts: Vec<Alert>,
+}
+
+/// One change point of one series, before grouping.
+struct Found {
+    series: usize,
+    test: Option<TestId>,
+    prev: Point,
+    point: Point,
+    cp: ChangePoint,
+    alerted: bool,
+}
+
+fn scope(opts: &DetectOptions) -> String {
+    let c = &opts.changepoint;
+    format!(
+        "branch={};since={};window={};p={};magnitude={}",
+        opts.filter.branch.as_deref().unwrap_or("*"),
+        opts.filter.since.map_or("*".to_string(), |s| s.to_string()),
+        c.window,
+        c.max_pvalue,
+        c.min_magnitude
+    )
+}
+
+/// Change points of one series' points, incremental when the saved state
+/// is a prefix of these points. Returns them, the new state, and whether
+/// the run was incremental.
+pub fn series_change_points(
+    points: &[Point],
+    saved: Option<&DetectionState>,
+    opts: &DetectOptions,
+) -> (Vec<ChangePoint>, DetectionState, bool) {
+    let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+    let scope = scope(opts);
+    let resumable = saved.filter(|s| {
+        !opts.full
+            && s.options == scope
+            && s.points >= 1
+            && s.points <= points.len()
+            && points[s.points - 1].id == s.last_point
+    });
+    let (detection, incremental) = match resumable {
+        Some(state) => {
+            let position: HashMap<i64, usize> =
+                points.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+            let mut weak: Vec<usize> = state
+                .weak
+                .iter()
+                .filter_map(|id| position.get(id).copied())
+                .collect();
+            weak.sort_unstable();
+            let new = points.len() - state.points;
+            (
+                changepoint::detect_appended(&values, &opts.changepoint, new, &weak),
+                true,
+            )
+        }
+        None => (changepoint::detect(&values, &opts.changepoint), false),
+    };
+    let state = DetectionState {
+        points: points.len(),
+        last_point: points.last().map_or(0, |p| p.id),
+        weak: detection.weak.iter().map(|&i| points[i].id).collect(),
+        options: scope,
+    };
+    (detection.change_points, state, incremental)
+}
+
+/// Run detection over `series` (all when empty) and record new alerts.
+pub fn detect(
+    store: &mut dyn History,
+    names: &[String],
+    opts: &DetectOptions,
+) -> Result<DetectReport, DbError> {
+    let all = store.list()?;
+    let selected: Vec<SeriesInfo> = if names.is_empty() {
+        all
+    } else {
+        let mut out = Vec::new();
+        for n in names {
+            match all.iter().find(|s| &s.name == n) {
+                Some(s) => out.push(s.clone()),
+                None => return Err(DbError::NoSeries(n.clone())),
+            }
+        }
+        out
+    };
+    let mut report = DetectReport::default();
+    let mut found: Vec<Found> = Vec::new();
+    let mut states: Vec<(DetectionKey, DetectionState)> = Vec::new();
+    // p-values of the family: every change point, and a 1 for each series without one.
+    let mut family: Vec<f64> = Vec::new();
+    let scope_key = scope(opts);
+    {
+        let store: &dyn History = &*store;
+        for (si, series) in selected.iter().enumerate() {
+            let alerted: HashSet<(i64, i64)> = store.alerted_points(series.id)?.into_iter().collect();
+            let mut examine = |test: Option<&TestId>, points: &[Point]| -> Result<(), DbError> {
+                let key = DetectionKey {
+                    series_id: series.id,
+                    test_key: test.map_or(0, |t| t.id),
+                    scope: scope_key.clone(),
+                };
+                let saved = store.detection(&key)?;
+                let (cps, state, incremental) =
+                    series_change_points(points, saved.as_ref(), opts);
+                report.series += 1;
+                report.incremental += incremental as usize;
+                report.change_points += cps.len();
+                if cps.is_empty() {
+                    family.push(1.0);
+                }
+                for cp in cps {
+                    family.push(cp.stats.pvalue);
+                    let point = points[cp.index].clone();
+                    let prev = points[cp.index - 1].clone();
+                    found.push(Found {
+                        series: si,
+                        test: test.cloned(),
+                        alerted: alerted.contains(&(key.test_key, point.id)),
+                        prev,
+                        point,
+                        cp,
+                    });
+                }
+                states.push((key, state));
+                Ok(())
+            };
+            let points = store.points(series.id, &opts.filter)?;
+            examine(None, &points)?;
+            drop(points);
+            if series.kind == SeriesKind::Suite {
+                store.for_each_test(series.id, &opts.filter, &mut |t, p| examine(Some(t), p))?;
+            }
+        }
+    }
+    // Benjamini-Hochberg over the whole family; the change points are its
+    // first entries in `found` order once the 1s are set aside.
+    let ps: Vec<f64> = found.iter().map(|f| f.cp.stats.pvalue).collect();
+    let padding = family.len() - ps.len();
+    let mut all_p = ps.clone();
+    all_p.extend(std::iter::repeat_n(1.0, padding));
+    let q = benjamini_hochberg(&all_p);
+    let mut fingerprints: HashMap<i64, Option<Fingerprint>> = HashMap::new();
+    // Group new change points by commit range.
+    let mut groups: BTreeMap<(i64, i64, String, String), Alert> = BTreeMap::new();
+    for (k, f) in found.iter().enumerate() {
+        let qk = q[k];
+        if !(qk <= opts.fdr) {
+            report.rejected_by_fdr += 1;
+            continue;
+        }
+        if f.alerted {
+            continue;
+        }
+        let series = &selected[f.series];
+        let env = environment_change(&*store, &mut fingerprints, &f.prev, &f.point)?;
+        let stats = &f.cp.stats;
+        let member = AlertMember {
+            series_id: series.id,
+            series: series.name.clone(),
+            test: f.test.as_ref().map(|t| t.name.clone()),
+            unit: series.unit.clone(),
+            point_id: f.point.id,
+            prev_point_id: f.prev.id,
+            mean_before: stats.mean_before,
+            mean_after: stats.mean_after,
+            change: stats.forward_change(),
+            pvalue: stats.pvalue,
+            qvalue: qk,
+            regression: direction_of(series).is_regression(stats.mean_before, stats.mean_after),
+        };
+        let key = (
+            f.point.time(),
+            f.prev.time(),
+            f.prev.commit.clone().unwrap_or_default(),
+            f.point.commit.clone().unwrap_or_default(),
+        );
+        let alert = groups.entry(key).or_insert_with(|| Alert {
+            id: 0,
+            state: AlertState::Open,
+            from_commit: f.prev.commit.clone(),
+            to_commit: f.point.commit.clone(),
+            from_time: f.prev.time(),
+            to_time: f.point.time(),
+            branch: f.point.branch.clone(),
+            environment: Vec::new(),
+            created_at: 0,
+            members: Vec::new(),
+        });
+        for e in env {
+            if !alert.environment.contains(&e) {
+                alert.environment.push(e);
+            }
+        }
+        alert.members.push(member);
+    }
+    let mut alerts: Vec<Alert> = groups.into_values().collect();
+    for a in &mut alerts {
+        a.members
+            .sort_by(|x, y| y.change.abs().total_cmp(&x.change.abs()));
+    }
+    let ids = store.commit_detection(&states, &alerts)?;
+    for id in ids {
+        if let Some(a) = store.alert(id)? {
+            report.new_alerts.push(a);
+        }
+    }
+    report.new_alerts.sort_by_key(|a| a.id);
+    Ok(report)
+}
+
+fn direction_of(s: &SeriesInfo) -> Direction {
+    s.direction
+}
+
+/// The fingerprint settings that differ between the points either side of
+/// a change, as "what: before -> after".
+fn environment_change(
+    store: &dyn History,
+    cache: &mut HashMap<i64, Option<Fingerprint>>,
+    prev: &Point,
+    point: &Point,
+) -> Result<Vec<String>, DbError> {
+    let (Some(a), Some(b)) = (prev.fingerprint_id, point.fingerprint_id) else {
+        return Ok(Vec::new());
+    };
+    if a == b {
+        return Ok(Vec::new());
+    }
+    for id in [a, b] {
+        if let std::collections::hash_map::Entry::Vacant(e) = cache.entry(id) {
+            e.insert(store.fingerprint(id)?);
+        }
+    }
+    let (Some(Some(fa)), Some(Some(fb))) = (cache.get(&a), cache.get(&b)) else {
+        return Ok(Vec::new());
+    };
+    Ok(fa
+        .differences(fb)
+        .into_iter()
+        .map(|(what, x, y)| format!("{what}: {x} -> {y}"))
+        .collect())
+}
+
+/// A stretch of a series between change points.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Segment {
+    pub start: usize,
+    /// One past the last point.
+    pub end: usize,
+    pub first_commit: Option<String>,
+    pub last_commit: Option<String>,
+    pub first_time: i64,
+    pub last_time: i64,
+    pub mean: f64,
+    pub stddev: f64,
+    /// mean / previous segment's mean - 1.
+    pub change: Option<f64>,
+    /// p-value of the change point that starts it.
+    pub pvalue: Option<f64>,
+    /// Fingerprint settings that changed at its start.
+    pub environment: Vec<String>,
+}
+
+/// The segments between `cps` over `points`.
+pub fn segments(
+    store: &dyn History,
+    points: &[Point],
+    cps: &[ChangePoint],
+) -> Result<Vec<Segment>, DbError> {
+    let mut bounds: Vec<usize> = vec![0];
+    bounds.extend(cps.iter().map(|c| c.index));
+    bounds.push(points.len());
+    let mut cache = HashMap::new();
+    let mut out: Vec<Segment> = Vec::new();
+    for (k, w) in bounds.windows(2).enumerate() {
+        let (a, b) = (w[0], w[1]);
+        if a >= b {
+            continue;
+        }
+        let values: Vec<f64> = points[a..b].iter().map(|p| p.value).collect();
+        let (mean, var) = crate::stats::summary::mean_var_of(&values, |v| v);
+        let change = out.last().map(|prev: &Segment| mean / prev.mean - 1.0);
+        let environment = if a > 0 {
+            environment_change(store, &mut cache, &points[a - 1], &points[a])?
+        } else {
+            Vec::new()
+        };
+        out.push(Segment {
+            start: a,
+            end: b,
+            first_commit: points[a].commit.clone(),
+            last_commit: points[b - 1].commit.clone(),
+            first_time: points[a].time(),
+            last_time: points[b - 1].time(),
+            mean,
+            stddev: var.sqrt(),
+            change,
+            pvalue: if k > 0 {
+                Some(cps[k - 1].stats.pvalue)
+            } else {
+                None
+            },
+            environment,
+        });
+    }
+    Ok(out)
+}

@@ -1,0 +1,394 @@
+//! Turning files into history points: tardy and hyperfine JSON results,
+//! Otava-style CSV (`time,commit,metric1,metric2,...`), and test reports
+//! (a suite point with every test's duration); and the git metadata of a
+//! point (hash, branch, commit time) read from the repository.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use crate::ingest::error::IngestError;
+use crate::ingest::reports::{self, Status};
+use crate::ingest::{self, Format, NumberOptions};
+use crate::probe::Fingerprint;
+use crate::stats::summary::median_by_selection;
+use crate::store::Batch;
+use crate::store::history::{
+    Direction, NewPoint, Provenance, SeriesKind, SeriesSpec, TestResult,
+};
+
+/// Run `git` in `dir`; its trimmed stdout when it succeeds.
+fn git(dir: &Path, args: &[&str]) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    out.status
+        .success()
+        .then(|| String::from_utf8_lossy(&out.stdout).trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The repository's top directory, when `dir` is inside one.
+pub fn repo_root(dir: &Path) -> Option<PathBuf> {
+    git(dir, &["rev-parse", "--show-toplevel"]).map(PathBuf::from)
+}
+
+/// Hash, branch and commit time of `rev` (HEAD when `None`) in the
+/// repository at `dir`; `None` outside a repository or for an unknown rev.
+pub fn git_provenance(dir: &Path, rev: Option<&str>) -> Option<Provenance> {
+    let rev = rev.unwrap_or("HEAD");
+    let commit = git(dir, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])?;
+    let commit_time = git(dir, &["show", "-s", "--format=%ct", &commit]).and_then(|s| s.parse().ok());
+    let branch = git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
+    Some(Provenance {
+        commit: Some(commit),
+        branch,
+        commit_time,
+        run_time: now_s(),
+    })
+}
+
+pub fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
+/// A time as users and Otava's CSV write it: RFC 3339, `YYYY-MM-DD
+/// HH:MM:SS[+zone]`, a date, or Unix seconds. Times without a zone are UTC.
+pub fn parse_time(s: &str) -> Option<i64> {
+    use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    let s = s.trim();
+    if let Ok(n) = s.parse::<i64>() {
+        return Some(n);
+    }
+    if let Ok(f) = s.parse::<f64>()
+        && f.is_finite()
+    {
+        return Some(f as i64);
+    }
+    if let Ok(t) = DateTime::parse_from_rfc3339(s) {
+        return Some(t.timestamp());
+    }
+    for f in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%.f%z"] {
+        if let Ok(t) = DateTime::parse_from_str(s, f) {
+            return Some(t.timestamp());
+        }
+    }
+    for f in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
+            return Some(t.and_utc().timestamp());
+        }
+    }
+    NaiveDate::parse_from_str(s, "%Y-%m-%d")
+        .ok()
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map(|t| t.and_utc().timestamp())
+}
+
+/// How imported points are labelled.
+#[derive(Debug, Clone, Default)]
+pub struct Labels {
+    /// Series name (one series) or prefix ("PREFIX/metric").
+    pub series: Option<String>,
+    pub provenance: Option<Provenance>,
+    pub fingerprint: Option<Fingerprint>,
+    pub direction: Option<Direction>,
+}
+
+fn name_for(labels: &Labels, own: &str, only_one: bool) -> String {
+    match &labels.series {
+        Some(s) if only_one => s.clone(),
+        Some(s) => format!("{s}/{own}"),
+        None => own.to_string(),
+    }
+}
+
+/// One CSV record's fields (RFC 4180 quoting with `"`).
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut field = String::new();
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '"' if quoted && chars.peek() == Some(&'"') => {
+                field.push('"');
+                chars.next();
+            }
+            '"' => quoted = !quoted,
+            ',' if !quoted => out.push(std::mem::take(&mut field)),
+            _ => field.push(c),
+        }
+    }
+    out.push(field);
+    out
+}
+
+/// An Otava-style CSV as it was read: times, attributes and metric columns.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CsvTable {
+    pub times: Vec<i64>,
+    pub commits: Vec<Option<String>>,
+    pub branches: Vec<Option<String>>,
+    /// (column name, values; NaN where the cell was empty).
+    pub metrics: Vec<(String, Vec<f64>)>,
+}
+
+/// Read an Otava CSV: a header, a time column (`time_column`), optional
+/// `commit`/`version` and `branch` columns, every other column a metric.
+/// Rows are sorted by time (stable), as Otava orders a series.
+pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable, IngestError> {
+    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let Some((_, header)) = lines.next() else {
+        return Err(IngestError::at(source, None, "is empty (expected a CSV header)".into()));
+    };
+    let header: Vec<String> = csv_fields(header.trim_start_matches('\u{feff}'))
+        .into_iter()
+        .map(|h| h.trim().to_string())
+        .collect();
+    let find = |name: &str| header.iter().position(|h| h == name);
+    let time_i = find(time_column).ok_or_else(|| {
+        IngestError::at(
+            source,
+            Some(1),
+            format!("has no '{time_column}' column (the header is: {})", header.join(",")),
+        )
+    })?;
+    let commit_i = find("commit").or_else(|| find("version"));
+    let branch_i = find("branch");
+    let metric_cols: Vec<usize> = (0..header.len())
+        .filter(|&i| i != time_i && Some(i) != commit_i && Some(i) != branch_i)
+        .collect();
+    if metric_cols.is_empty() {
+        return Err(IngestError::at(source, Some(1), "has no metric columns".into()));
+    }
+    let mut rows: Vec<(i64, Option<String>, Option<String>, Vec<f64>)> = Vec::new();
+    for (ln, line) in lines {
+        let line_no = ln + 1;
+        let fields = csv_fields(line);
+        if fields.len() != header.len() {
+            return Err(IngestError::at(
+                source,
+                Some(line_no),
+                format!("has {} fields, the header has {}", fields.len(), header.len()),
+            ));
+        }
+        let t = parse_time(&fields[time_i]).ok_or_else(|| {
+            IngestError::at(
+                source,
+                Some(line_no),
+                format!(
+                    "column '{time_column}': '{}' is not a time (expected e.g. 2026-01-31T12:00:00Z or Unix seconds)",
+                    fields[time_i]
+                ),
+            )
+        })?;
+        let mut values = Vec::with_capacity(metric_cols.len());
+        for &c in &metric_cols {
+            let cell = fields[c].trim();
+            if cell.is_empty() {
+                values.push(f64::NAN);
+                continue;
+            }
+            match cell.parse::<f64>() {
+                Ok(v) if v.is_finite() => values.push(v),
+                _ => {
+                    return Err(IngestError::at(
+                        source,
+                        Some(line_no),
+                        format!("column '{}': '{cell}' is not a finite number", header[c]),
+                    ));
+                }
+            }
+        }
+        let opt = |i: Option<usize>| i.map(|i| fields[i].trim().to_string()).filter(|s| !s.is_empty());
+        rows.push((t, opt(commit_i), opt(branch_i), values));
+    }
+    rows.sort_by_key(|r| r.0);
+    let mut table = CsvTable {
+        metrics: metric_cols
+            .iter()
+            .map(|&c| (header[c].clone(), Vec::with_capacity(rows.len())))
+            .collect(),
+        ..CsvTable::default()
+    };
+    for (t, commit, branch, values) in rows {
+        table.times.push(t);
+        table.commits.push(commit);
+        table.branches.push(branch);
+        for (k, v) in values.into_iter().enumerate() {
+            table.metrics[k].1.push(v);
+        }
+    }
+    Ok(table)
+}
+
+/// Batches from an Otava CSV: one series per metric column, one point per row.
+pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
+    let only_one = table.metrics.len() == 1;
+    table
+        .metrics
+        .iter()
+        .map(|(name, values)| {
+            let mut spec = SeriesSpec::new(&name_for(labels, name, only_one), name, "");
+            spec.direction = labels.direction.unwrap_or(Direction::LowerIsBetter);
+            let points = values
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| v.is_finite())
+                .map(|(i, &v)| NewPoint {
+                    provenance: Provenance {
+                        commit: table.commits[i].clone(),
+                        branch: table.branches[i]
+                            .clone()
+                            .or_else(|| labels.provenance.as_ref().and_then(|p| p.branch.clone())),
+                        commit_time: Some(table.times[i]),
+                        run_time: table.times[i],
+                    },
+                    fingerprint: labels.fingerprint.clone(),
+                    value: v,
+                    samples: Vec::new(),
+                    tests: Vec::new(),
+                })
+                .collect();
+            Batch { spec, points }
+        })
+        .collect()
+}
+
+/// Batches from a results file tardy reads (tardy or hyperfine JSON, and
+/// the other formats `tardy compare` accepts): one point per benchmark.
+pub fn results_batches(path: &str, labels: &Labels) -> Result<Vec<Batch>, IngestError> {
+    let data = ingest::read_path(path, Format::Auto, &NumberOptions::default())?;
+    let provenance = labels.provenance.clone().unwrap_or_else(|| Provenance {
+        run_time: std::fs::metadata(path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or_else(now_s, |d| d.as_secs() as i64),
+        ..Provenance::default()
+    });
+    let fingerprint = labels.fingerprint.clone().or(data.machine.clone());
+    let only_one = data.series.len() == 1;
+    let mut out = Vec::new();
+    for s in &data.series {
+        if s.values.is_empty() {
+            continue;
+        }
+        let mut sorted = s.values.clone();
+        let median = median_by_selection(&mut sorted);
+        let mut spec = SeriesSpec::new(&name_for(labels, &s.name, only_one), "wall", &s.unit);
+        spec.direction = labels.direction.unwrap_or(if s.higher_is_better {
+            Direction::HigherIsBetter
+        } else {
+            Direction::LowerIsBetter
+        });
+        out.push(Batch {
+            spec,
+            points: vec![NewPoint {
+                provenance: provenance.clone(),
+                fingerprint: fingerprint.clone(),
+                value: median,
+                samples: s.values.clone(),
+                tests: Vec::new(),
+            }],
+        });
+    }
+    if out.is_empty() {
+        return Err(IngestError::at(path, None, "holds no measurements".into()));
+    }
+    Ok(out)
+}
+
+/// A suite point from test reports: the suite's time (the suites' own wall
+/// time when every suite states one, else the sum of test times) and every
+/// test's duration.
+pub fn reports_batch(
+    name: &str,
+    paths: &[PathBuf],
+    keep_going: bool,
+    labels: &Labels,
+) -> Result<(Batch, Vec<String>), IngestError> {
+    let report = reports::read_run(paths, keep_going)?;
+    Ok((suite_batch(name, &report, labels), report.warnings.clone()))
+}
+
+/// The batch of one read report.
+pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Batch {
+    let mut spec = SeriesSpec::new(name, "suite", "s");
+    spec.kind = SeriesKind::Suite;
+    let mut tests: BTreeMap<String, TestResult> = BTreeMap::new();
+    for c in report.cases.iter().filter(|c| !c.has_children) {
+        let Some(d) = c.duration_s else { continue };
+        let status = match c.status {
+            Status::Passed => "passed",
+            Status::Failed => "failed",
+            Status::Errored => "error",
+            Status::Skipped => "skipped",
+            Status::Flaky => "flaky",
+        };
+        tests.insert(
+            c.id.display(),
+            TestResult {
+                name: c.id.display(),
+                duration: d,
+                status: status.into(),
+            },
+        );
+    }
+    let value = report.suite_wall_s().unwrap_or_else(|| report.total_s());
+    Batch {
+        spec,
+        points: vec![NewPoint {
+            provenance: labels.provenance.clone().unwrap_or_else(|| Provenance {
+                run_time: now_s(),
+                ..Provenance::default()
+            }),
+            fingerprint: labels.fingerprint.clone(),
+            value,
+            samples: Vec::new(),
+            tests: tests.into_values().collect(),
+        }],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_in_the_forms_people_write() {
+        assert_eq!(parse_time("2026-01-02T03:04:05Z"), Some(1767323045));
+        assert_eq!(parse_time("2026-01-02 03:04:05"), Some(1767323045));
+        assert_eq!(parse_time("2026-01-02 05:04:05+02:00"), Some(1767323045));
+        assert_eq!(parse_time("2026-01-02"), Some(1767312000));
+        assert_eq!(parse_time("1767323045"), Some(1767323045));
+        assert_eq!(parse_time("yesterday"), None);
+    }
+
+    #[test]
+    fn otava_csv_with_quotes_and_gaps() {
+        let text = "time,commit,\"a,b\",c\n2026-01-02,x2,2,\n2026-01-01,x1,1,5\n";
+        let t = read_csv(text, "f.csv", "time").unwrap();
+        assert_eq!(t.commits, vec![Some("x1".into()), Some("x2".into())]);
+        assert_eq!(t.metrics[0], ("a,b".to_string(), vec![1.0, 2.0]));
+        assert!(t.metrics[1].1[1].is_nan());
+        let b = csv_batches(&t, &Labels::default());
+        assert_eq!(b[1].points.len(), 1);
+    }
+
+    #[test]
+    fn csv_errors_name_the_line_and_column() {
+        let e = read_csv("time,x\n2026-01-01,1\n2026-01-02,abc\n", "f.csv", "time").unwrap_err();
+        let msg = e.to_string();
+        assert!(msg.contains("f.csv") && msg.contains('3') && msg.contains("'x'"), "{msg}");
+        assert!(read_csv("when,x\n1,2\n", "f.csv", "time").is_err());
+        assert!(read_csv("time,x\n1,2,3\n", "f.csv", "time").is_err());
+    }
+}

@@ -1,0 +1,7 @@
+//! Performance history: what is stored over time and what is found in it.
+//! [`import`] turns results, CSV files and test reports into points (with
+//! their git metadata); [`detect`] finds change points in every stored
+//! series and turns them into alerts. Storage itself is [`crate::store`].
+
+pub mod detect;
+pub mod import;
