@@ -7,6 +7,7 @@ mod bisect;
 mod compare;
 mod doctor;
 mod exec;
+pub mod history;
 mod ministat;
 mod run;
 mod tests;
@@ -44,6 +45,8 @@ enum Command {
     Bisect(Box<bisect::BisectArgs>),
     /// Run a command with a different timer slack (Linux), e.g. to reproduce seed 000.
     Exec(exec::ExecArgs),
+    /// The history of saved runs: change points over time, alerts, from an alert to a bisection.
+    History(Box<history::HistoryArgs>),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -73,6 +76,7 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::main(*args),
         Command::Bisect(args) => bisect::main(*args),
         Command::Exec(args) => exec::main(args),
+        Command::History(args) => history::main(*args),
     }
 }
 

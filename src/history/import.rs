@@ -110,7 +110,10 @@ fn name_for(labels: &Labels, own: &str, only_one: bool) -> String {
 }
 
 /// One CSV record's fields (RFC 4180 quoting with `"`).
-fn csv_fields(line: &str) -> Vec<String> {
+fn csv_fields(line: &str) -> Vec<std::borrow::Cow<'_, str>> {
+    if !line.contains('"') {
+        return line.split(',').map(std::borrow::Cow::Borrowed).collect();
+    }
     let mut out = Vec::new();
     let mut field = String::new();
     let mut quoted = false;
@@ -122,11 +125,11 @@ fn csv_fields(line: &str) -> Vec<String> {
                 chars.next();
             }
             '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::mem::take(&mut field)),
+            ',' if !quoted => out.push(std::borrow::Cow::Owned(std::mem::take(&mut field))),
             _ => field.push(c),
         }
     }
-    out.push(field);
+    out.push(std::borrow::Cow::Owned(field));
     out
 }
 

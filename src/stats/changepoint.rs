@@ -284,7 +284,8 @@ fn stats_at(index: usize, series: &[f64], ivs: &[(usize, usize)]) -> Stats {
 }
 
 /// One window's pairwise distances and the V/H sums of Otava's calculator.
-struct Calculator {
+struct Calculator<'c> {
+    coefs: &'c Coefs,
     n: usize,
     /// |s_i - s_j|, row-major n x n.
     d: Vec<f64>,
@@ -296,11 +297,10 @@ struct Calculator {
     // Scratch buffers reused across candidates.
     cum_h: Vec<f64>,
     rsum: Vec<f64>,
-    q: Vec<f64>,
 }
 
-impl Calculator {
-    fn new(s: &[f64]) -> Self {
+impl<'c> Calculator<'c> {
+    fn new(s: &[f64], coefs: &'c Coefs) -> Self {
         let n = s.len();
         let mut d = vec![0.0; n * n];
         for i in 0..n {
@@ -326,6 +326,7 @@ impl Calculator {
             }
         }
         Calculator {
+            coefs,
             n,
             d,
             v,
@@ -333,7 +334,6 @@ impl Calculator {
             memo: HashMap::new(),
             cum_h: Vec::new(),
             rsum: Vec::new(),
-            q: Vec::new(),
         }
     }
 
@@ -350,6 +350,7 @@ impl Calculator {
     fn compute(&mut self, start: usize, end: usize) -> (usize, f64) {
         let (n, m) = (self.n, self.n - 1);
         let l = end - start - 1;
+        let coefs = self.coefs;
         // Vv = V[start..end-1] - Σ_{r<start} D[r][start+1..end]; its prefix sums.
         let mut cum_v = vec![0.0; l];
         let mut acc = 0.0;
@@ -362,76 +363,113 @@ impl Calculator {
             acc = if k == 0 { vv } else { acc + vv };
             cum_v[k] = acc;
         }
-        let hh = |r: usize, j: usize| self.h[(start + r) * m + start + j];
-        // cumH[i][j] = Σ_{r<=i} Hh[r][j], top-down.
+        let h = &self.h;
+        let hh = |r: usize, j: usize| h[(start + r) * m + start + j];
+        // cumH[i][j] = Σ_{r<=i} Hh[r][j], top-down, for j >= i (Hh is zero
+        // below its diagonal, and adding zeros changes no bit).
         self.cum_h.clear();
         self.cum_h.resize(l * l, 0.0);
         for j in 0..l {
             self.cum_h[j] = hh(0, j);
         }
         for i in 1..l {
-            for j in 0..l {
+            for j in i..l {
                 self.cum_h[i * l + j] = self.cum_h[(i - 1) * l + j] + hh(i, j);
             }
         }
         // Q row by row from the bottom, carrying R[j] = Σ_{r=i+1..l-1} Hh[r][j]
-        // summed bottom-up as numpy's flipped cumulative sum does.
-        self.q.clear();
-        self.q.resize(l * l, 0.0);
+        // summed bottom-up as numpy's flipped cumulative sum does; the
+        // arg-max is numpy's: the first maximum in row-major order.
         self.rsum.clear();
         self.rsum.resize(l, 0.0);
+        // Rows are visited bottom-up, so a row's maximum replaces the best
+        // so far when it is at least as large (it comes first in row-major).
+        let mut best = (usize::MAX, usize::MAX, f64::NEG_INFINITY);
+        let mut first_nan: Option<(usize, usize)> = None;
+        let w = coefs.w;
         for i in (0..l).rev() {
             if i + 2 <= l {
                 let r = i + 1;
-                for j in 0..l {
-                    self.rsum[j] = if r == l - 1 {
-                        hh(r, j)
-                    } else {
-                        self.rsum[j] + hh(r, j)
-                    };
+                for j in r..l {
+                    self.rsum[j] += hh(r, j);
                 }
             }
-            for j in i..l {
-                let a_coef = 2.0 / (j + 2) as f64;
-                let shifted = if i >= 1 { cum_v[i - 1] } else { 0.0 };
-                let a = a_coef * (self.cum_h[i * l + j] - shifted);
-                let b = if i >= 1 {
-                    let coef = (2 * (j - i + 1)) as f64 / ((j + 2) * i) as f64;
-                    coef * cum_v[i - 1]
-                } else {
-                    0.0
-                };
-                let c = if j > i && i + 2 <= l {
-                    let coef = (2 * (i + 1)) as f64 / ((j + 2) * (j - i)) as f64;
-                    coef * self.rsum[j]
-                } else {
-                    0.0
-                };
-                self.q[i * l + j] = a - b - c;
+            // B's row 0 and C's diagonal have zero coefficients, as in numpy.
+            let shifted = if i >= 1 { cum_v[i - 1] } else { 0.0 };
+            let ch = &self.cum_h[i * l + i..i * l + l];
+            let ac = &coefs.a[i..l];
+            let bc = &coefs.b[i * w + i..i * w + l];
+            let cc = &coefs.c[i * w + i..i * w + l];
+            let rs = &self.rsum[i..l];
+            let mut row = (usize::MAX, f64::NEG_INFINITY);
+            let mut row_nan = None;
+            for k in 0..ch.len() {
+                let q = ac[k] * (ch[k] - shifted) - bc[k] * shifted - cc[k] * rs[k];
+                if q > row.1 {
+                    row = (i + k, q);
+                } else if q.is_nan() && row_nan.is_none() {
+                    row_nan = Some(i + k);
+                }
+            }
+            if let Some(j) = row_nan {
+                first_nan = Some((i, j));
+            }
+            if row.0 != usize::MAX && row.1 >= best.2 {
+                best = (i, row.0, row.1);
             }
         }
-        // numpy's argmax: first maximum in row-major order; the lower
-        // triangle holds zeros.
-        let mut best = (0usize, 0usize, f64::NEG_INFINITY);
-        for i in 0..l {
-            for j in 0..l {
-                let value = if j < i { 0.0 } else { self.q[i * l + j] };
-                if value > best.2 || (value.is_nan() && !best.2.is_nan()) {
-                    best = (i, j, value);
-                    if value.is_nan() {
-                        return (start + i + 1, value);
-                    }
-                }
-            }
+        if let Some((i, _)) = first_nan {
+            return (start + i + 1, f64::NAN);
+        }
+        let earlier = |i: usize, j: usize, b: &(usize, usize, f64)| (i, j) < (b.0, b.1);
+        // The lower triangle holds zeros; the first of them is (1, 0).
+        if l >= 2 && (0.0 > best.2 || (0.0 == best.2 && earlier(1, 0, &best)))
+        {
+            best = (1, 0, 0.0);
         }
         (start + best.0 + 1, best.2)
     }
 }
 
+/// The data-free coefficients of Otava's A, B and C matrices for every
+/// (τ, κ) offset in a window, computed once per detection with the same
+/// integer-to-double divisions numpy performs.
+struct Coefs {
+    w: usize,
+    a: Vec<f64>,
+    b: Vec<f64>,
+    c: Vec<f64>,
+}
+
+impl Coefs {
+    fn new(window: usize) -> Coefs {
+        let w = window.max(2);
+        let mut b = vec![0.0; w * w];
+        let mut c = vec![0.0; w * w];
+        for i in 0..w {
+            for j in i..w {
+                if i >= 1 {
+                    b[i * w + j] = (2 * (j - i + 1)) as f64 / ((j + 2) * i) as f64;
+                }
+                if j > i {
+                    c[i * w + j] = (2 * (i + 1)) as f64 / ((j + 2) * (j - i)) as f64;
+                }
+            }
+        }
+        Coefs {
+            w,
+            a: (0..w).map(|j| 2.0 / (j + 2) as f64).collect(),
+            b,
+            c,
+        }
+    }
+
+}
+
 /// E-Divisive on one window (`ChangePointDetector.get_change_points`):
 /// sorted local indices of the change points significant at `max_pvalue`.
-fn window_points(w: &[f64], max_pvalue: f64) -> Vec<usize> {
-    let mut calc = Calculator::new(w);
+fn window_points(w: &[f64], max_pvalue: f64, coefs: &Coefs) -> Vec<usize> {
+    let mut calc = Calculator::new(w, coefs);
     let mut points: Vec<usize> = Vec::new();
     loop {
         let ivs = intervals(&points, w.len());
@@ -471,6 +509,7 @@ fn split(
 ) -> Vec<ChangePoint> {
     let len = series.len();
     let step = (window / 2).max(1);
+    let coefs = Coefs::new(window);
     let mut start = 0usize;
     let mut points: Vec<usize> = Vec::new();
     if let Some((new_points, old)) = incremental {
@@ -492,7 +531,7 @@ fn split(
     }
     while start < len {
         let end = (start + window).min(len);
-        let found = window_points(&series[start..end], pvalue);
+        let found = window_points(&series[start..end], pvalue, &coefs);
         let last = found.last().map_or(0, |&i| i + start);
         for &i in &found {
             let global = i + start;

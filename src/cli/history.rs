@@ -1,0 +1,933 @@
+//! `tardy history`: the store of every saved run, its change points and alerts.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+
+use clap::{Args, Subcommand};
+
+use tardy::history::detect::{self, DetectOptions};
+use tardy::history::import::{self, Labels};
+use tardy::render::history as view;
+use tardy::render::style::Style;
+use tardy::stats::changepoint::{self, Options};
+use tardy::store::history::{AlertState, Direction, PointFilter, Provenance, SeriesKind};
+use tardy::store::{Batch, DbError, History, SqliteStore};
+
+use super::{EXIT_ERROR, fail};
+
+/// Where the database is and which project.
+#[derive(Args, Clone, Debug)]
+pub struct DbArgs {
+    /// The history database (default: .tardy/tardy.db at the repository's top,
+    /// else in the current directory; or $TARDY_DB).
+    #[arg(long, value_name = "PATH", global = true, env = "TARDY_DB")]
+    pub db: Option<PathBuf>,
+    /// Project name inside the database.
+    #[arg(long, value_name = "NAME", global = true, default_value = "default")]
+    pub project: String,
+}
+
+#[derive(Args)]
+#[command(about = "The history of saved runs: change points over time and alerts")]
+pub struct HistoryArgs {
+    #[command(flatten)]
+    db: DbArgs,
+    #[command(subcommand)]
+    command: HistoryCommand,
+}
+
+#[derive(Args, Clone, Debug)]
+struct CpArgs {
+    /// Points per sliding window of E-Divisive (Otava's --window).
+    #[arg(long, default_value_t = 50, value_name = "N")]
+    window: usize,
+    /// Significance level of a change point (Otava's -P/--p-value).
+    #[arg(long = "p-value", default_value_t = 0.001, value_name = "P")]
+    p_value: f64,
+    /// Drop change points whose relative change is at most this fraction (Otava's -M).
+    #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
+    min_magnitude: f64,
+}
+
+impl CpArgs {
+    fn options(&self) -> Result<Options, String> {
+        let o = Options {
+            window: self.window,
+            max_pvalue: self.p_value,
+            min_magnitude: self.min_magnitude,
+        };
+        o.validate().map_err(|e| e.to_string())?;
+        Ok(o)
+    }
+}
+
+#[derive(Args, Clone, Debug)]
+struct Filter {
+    /// Only points at or after this time (2026-11-01, RFC 3339, Unix seconds, or "30d" ago).
+    #[arg(long, value_name = "DATE")]
+    since: Option<String>,
+    /// Only points of this branch.
+    #[arg(long, value_name = "BRANCH")]
+    branch: Option<String>,
+}
+
+impl Filter {
+    fn point_filter(&self) -> Result<PointFilter, String> {
+        let since = match &self.since {
+            None => None,
+            Some(s) => Some(parse_since(s)?),
+        };
+        Ok(PointFilter {
+            branch: self.branch.clone(),
+            since,
+        })
+    }
+}
+
+/// "30d", "12h", "2w" ago, or any time `parse_time` reads.
+fn parse_since(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    let (num, unit) = t.split_at(t.len().saturating_sub(1));
+    let secs = match unit {
+        "h" => Some(3600),
+        "d" => Some(86400),
+        "w" => Some(7 * 86400),
+        _ => None,
+    };
+    if let (Some(secs), Ok(n)) = (secs, num.parse::<i64>()) {
+        return Ok(import::now_s() - n * secs);
+    }
+    import::parse_time(t).ok_or_else(|| {
+        format!("--since: '{s}' is not a date (try 2026-11-01, 2026-11-01T12:00:00Z or 30d)")
+    })
+}
+
+#[derive(Subcommand)]
+enum HistoryCommand {
+    /// Every series with its point count, last value and open alerts.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// A series over time: a sparkline with change points marked, and its segments.
+    Show {
+        series: String,
+        /// One test of a suite series.
+        #[arg(long, value_name = "NAME")]
+        test: Option<String>,
+        #[command(flatten)]
+        filter: Filter,
+        #[command(flatten)]
+        cp: CpArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Find change points in the stored series (all, or those named) and print new alerts.
+    #[command(
+        long_about = "Find change points in every stored series (each test of a suite is a series of its own) \
+with E-Divisive means exactly as Apache Otava computes them, recomputing only the tail of series that only grew \
+since the last detection. Change points are kept when significant after Benjamini-Hochberg across all series of \
+the run (--fdr), grouped into one alert per commit range, and called an environment change when the machine's \
+fingerprint changed at the same point.",
+        after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression"
+    )]
+    Detect {
+        series: Vec<String>,
+        #[command(flatten)]
+        filter: Filter,
+        #[command(flatten)]
+        cp: CpArgs,
+        /// False discovery rate across all series of this run.
+        #[arg(long, default_value_t = 0.05, value_name = "Q")]
+        fdr: f64,
+        /// Recompute every series from scratch.
+        #[arg(long)]
+        full: bool,
+        /// Exit 1 when a new alert holds a regression that is not an environment change.
+        #[arg(long)]
+        fail_on_regression: bool,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Open alerts (--all: acknowledged and dismissed too).
+    Alerts {
+        #[arg(long)]
+        all: bool,
+        /// Series to list per alert.
+        #[arg(long, default_value_t = 5, value_name = "N")]
+        top: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Acknowledge alerts: known, being handled.
+    Ack {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Dismiss alerts: not a real change.
+    Dismiss {
+        #[arg(required = true)]
+        ids: Vec<i64>,
+    },
+    /// Note on a commit or a commit range, e.g. "runner image changed".
+    Annotate {
+        /// The commit (or the first of the range).
+        #[arg(long, value_name = "REV")]
+        commit: String,
+        /// The last commit of the range.
+        #[arg(long, value_name = "REV")]
+        until: Option<String>,
+        /// Only this series (default: all).
+        #[arg(long, value_name = "NAME")]
+        series: Option<String>,
+        text: String,
+    },
+    /// Write series (all, or those named) as CSV or JSON.
+    Export {
+        series: Vec<String>,
+        /// csv or json.
+        #[arg(long, default_value = "csv")]
+        format: String,
+        /// Write here instead of standard output.
+        #[arg(long, short, value_name = "FILE")]
+        output: Option<PathBuf>,
+        #[command(flatten)]
+        filter: Filter,
+    },
+    /// Import results: tardy or hyperfine JSON, Otava CSV, or test reports (one suite run).
+    #[command(
+        long_about = "Import files into the history, each file in one transaction (all or nothing).\n\n\
+* tardy JSON (`tardy run --export-json`) and hyperfine JSON (`--export-json`): one point per benchmark.\n\
+* CSV as Otava reads it: a header `time,commit,metric1,metric2,...` (optional `branch`), one row per point.\n\
+* Test reports (JUnit XML, NUnit, TRX, xUnit, go test -json; files or directories): one point of a suite \
+series named by --series, with every test's duration.\n\n\
+--commit is resolved in the repository (hash, commit time, branch); --time sets the run time.",
+        after_help = "Examples:\n  tardy history import results.csv --series api\n  tardy history import hyperfine.json --commit HEAD~3\n  tardy history import build/test-results --series unit --commit abc123 --time 2026-11-20T10:00:00Z"
+    )]
+    Import {
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// Series name (one series) or prefix ("NAME/metric"); required for test reports.
+        #[arg(long, value_name = "NAME")]
+        series: Option<String>,
+        /// The commit the results belong to (resolved with git when possible).
+        #[arg(long, value_name = "REV")]
+        commit: Option<String>,
+        #[arg(long, value_name = "BRANCH")]
+        branch: Option<String>,
+        /// When the results were taken (default: the file's time).
+        #[arg(long, value_name = "TIME")]
+        time: Option<String>,
+        /// auto, results (tardy/hyperfine JSON), csv or reports.
+        #[arg(long, default_value = "auto")]
+        format: String,
+        /// The CSV time column.
+        #[arg(long, default_value = "time", value_name = "NAME")]
+        time_column: String,
+        /// Higher values are better (throughput).
+        #[arg(long)]
+        higher_is_better: bool,
+    },
+    /// Change points of an Otava CSV file, without a database (like `otava analyze`).
+    Analyze {
+        file: PathBuf,
+        #[arg(long, default_value = "time", value_name = "NAME")]
+        time_column: String,
+        #[command(flatten)]
+        cp: CpArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Start `tardy bisect` on an alert's commit range with the series' command.
+    Bisect {
+        alert: i64,
+        /// The series of the alert to bisect (default: the one that changed most).
+        #[arg(long, value_name = "NAME")]
+        series: Option<String>,
+        /// Print the bisect command instead of running it.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+fn style() -> Style {
+    Style {
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// The database path: --db, else .tardy/tardy.db at the repository's top or here.
+pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
+    if let Some(p) = db {
+        return p.clone();
+    }
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let root = import::repo_root(&here).unwrap_or(here);
+    root.join(".tardy").join("tardy.db")
+}
+
+/// Open the history database for `tardy run --save` and friends.
+pub fn open(args: &DbArgs) -> Result<SqliteStore, DbError> {
+    let path = db_path(&args.db);
+    let store = SqliteStore::open(&path, &args.project)?;
+    ignore_dir(&path);
+    Ok(store)
+}
+
+/// Keep `git status` clean: a `.gitignore` of `*` in a `.tardy` directory we made.
+fn ignore_dir(db: &Path) {
+    if let Some(dir) = db.parent()
+        && dir.file_name().is_some_and(|n| n == ".tardy")
+    {
+        let gi = dir.join(".gitignore");
+        if !gi.exists() {
+            let _ = std::fs::write(gi, "*\n");
+        }
+    }
+}
+
+/// Provenance of a point saved now: git HEAD (or `commit`) when in a repository.
+pub fn provenance_now(commit: Option<&str>, branch: Option<&str>) -> Result<Provenance, String> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut p = match import::git_provenance(&here, commit) {
+        Some(p) => p,
+        None => match commit {
+            Some(c) if import::repo_root(&here).is_some() => {
+                return Err(format!("--commit: '{c}' is not a commit of this repository"));
+            }
+            Some(c) => Provenance {
+                commit: Some(c.to_string()),
+                run_time: import::now_s(),
+                ..Provenance::default()
+            },
+            None => Provenance {
+                run_time: import::now_s(),
+                ..Provenance::default()
+            },
+        },
+    };
+    if let Some(b) = branch {
+        p.branch = Some(b.to_string());
+    }
+    Ok(p)
+}
+
+pub fn main(args: HistoryArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => fail(e),
+    }
+}
+
+fn print(text: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(text.as_bytes());
+}
+
+fn json<T: serde::Serialize>(v: &T) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn run(args: HistoryArgs) -> Result<i32, String> {
+    let err = |e: DbError| e.to_string();
+    match args.command {
+        HistoryCommand::Analyze {
+            file,
+            time_column,
+            cp,
+            json: as_json,
+        } => analyze(&file, &time_column, &cp.options()?, as_json),
+        HistoryCommand::List { json: as_json } => {
+            let db = open(&args.db).map_err(err)?;
+            let list = db.list().map_err(err)?;
+            print(&if as_json { json(&list) } else { view::list(&list, style()) });
+            Ok(0)
+        }
+        HistoryCommand::Show {
+            series,
+            test,
+            filter,
+            cp,
+            json: as_json,
+        } => {
+            let opts = cp.options()?;
+            let db = open(&args.db).map_err(err)?;
+            let info = db
+                .series(&series)
+                .map_err(err)?
+                .ok_or_else(|| DbError::NoSeries(series.clone()).to_string())?;
+            let pf = filter.point_filter()?;
+            let points = match &test {
+                None => db.points(info.id, &pf).map_err(err)?,
+                Some(t) => {
+                    let mut found = None;
+                    db.for_each_test(info.id, &pf, &mut |id, p| {
+                        if &id.name == t {
+                            found = Some(p.to_vec());
+                        }
+                        Ok(())
+                    })
+                    .map_err(err)?;
+                    found.ok_or_else(|| format!("series '{series}' has no test '{t}'"))?
+                }
+            };
+            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+            let cps = changepoint::detect(&values, &opts).change_points;
+            let segments = detect::segments(&db, &points, &cps).map_err(err)?;
+            if as_json {
+                #[derive(serde::Serialize)]
+                struct Out<'a> {
+                    series: &'a tardy::store::history::SeriesInfo,
+                    test: Option<&'a str>,
+                    points: &'a [tardy::store::history::Point],
+                    segments: &'a [detect::Segment],
+                }
+                print(&json(&Out {
+                    series: &info,
+                    test: test.as_deref(),
+                    points: &points,
+                    segments: &segments,
+                }));
+            } else {
+                let notes = db.annotations().map_err(err)?;
+                let width = terminal_width().saturating_sub(2);
+                print(&view::show(
+                    &info,
+                    test.as_deref(),
+                    &values,
+                    &segments,
+                    &notes,
+                    style(),
+                    tardy::render::plot::unicode_supported(),
+                    width,
+                ));
+            }
+            Ok(0)
+        }
+        HistoryCommand::Detect {
+            series,
+            filter,
+            cp,
+            fdr,
+            full,
+            fail_on_regression,
+            json: as_json,
+        } => {
+            if !(fdr > 0.0 && fdr <= 1.0) {
+                return Err(format!("--fdr must be in (0, 1], got {fdr}"));
+            }
+            let opts = DetectOptions {
+                changepoint: cp.options()?,
+                fdr,
+                filter: filter.point_filter()?,
+                full,
+            };
+            let mut db = open(&args.db).map_err(err)?;
+            let report = detect::detect(&mut db, &series, &opts).map_err(err)?;
+            if as_json {
+                print(&json(&report));
+            } else {
+                let mut out = format!(
+                    "{} series examined ({} incremental), {} change points, {} below the FDR bar, {} new alert{}\n",
+                    report.series,
+                    report.incremental,
+                    report.change_points,
+                    report.rejected_by_fdr,
+                    report.new_alerts.len(),
+                    if report.new_alerts.len() == 1 { "" } else { "s" }
+                );
+                for a in &report.new_alerts {
+                    out.push('\n');
+                    out.push_str(&view::alert(a, 5, style()));
+                }
+                print(&out);
+            }
+            let failing = report
+                .new_alerts
+                .iter()
+                .any(|a| a.environment.is_empty() && a.regressions() > 0);
+            Ok(if fail_on_regression && failing { 1 } else { 0 })
+        }
+        HistoryCommand::Alerts {
+            all,
+            top,
+            json: as_json,
+        } => {
+            let db = open(&args.db).map_err(err)?;
+            let states: &[AlertState] = if all {
+                &[AlertState::Open, AlertState::Acknowledged, AlertState::Dismissed]
+            } else {
+                &[AlertState::Open]
+            };
+            let alerts = db.alerts(states).map_err(err)?;
+            if as_json {
+                print(&json(&alerts));
+            } else if alerts.is_empty() {
+                print(if all { "no alerts\n" } else { "no open alerts\n" });
+            } else {
+                let text: Vec<String> = alerts.iter().map(|a| view::alert(a, top, style())).collect();
+                print(&text.join("\n"));
+            }
+            Ok(0)
+        }
+        HistoryCommand::Ack { ids } | HistoryCommand::Dismiss { ids }
+            if ids.is_empty() =>
+        {
+            Err("name at least one alert".into())
+        }
+        HistoryCommand::Ack { ids } => set_state(&args.db, &ids, AlertState::Acknowledged),
+        HistoryCommand::Dismiss { ids } => set_state(&args.db, &ids, AlertState::Dismissed),
+        HistoryCommand::Annotate {
+            commit,
+            until,
+            series,
+            text,
+        } => {
+            let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+            let resolve = |rev: &str| {
+                import::git_provenance(&here, Some(rev))
+                    .and_then(|p| p.commit)
+                    .unwrap_or_else(|| rev.to_string())
+            };
+            let mut db = open(&args.db).map_err(err)?;
+            let id = db
+                .annotate(
+                    series.as_deref(),
+                    &resolve(&commit),
+                    until.as_deref().map(resolve).as_deref(),
+                    &text,
+                )
+                .map_err(err)?;
+            println!("annotation #{id} saved");
+            Ok(0)
+        }
+        HistoryCommand::Export {
+            series,
+            format,
+            output,
+            filter,
+        } => export(&args.db, &series, &format, output.as_deref(), &filter),
+        HistoryCommand::Import {
+            files,
+            series,
+            commit,
+            branch,
+            time,
+            format,
+            time_column,
+            higher_is_better,
+        } => {
+            let mut provenance = match (&commit, &branch, &time) {
+                (None, None, None) => None,
+                _ => Some(provenance_now(commit.as_deref(), branch.as_deref())?),
+            };
+            if commit.is_none()
+                && let Some(p) = provenance.as_mut()
+            {
+                // Only a branch or a time: no commit of HEAD implied.
+                p.commit = None;
+                p.commit_time = None;
+            }
+            if let Some(t) = &time {
+                let t = import::parse_time(t)
+                    .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
+                if let Some(p) = provenance.as_mut() {
+                    p.run_time = t;
+                }
+            }
+            let labels = Labels {
+                series,
+                provenance,
+                fingerprint: None,
+                direction: higher_is_better.then_some(Direction::HigherIsBetter),
+            };
+            let mut db = open(&args.db).map_err(err)?;
+            let mut total = 0;
+            for file in &files {
+                let batches = import_batches(file, &format, &time_column, &labels)?;
+                let points: usize = batches.iter().map(|b| b.points.len()).sum();
+                db.save(&batches)
+                    .map_err(|e| format!("{}: {e} (nothing from this file was saved)", file.display()))?;
+                println!(
+                    "{}: {points} point{} in {} series",
+                    file.display(),
+                    if points == 1 { "" } else { "s" },
+                    batches.len()
+                );
+                total += points;
+            }
+            if files.len() > 1 {
+                println!("{total} points imported");
+            }
+            Ok(0)
+        }
+        HistoryCommand::Bisect {
+            alert,
+            series,
+            dry_run,
+        } => bisect(&args.db, alert, series.as_deref(), dry_run),
+    }
+}
+
+fn terminal_width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(80)
+}
+
+fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {
+    let mut store = open(db).map_err(|e| e.to_string())?;
+    for &id in ids {
+        store.set_alert_state(id, state).map_err(|e| e.to_string())?;
+        println!("alert #{id} {}", state.as_str());
+    }
+    Ok(0)
+}
+
+fn import_batches(
+    file: &Path,
+    format: &str,
+    time_column: &str,
+    labels: &Labels,
+) -> Result<Vec<Batch>, String> {
+    let name = file.display().to_string();
+    let kind = match format {
+        "auto" => {
+            if file.is_dir()
+                || name.ends_with(".xml")
+                || name.ends_with(".xml.gz")
+                || name.ends_with(".trx")
+            {
+                "reports"
+            } else if name.ends_with(".csv") {
+                "csv"
+            } else {
+                "results"
+            }
+        }
+        "csv" | "results" | "reports" => format,
+        other => {
+            return Err(format!(
+                "--format must be auto, results, csv or reports, not '{other}'"
+            ));
+        }
+    };
+    match kind {
+        "csv" => {
+            let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
+            let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
+            Ok(import::csv_batches(&table, labels))
+        }
+        "reports" => {
+            let series = labels.series.as_deref().ok_or_else(|| {
+                format!("{name}: test reports need --series NAME (the suite's series)")
+            })?;
+            let (batch, warnings) =
+                import::reports_batch(series, &[file.to_path_buf()], false, labels)
+                    .map_err(|e| e.to_string())?;
+            for w in warnings {
+                eprintln!("tardy: warning: {w}");
+            }
+            Ok(vec![batch])
+        }
+        _ => import::results_batches(&name, labels).map_err(|e| e.to_string()),
+    }
+}
+
+fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Result<i32, String> {
+    let name = file.display().to_string();
+    let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
+    let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
+    // Each metric is independent: spread them over the CPUs.
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .min(table.metrics.len().max(1));
+    let mut results: Vec<Vec<(usize, changepoint::ChangePoint)>> = vec![Vec::new(); table.metrics.len()];
+    std::thread::scope(|s| {
+        let chunks: Vec<_> = results
+            .chunks_mut(table.metrics.len().div_ceil(threads).max(1))
+            .enumerate()
+            .map(|(ci, chunk)| {
+                let table = &table;
+                let per = table.metrics.len().div_ceil(threads).max(1);
+                s.spawn(move || {
+                    for (k, slot) in chunk.iter_mut().enumerate() {
+                        let values = &table.metrics[ci * per + k].1;
+                        // Otava forward-fills missing cells; so do we.
+                        let mut filled = values.clone();
+                        fill_missing(&mut filled);
+                        *slot = changepoint::detect(&filled, opts)
+                            .change_points
+                            .into_iter()
+                            .map(|c| (c.index, c))
+                            .collect();
+                    }
+                })
+            })
+            .collect();
+        for c in chunks {
+            let _ = c.join();
+        }
+    });
+    #[derive(serde::Serialize)]
+    struct Change<'a> {
+        metric: &'a str,
+        index: usize,
+        time: i64,
+        commit: Option<&'a str>,
+        forward_change_percent: f64,
+        magnitude: f64,
+        mean_before: f64,
+        stddev_before: f64,
+        mean_after: f64,
+        stddev_after: f64,
+        pvalue: f64,
+    }
+    let mut changes: Vec<Change> = Vec::new();
+    for (k, (metric, _)) in table.metrics.iter().enumerate() {
+        for (i, c) in &results[k] {
+            changes.push(Change {
+                metric,
+                index: *i,
+                time: table.times[*i],
+                commit: table.commits[*i].as_deref(),
+                forward_change_percent: c.stats.forward_change() * 100.0,
+                magnitude: c.stats.magnitude(),
+                mean_before: c.stats.mean_before,
+                stddev_before: c.stats.std_before,
+                mean_after: c.stats.mean_after,
+                stddev_after: c.stats.std_after,
+                pvalue: c.stats.pvalue,
+            });
+        }
+    }
+    changes.sort_by(|a, b| a.index.cmp(&b.index).then(a.metric.cmp(b.metric)));
+    if as_json {
+        print(&json(&changes));
+        return Ok(0);
+    }
+    let mut out = format!(
+        "{}: {} metrics x {} points, {} change points (window {}, p {}, magnitude {})\n",
+        name,
+        table.metrics.len(),
+        table.times.len(),
+        changes.len(),
+        opts.window,
+        opts.max_pvalue,
+        opts.min_magnitude
+    );
+    let mut last_index = usize::MAX;
+    for c in &changes {
+        if c.index != last_index {
+            let _ = std::fmt::Write::write_fmt(
+                &mut out,
+                format_args!(
+                    "\n{} {} (point {})\n",
+                    view::date(c.time),
+                    c.commit.unwrap_or("-"),
+                    c.index
+                ),
+            );
+            last_index = c.index;
+        }
+        let _ = std::fmt::Write::write_fmt(
+            &mut out,
+            format_args!(
+                "  {:<20} {:>+8.1}%  {} -> {}  {}\n",
+                c.metric,
+                c.forward_change_percent,
+                tardy::render::cfmt::g(c.mean_before, 6),
+                tardy::render::cfmt::g(c.mean_after, 6),
+                tardy::render::units::p_value(c.pvalue)
+            ),
+        );
+    }
+    print(&out);
+    Ok(0)
+}
+
+/// Otava's fill_missing: forward-fill, then back-fill the leading gap.
+fn fill_missing(v: &mut [f64]) {
+    let mut prev = f64::NAN;
+    for x in v.iter_mut() {
+        if x.is_nan() {
+            *x = prev;
+        } else {
+            prev = *x;
+        }
+    }
+    let mut next = f64::NAN;
+    for x in v.iter_mut().rev() {
+        if x.is_nan() {
+            *x = next;
+        } else {
+            next = *x;
+        }
+    }
+}
+
+fn export(
+    db: &DbArgs,
+    names: &[String],
+    format: &str,
+    output: Option<&Path>,
+    filter: &Filter,
+) -> Result<i32, String> {
+    let err = |e: DbError| e.to_string();
+    if format != "csv" && format != "json" {
+        return Err(format!("--format must be csv or json, not '{format}'"));
+    }
+    let store = open(db).map_err(err)?;
+    let pf = filter.point_filter()?;
+    let all = store.list().map_err(err)?;
+    let selected: Vec<_> = if names.is_empty() {
+        all
+    } else {
+        let mut v = Vec::new();
+        for n in names {
+            v.push(
+                all.iter()
+                    .find(|s| &s.name == n)
+                    .cloned()
+                    .ok_or_else(|| DbError::NoSeries(n.clone()).to_string())?,
+            );
+        }
+        v
+    };
+    let mut text = String::new();
+    if format == "csv" {
+        text.push_str("series,test,time,commit,branch,value,unit\n");
+    }
+    let mut docs = Vec::new();
+    let quote = |s: &str| {
+        if s.contains([',', '"', '\n']) {
+            format!("\"{}\"", s.replace('"', "\"\""))
+        } else {
+            s.to_string()
+        }
+    };
+    for s in &selected {
+        let points = store.points(s.id, &pf).map_err(err)?;
+        let mut rows = |test: Option<&str>, pts: &[tardy::store::history::Point]| {
+            for p in pts {
+                text.push_str(&format!(
+                    "{},{},{},{},{},{},{}\n",
+                    quote(&s.name),
+                    quote(test.unwrap_or("")),
+                    chrono::DateTime::from_timestamp(p.time(), 0)
+                        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+                        .unwrap_or_default(),
+                    p.commit.as_deref().unwrap_or(""),
+                    quote(p.branch.as_deref().unwrap_or("")),
+                    p.value,
+                    quote(&s.unit)
+                ));
+            }
+        };
+        if format == "csv" {
+            rows(None, &points);
+            if s.kind == SeriesKind::Suite {
+                store
+                    .for_each_test(s.id, &pf, &mut |t, p| {
+                        rows(Some(&t.name), p);
+                        Ok(())
+                    })
+                    .map_err(err)?;
+            }
+        } else {
+            docs.push(serde_json::json!({ "series": s, "points": points }));
+        }
+    }
+    if format == "json" {
+        text = json(&docs);
+    }
+    match output {
+        None => print(&text),
+        Some(p) => tardy::store::write_atomic(p, text.as_bytes()).map_err(|e| e.to_string())?,
+    }
+    Ok(0)
+}
+
+fn bisect(db: &DbArgs, id: i64, series: Option<&str>, dry_run: bool) -> Result<i32, String> {
+    let store = open(db).map_err(|e| e.to_string())?;
+    let alert = store
+        .alert(id)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| DbError::NoAlert(id).to_string())?;
+    let (Some(good), Some(bad)) = (&alert.from_commit, &alert.to_commit) else {
+        return Err(format!(
+            "alert #{id} has no commit range (its points were saved without git data)"
+        ));
+    };
+    let member = match series {
+        Some(name) => alert
+            .members
+            .iter()
+            .find(|m| m.series == name)
+            .ok_or_else(|| format!("alert #{id} does not include series '{name}'"))?,
+        None => alert
+            .members
+            .iter()
+            .find(|m| {
+                store
+                    .series(&m.series)
+                    .ok()
+                    .flatten()
+                    .is_some_and(|s| s.command.is_some())
+            })
+            .or(alert.members.first())
+            .ok_or_else(|| format!("alert #{id} has no series"))?,
+    };
+    let info = store
+        .series(&member.series)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| DbError::NoSeries(member.series.clone()).to_string())?;
+    let Some(command) = &info.command else {
+        return Err(format!(
+            "series '{}' was not recorded by `tardy run --save`, so its command is unknown; run \
+`tardy bisect --good {good} --bad {bad} -- CMD` yourself",
+            info.name
+        ));
+    };
+    let mut argv: Vec<String> = vec![
+        "bisect".into(),
+        "--good".into(),
+        good.clone(),
+        "--bad".into(),
+        bad.clone(),
+    ];
+    let threshold = info
+        .threshold
+        .unwrap_or((member.change.abs() / 2.0).max(0.01));
+    argv.push("--threshold".into());
+    argv.push(format!("{:.2}", threshold * 100.0));
+    if !member.regression {
+        argv.push("--invert".into());
+    }
+    argv.push("--".into());
+    argv.push(command.clone());
+    let shown: Vec<String> = argv
+        .iter()
+        .map(|a| {
+            if a.contains([' ', '\'', '"', '$']) {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            } else {
+                a.clone()
+            }
+        })
+        .collect();
+    eprintln!("tardy {}", shown.join(" "));
+    if dry_run {
+        return Ok(0);
+    }
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find tardy itself: {e}"))?;
+    let status = std::process::Command::new(exe)
+        .args(&argv)
+        .status()
+        .map_err(|e| format!("cannot start tardy bisect: {e}"))?;
+    Ok(status.code().unwrap_or(EXIT_ERROR))
+}

@@ -1,0 +1,264 @@
+//! Text for `tardy history`: the series list, a series' chart and segments,
+//! alerts, and the change points of `tardy history analyze`.
+
+use std::fmt::Write;
+
+use super::compare::value;
+use super::style::Style;
+use super::units::{p_value, percent};
+use crate::history::detect::Segment;
+use crate::store::history::{Alert, Annotation, SeriesInfo};
+
+/// "2026-11-21 09:30" (UTC).
+pub fn date(t: i64) -> String {
+    chrono::DateTime::from_timestamp(t, 0)
+        .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+        .unwrap_or_else(|| t.to_string())
+}
+
+/// A commit hash shortened to 10 characters.
+pub fn short(commit: Option<&str>) -> String {
+    match commit {
+        Some(c) => c.chars().take(10).collect(),
+        None => "-".into(),
+    }
+}
+
+fn shown(v: f64, unit: &str) -> String {
+    if unit.is_empty() {
+        super::cfmt::g(v, 6)
+    } else {
+        value(v, unit)
+    }
+}
+
+/// The table of `tardy history list`.
+pub fn list(series: &[SeriesInfo], style: Style) -> String {
+    if series.is_empty() {
+        return "no series yet: save some with `tardy run --save NAME`, `tardy tests show --save NAME` \
+or `tardy history import FILE`\n"
+            .into();
+    }
+    let w = series.iter().map(|s| s.name.chars().count()).max().unwrap_or(6).max(6);
+    let mut out = format!(
+        "{:<w$}  {:>6}  {:>7}  {:>12}  {:<10}  {}\n",
+        "series", "kind", "points", "last", "commit", "open alerts"
+    );
+    for s in series {
+        let kind = if s.tests > 0 {
+            format!("{}+{}t", s.kind.as_str(), s.tests)
+        } else {
+            s.kind.as_str().to_string()
+        };
+        let alerts = if s.open_alerts > 0 {
+            style.red(&s.open_alerts.to_string())
+        } else {
+            "0".into()
+        };
+        let _ = writeln!(
+            out,
+            "{:<w$}  {:>6}  {:>7}  {:>12}  {:<10}  {}",
+            s.name,
+            kind,
+            s.points,
+            s.last_value.map_or("-".into(), |v| shown(v, &s.unit)),
+            short(s.last_commit.as_deref()),
+            alerts
+        );
+    }
+    out
+}
+
+/// A sparkline of `values` at most `width` wide (bucket means) with `^`
+/// under the buckets holding a change point.
+pub fn sparkline(values: &[f64], change_points: &[usize], width: usize, unicode: bool) -> String {
+    if values.is_empty() {
+        return String::new();
+    }
+    let width = width.clamp(10, 400);
+    let buckets = values.len().min(width);
+    let bucket_of = |i: usize| i * buckets / values.len();
+    let mut sums = vec![(0.0, 0usize); buckets];
+    for (i, &v) in values.iter().enumerate() {
+        let b = bucket_of(i);
+        sums[b].0 += v;
+        sums[b].1 += 1;
+    }
+    let means: Vec<f64> = sums.iter().map(|(s, n)| s / (*n).max(1) as f64).collect();
+    let (lo, hi) = means
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+    let ramp: Vec<char> = if unicode {
+        "▁▂▃▄▅▆▇█".chars().collect()
+    } else {
+        "_.-=+*#@".chars().collect()
+    };
+    let mut line: String = means
+        .iter()
+        .map(|&m| {
+            let f = if hi > lo { (m - lo) / (hi - lo) } else { 0.5 };
+            ramp[((f * (ramp.len() - 1) as f64).round() as usize).min(ramp.len() - 1)]
+        })
+        .collect();
+    line.push('\n');
+    let mut marks = vec![' '; buckets];
+    for &c in change_points {
+        if c < values.len() {
+            marks[bucket_of(c)] = '^';
+        }
+    }
+    let marks: String = marks.into_iter().collect();
+    line.push_str(marks.trim_end());
+    line.push('\n');
+    line
+}
+
+/// `tardy history show`: header, sparkline, segments, annotations.
+pub fn show(
+    s: &SeriesInfo,
+    test: Option<&str>,
+    values: &[f64],
+    segments: &[Segment],
+    annotations: &[Annotation],
+    style: Style,
+    unicode: bool,
+    width: usize,
+) -> String {
+    let mut out = String::new();
+    let title = match test {
+        Some(t) => format!("{} :: {t}", s.name),
+        None => s.name.clone(),
+    };
+    let _ = writeln!(
+        out,
+        "{}  ({} points, {}, {})",
+        style.bold(&title),
+        values.len(),
+        s.metric,
+        s.direction.as_str()
+    );
+    if let Some(c) = &s.command {
+        let _ = writeln!(out, "command: {c}");
+    }
+    if values.is_empty() {
+        out.push_str("no points\n");
+        return out;
+    }
+    let cps: Vec<usize> = segments.iter().skip(1).map(|g| g.start).collect();
+    out.push('\n');
+    out.push_str(&sparkline(values, &cps, width, unicode));
+    let (lo, hi) = values
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+    let _ = writeln!(out, "min {}  max {}\n", shown(lo, &s.unit), shown(hi, &s.unit));
+    let _ = writeln!(
+        out,
+        "{:>5}  {:>5}  {:<23}  {:>11}  {:>10}  {:>9}  {:<8}",
+        "from", "to", "commits", "mean", "spread", "change", "p"
+    );
+    for g in segments {
+        let commits = format!(
+            "{}..{}",
+            short(g.first_commit.as_deref()),
+            short(g.last_commit.as_deref())
+        );
+        let change = match g.change {
+            Some(c) if c > 0.0 => style.red(&format!("{:>+9}", percent(c))),
+            Some(c) => style.green(&format!("{:>+9}", percent(c))),
+            None => format!("{:>9}", ""),
+        };
+        let _ = writeln!(
+            out,
+            "{:>5}  {:>5}  {:<23}  {:>11}  {:>10}  {}  {:<8}",
+            g.start,
+            g.end - 1,
+            commits,
+            shown(g.mean, &s.unit),
+            format!("±{}", shown(g.stddev, &s.unit)),
+            change,
+            g.pvalue.map_or(String::new(), p_value)
+        );
+        if !g.environment.is_empty() {
+            let _ = writeln!(
+                out,
+                "       {} {}",
+                style.yellow("environment change:"),
+                g.environment.join("; ")
+            );
+        }
+    }
+    let notes: Vec<&Annotation> = annotations
+        .iter()
+        .filter(|a| a.series.as_deref().is_none_or(|n| n == s.name))
+        .collect();
+    if !notes.is_empty() {
+        out.push_str("\nannotations:\n");
+        for a in notes {
+            let range = match &a.to_commit {
+                Some(t) => format!("{}..{}", short(Some(&a.from_commit)), short(Some(t))),
+                None => short(Some(&a.from_commit)),
+            };
+            let _ = writeln!(out, "  #{} {range}: {}", a.id, a.text);
+        }
+    }
+    out
+}
+
+/// One alert, with up to `top` affected series.
+pub fn alert(a: &Alert, top: usize, style: Style) -> String {
+    let mut out = String::new();
+    let kind = match a.kind() {
+        "regression" => style.red("regression"),
+        "improvement" => style.green("improvement"),
+        "environment change" => style.yellow("environment change"),
+        k => k.to_string(),
+    };
+    let _ = writeln!(
+        out,
+        "{} {kind} [{}]  {}..{}  ({} -> {}){}",
+        style.bold(&format!("#{}", a.id)),
+        a.state.as_str(),
+        short(a.from_commit.as_deref()),
+        short(a.to_commit.as_deref()),
+        date(a.from_time),
+        date(a.to_time),
+        a.branch.as_deref().map_or(String::new(), |b| format!("  on {b}"))
+    );
+    let n = a.members.len();
+    let _ = writeln!(
+        out,
+        "  {n} series changed ({} slower, {} faster)",
+        a.regressions(),
+        n - a.regressions()
+    );
+    for m in a.members.iter().take(top) {
+        let name = match &m.test {
+            Some(t) => format!("{} :: {t}", m.series),
+            None => m.series.clone(),
+        };
+        let _ = writeln!(
+            out,
+            "    {:>+8}  {name}  ({} -> {}, {}, q={})",
+            percent(m.change),
+            shown(m.mean_before, &m.unit),
+            shown(m.mean_after, &m.unit),
+            p_value(m.pvalue),
+            super::cfmt::g(m.qvalue, 2)
+        );
+    }
+    if n > top {
+        let _ = writeln!(out, "    ... and {} more", n - top);
+    }
+    if !a.environment.is_empty() {
+        let _ = writeln!(
+            out,
+            "  {} the machine changed at the same point, not (only) the code: {}",
+            style.yellow("environment:"),
+            a.environment.join("; ")
+        );
+    }
+    if a.from_commit.is_some() && a.to_commit.is_some() && a.environment.is_empty() {
+        let _ = writeln!(out, "  find the commit: tardy history bisect {}", a.id);
+    }
+    out
+}
