@@ -51,7 +51,11 @@ fn change_points_equal_otava_on_the_whole_corpus() {
         if let Some(inc) = case.get("incremental") {
             let prefix = inc["prefix"].as_u64().unwrap() as usize;
             let weak0 = indices(&inc["prefix_weak"]);
-            assert_eq!(detect(&values[..prefix], &opts).weak, weak0, "{name} {o} prefix");
+            assert_eq!(
+                detect(&values[..prefix], &opts).weak,
+                weak0,
+                "{name} {o} prefix"
+            );
             let got = detect_appended(&values, &opts, values.len() - prefix, &weak0);
             let cps: Vec<usize> = got.change_points.iter().map(|c| c.index).collect();
             if cps != indices(&inc["change_points"]) || got.weak != indices(&inc["weak"]) {

@@ -293,7 +293,9 @@ pub fn provenance_now(commit: Option<&str>, branch: Option<&str>) -> Result<Prov
         Some(p) => p,
         None => match commit {
             Some(c) if import::repo_root(&here).is_some() => {
-                return Err(format!("--commit: '{c}' is not a commit of this repository"));
+                return Err(format!(
+                    "--commit: '{c}' is not a commit of this repository"
+                ));
             }
             Some(c) => Provenance {
                 commit: Some(c.to_string()),
@@ -342,7 +344,11 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
         HistoryCommand::List { json: as_json } => {
             let db = open(&args.db).map_err(err)?;
             let list = db.list().map_err(err)?;
-            print(&if as_json { json(&list) } else { view::list(&list, style()) });
+            print(&if as_json {
+                json(&list)
+            } else {
+                view::list(&list, style())
+            });
             Ok(0)
         }
         HistoryCommand::Show {
@@ -394,11 +400,13 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 let notes = db.annotations().map_err(err)?;
                 let width = terminal_width().saturating_sub(2);
                 print(&view::show(
-                    &info,
-                    test.as_deref(),
-                    &values,
-                    &segments,
-                    &notes,
+                    &view::ShowView {
+                        series: &info,
+                        test: test.as_deref(),
+                        values: &values,
+                        segments: &segments,
+                        annotations: &notes,
+                    },
                     style(),
                     tardy::render::plot::unicode_supported(),
                     width,
@@ -436,7 +444,11 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                     report.change_points,
                     report.rejected_by_fdr,
                     report.new_alerts.len(),
-                    if report.new_alerts.len() == 1 { "" } else { "s" }
+                    if report.new_alerts.len() == 1 {
+                        ""
+                    } else {
+                        "s"
+                    }
                 );
                 for a in &report.new_alerts {
                     out.push('\n');
@@ -457,7 +469,11 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
         } => {
             let db = open(&args.db).map_err(err)?;
             let states: &[AlertState] = if all {
-                &[AlertState::Open, AlertState::Acknowledged, AlertState::Dismissed]
+                &[
+                    AlertState::Open,
+                    AlertState::Acknowledged,
+                    AlertState::Dismissed,
+                ]
             } else {
                 &[AlertState::Open]
             };
@@ -465,16 +481,21 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             if as_json {
                 print(&json(&alerts));
             } else if alerts.is_empty() {
-                print(if all { "no alerts\n" } else { "no open alerts\n" });
+                print(if all {
+                    "no alerts\n"
+                } else {
+                    "no open alerts\n"
+                });
             } else {
-                let text: Vec<String> = alerts.iter().map(|a| view::alert(a, top, style())).collect();
+                let text: Vec<String> = alerts
+                    .iter()
+                    .map(|a| view::alert(a, top, style()))
+                    .collect();
                 print(&text.join("\n"));
             }
             Ok(0)
         }
-        HistoryCommand::Ack { ids } | HistoryCommand::Dismiss { ids }
-            if ids.is_empty() =>
-        {
+        HistoryCommand::Ack { ids } | HistoryCommand::Dismiss { ids } if ids.is_empty() => {
             Err("name at least one alert".into())
         }
         HistoryCommand::Ack { ids } => set_state(&args.db, &ids, AlertState::Acknowledged),
@@ -531,8 +552,9 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 p.commit_time = None;
             }
             if let Some(t) = &time {
-                let t = import::parse_time(t)
-                    .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
+                let t = import::parse_time(t).ok_or_else(|| {
+                    format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)")
+                })?;
                 if let Some(p) = provenance.as_mut() {
                     p.run_time = t;
                 }
@@ -548,8 +570,9 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             for file in &files {
                 let batches = import_batches(file, &format, &time_column, &labels)?;
                 let points: usize = batches.iter().map(|b| b.points.len()).sum();
-                db.save(&batches)
-                    .map_err(|e| format!("{}: {e} (nothing from this file was saved)", file.display()))?;
+                db.save(&batches).map_err(|e| {
+                    format!("{}: {e} (nothing from this file was saved)", file.display())
+                })?;
                 println!(
                     "{}: {points} point{} in {} series",
                     file.display(),
@@ -581,7 +604,9 @@ fn terminal_width() -> usize {
 fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {
     let mut store = open(db).map_err(|e| e.to_string())?;
     for &id in ids {
-        store.set_alert_state(id, state).map_err(|e| e.to_string())?;
+        store
+            .set_alert_state(id, state)
+            .map_err(|e| e.to_string())?;
         println!("alert #{id} {}", state.as_str());
     }
     Ok(0)
@@ -646,7 +671,8 @@ fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Res
         .map(|n| n.get())
         .unwrap_or(1)
         .min(table.metrics.len().max(1));
-    let mut results: Vec<Vec<(usize, changepoint::ChangePoint)>> = vec![Vec::new(); table.metrics.len()];
+    let mut results: Vec<Vec<(usize, changepoint::ChangePoint)>> =
+        vec![Vec::new(); table.metrics.len()];
     std::thread::scope(|s| {
         let chunks: Vec<_> = results
             .chunks_mut(table.metrics.len().div_ceil(threads).max(1))

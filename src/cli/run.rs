@@ -182,6 +182,72 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(short = 'q', long, help_heading = "Output")]
     quiet: bool,
+
+    /// Save the results in the history database as SERIES (SERIES/NAME for each of several
+    /// commands), with the commit, branch, time and machine fingerprint.
+    #[arg(long, value_name = "SERIES", help_heading = "History")]
+    save: Option<String>,
+    /// The commit the results belong to (default: HEAD of the repository here).
+    #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
+    commit: Option<String>,
+    /// The branch (default: the current branch).
+    #[arg(
+        long,
+        value_name = "BRANCH",
+        help_heading = "History",
+        requires = "save"
+    )]
+    branch: Option<String>,
+    #[command(flatten)]
+    history: super::history::DbArgs,
+}
+
+/// Save the measured runs of every benchmark as one point each.
+fn save_history(
+    args: &RunArgs,
+    name: &str,
+    db: &mut tardy::store::SqliteStore,
+    results: &Results,
+) -> Result<usize, String> {
+    use tardy::store::History;
+    use tardy::store::history::{NewPoint, SeriesSpec};
+    let provenance =
+        super::history::provenance_now(args.commit.as_deref(), args.branch.as_deref())?;
+    let only_one = results.benchmarks.len() == 1;
+    let mut batches = Vec::new();
+    for b in &results.benchmarks {
+        let samples: Vec<f64> = b
+            .runs
+            .iter()
+            .filter(|r| !r.warmup)
+            .map(|r| tardy::model::ns_to_s(r.net_wall_ns))
+            .collect();
+        if samples.is_empty() {
+            continue;
+        }
+        let mut sorted = samples.clone();
+        let value = tardy::stats::summary::median_by_selection(&mut sorted);
+        let series = if only_one {
+            name.to_string()
+        } else {
+            format!("{name}/{}", b.name)
+        };
+        let mut spec = SeriesSpec::new(&series, "wall", "s");
+        spec.command = Some(b.command.clone());
+        batches.push(tardy::store::Batch {
+            spec,
+            points: vec![NewPoint {
+                provenance: provenance.clone(),
+                fingerprint: Some(results.machine.clone()),
+                value,
+                samples,
+                tests: Vec::new(),
+            }],
+        });
+    }
+    let n = batches.len();
+    db.save(&batches).map_err(|e| e.to_string())?;
+    Ok(n)
 }
 
 fn percent_arg(name: &str, s: &str) -> Result<f64, MeasureError> {
@@ -517,6 +583,14 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
+    // Open the history database before measuring: a bad one fails now, not after.
+    let mut history_db = match &args.save {
+        None => None,
+        Some(_) => match super::history::open(&args.history) {
+            Ok(db) => Some(db),
+            Err(e) => return fail(e),
+        },
+    };
     for p in [&args.export_json, &args.export_csv, &args.export_markdown]
         .into_iter()
         .flatten()
@@ -548,6 +622,16 @@ pub fn main(args: RunArgs) -> i32 {
     analyze::finalize(&mut results);
     if let Err(e) = save_exports(&args, &results) {
         return fail(e);
+    }
+    if let (Some(name), Some(db)) = (&args.save, history_db.as_mut()) {
+        match save_history(&args, name, db, &results) {
+            Ok(n) => eprintln!(
+                "tardy: saved {n} point{} to {} (series {name})",
+                if n == 1 { "" } else { "s" },
+                db.path().display()
+            ),
+            Err(e) => return fail(e),
+        }
     }
     let measured = results
         .benchmarks

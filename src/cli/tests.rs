@@ -33,6 +33,25 @@ Example:\n  tardy tests show build/test-results/"
         reports: Vec<PathBuf>,
         #[command(flatten)]
         common: Common,
+        /// Save this run in the history database as suite SUITE: the suite's time and every
+        /// test's duration, with the commit, branch, time and this machine's fingerprint.
+        #[arg(long, value_name = "SUITE", help_heading = "History")]
+        save: Option<String>,
+        /// The commit the reports belong to (default: HEAD of the repository here).
+        #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
+        commit: Option<String>,
+        #[arg(
+            long,
+            value_name = "BRANCH",
+            help_heading = "History",
+            requires = "save"
+        )]
+        branch: Option<String>,
+        /// When the tests ran (default: now).
+        #[arg(long, value_name = "TIME", help_heading = "History", requires = "save")]
+        time: Option<String>,
+        #[command(flatten)]
+        history: super::history::DbArgs,
     },
     /// Per-test difference between two sides and the shape of the change.
     #[command(
@@ -97,8 +116,40 @@ fn run(args: TestsArgs) -> Result<i32, String> {
         TestsCommand::Show {
             reports: paths,
             common,
+            save,
+            commit,
+            branch,
+            time,
+            history,
         } => {
+            let mut db = match &save {
+                Some(_) => Some(super::history::open(&history).map_err(|e| e.to_string())?),
+                None => None,
+            };
             let report = reports::read_run(&paths, common.keep_going).map_err(|e| e.to_string())?;
+            if let (Some(name), Some(db)) = (&save, db.as_mut()) {
+                use tardy::store::History;
+                let mut provenance =
+                    super::history::provenance_now(commit.as_deref(), branch.as_deref())?;
+                if let Some(t) = &time {
+                    provenance.run_time =
+                        tardy::history::import::parse_time(t).ok_or_else(|| {
+                            format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)")
+                        })?;
+                }
+                let labels = tardy::history::import::Labels {
+                    provenance: Some(provenance),
+                    fingerprint: Some(tardy::probe::Fingerprint::capture()),
+                    ..Default::default()
+                };
+                let batch = tardy::history::import::suite_batch(name, &report, &labels);
+                let tests = batch.points[0].tests.len();
+                db.save(&[batch]).map_err(|e| e.to_string())?;
+                eprintln!(
+                    "tardy: saved suite {name} ({tests} tests) to {}",
+                    db.path().display()
+                );
+            }
             let s = suite::show(&report, common.top);
             match common.format.as_str() {
                 "json" => {

@@ -146,7 +146,8 @@ pub fn detect(
     {
         let store: &dyn History = &*store;
         for (si, series) in selected.iter().enumerate() {
-            let alerted: HashSet<(i64, i64)> = store.alerted_points(series.id)?.into_iter().collect();
+            let alerted: HashSet<(i64, i64)> =
+                store.alerted_points(series.id)?.into_iter().collect();
             let mut examine = |test: Option<&TestId>, points: &[Point]| -> Result<(), DbError> {
                 let key = DetectionKey {
                     series_id: series.id,
@@ -154,8 +155,7 @@ pub fn detect(
                     scope: scope_key.clone(),
                 };
                 let saved = store.detection(&key)?;
-                let (cps, state, incremental) =
-                    series_change_points(points, saved.as_ref(), opts);
+                let (cps, state, incremental) = series_change_points(points, saved.as_ref(), opts);
                 report.series += 1;
                 report.incremental += incremental as usize;
                 report.change_points += cps.len();
@@ -198,7 +198,7 @@ pub fn detect(
     let mut groups: BTreeMap<(i64, i64, String, String), Alert> = BTreeMap::new();
     for (k, f) in found.iter().enumerate() {
         let qk = q[k];
-        if !(qk <= opts.fdr) {
+        if qk.is_nan() || qk > opts.fdr {
             report.rejected_by_fdr += 1;
             continue;
         }

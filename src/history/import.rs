@@ -13,9 +13,7 @@ use crate::ingest::{self, Format, NumberOptions};
 use crate::probe::Fingerprint;
 use crate::stats::summary::median_by_selection;
 use crate::store::Batch;
-use crate::store::history::{
-    Direction, NewPoint, Provenance, SeriesKind, SeriesSpec, TestResult,
-};
+use crate::store::history::{Direction, NewPoint, Provenance, SeriesKind, SeriesSpec, TestResult};
 
 /// Run `git` in `dir`; its trimmed stdout when it succeeds.
 fn git(dir: &Path, args: &[&str]) -> Option<String> {
@@ -41,8 +39,17 @@ pub fn repo_root(dir: &Path) -> Option<PathBuf> {
 /// repository at `dir`; `None` outside a repository or for an unknown rev.
 pub fn git_provenance(dir: &Path, rev: Option<&str>) -> Option<Provenance> {
     let rev = rev.unwrap_or("HEAD");
-    let commit = git(dir, &["rev-parse", "--verify", "--quiet", &format!("{rev}^{{commit}}")])?;
-    let commit_time = git(dir, &["show", "-s", "--format=%ct", &commit]).and_then(|s| s.parse().ok());
+    let commit = git(
+        dir,
+        &[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ],
+    )?;
+    let commit_time =
+        git(dir, &["show", "-s", "--format=%ct", &commit]).and_then(|s| s.parse().ok());
     let branch = git(dir, &["rev-parse", "--abbrev-ref", "HEAD"]).filter(|b| b != "HEAD");
     Some(Provenance {
         commit: Some(commit),
@@ -75,12 +82,20 @@ pub fn parse_time(s: &str) -> Option<i64> {
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.timestamp());
     }
-    for f in ["%Y-%m-%d %H:%M:%S%.f%:z", "%Y-%m-%d %H:%M:%S%.f%z", "%Y-%m-%dT%H:%M:%S%.f%z"] {
+    for f in [
+        "%Y-%m-%d %H:%M:%S%.f%:z",
+        "%Y-%m-%d %H:%M:%S%.f%z",
+        "%Y-%m-%dT%H:%M:%S%.f%z",
+    ] {
         if let Ok(t) = DateTime::parse_from_str(s, f) {
             return Some(t.timestamp());
         }
     }
-    for f in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f", "%Y-%m-%d %H:%M"] {
+    for f in [
+        "%Y-%m-%d %H:%M:%S%.f",
+        "%Y-%m-%dT%H:%M:%S%.f",
+        "%Y-%m-%d %H:%M",
+    ] {
         if let Ok(t) = NaiveDateTime::parse_from_str(s, f) {
             return Some(t.and_utc().timestamp());
         }
@@ -133,6 +148,9 @@ fn csv_fields(line: &str) -> Vec<std::borrow::Cow<'_, str>> {
     out
 }
 
+/// One CSV row: time, commit, branch, metric values.
+type CsvRow = (i64, Option<String>, Option<String>, Vec<f64>);
+
 /// An Otava-style CSV as it was read: times, attributes and metric columns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CsvTable {
@@ -147,9 +165,16 @@ pub struct CsvTable {
 /// `commit`/`version` and `branch` columns, every other column a metric.
 /// Rows are sorted by time (stable), as Otava orders a series.
 pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable, IngestError> {
-    let mut lines = text.lines().enumerate().filter(|(_, l)| !l.trim().is_empty());
+    let mut lines = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty());
     let Some((_, header)) = lines.next() else {
-        return Err(IngestError::at(source, None, "is empty (expected a CSV header)".into()));
+        return Err(IngestError::at(
+            source,
+            None,
+            "is empty (expected a CSV header)".into(),
+        ));
     };
     let header: Vec<String> = csv_fields(header.trim_start_matches('\u{feff}'))
         .into_iter()
@@ -160,7 +185,10 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
         IngestError::at(
             source,
             Some(1),
-            format!("has no '{time_column}' column (the header is: {})", header.join(",")),
+            format!(
+                "has no '{time_column}' column (the header is: {})",
+                header.join(",")
+            ),
         )
     })?;
     let commit_i = find("commit").or_else(|| find("version"));
@@ -169,9 +197,13 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
         .filter(|&i| i != time_i && Some(i) != commit_i && Some(i) != branch_i)
         .collect();
     if metric_cols.is_empty() {
-        return Err(IngestError::at(source, Some(1), "has no metric columns".into()));
+        return Err(IngestError::at(
+            source,
+            Some(1),
+            "has no metric columns".into(),
+        ));
     }
-    let mut rows: Vec<(i64, Option<String>, Option<String>, Vec<f64>)> = Vec::new();
+    let mut rows: Vec<CsvRow> = Vec::new();
     for (ln, line) in lines {
         let line_no = ln + 1;
         let fields = csv_fields(line);
@@ -179,7 +211,11 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
             return Err(IngestError::at(
                 source,
                 Some(line_no),
-                format!("has {} fields, the header has {}", fields.len(), header.len()),
+                format!(
+                    "has {} fields, the header has {}",
+                    fields.len(),
+                    header.len()
+                ),
             ));
         }
         let t = parse_time(&fields[time_i]).ok_or_else(|| {
@@ -210,7 +246,10 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
                 }
             }
         }
-        let opt = |i: Option<usize>| i.map(|i| fields[i].trim().to_string()).filter(|s| !s.is_empty());
+        let opt = |i: Option<usize>| {
+            i.map(|i| fields[i].trim().to_string())
+                .filter(|s| !s.is_empty())
+        };
         rows.push((t, opt(commit_i), opt(branch_i), values));
     }
     rows.sort_by_key(|r| r.0);
@@ -390,7 +429,10 @@ mod tests {
     fn csv_errors_name_the_line_and_column() {
         let e = read_csv("time,x\n2026-01-01,1\n2026-01-02,abc\n", "f.csv", "time").unwrap_err();
         let msg = e.to_string();
-        assert!(msg.contains("f.csv") && msg.contains('3') && msg.contains("'x'"), "{msg}");
+        assert!(
+            msg.contains("f.csv") && msg.contains('3') && msg.contains("'x'"),
+            "{msg}"
+        );
         assert!(read_csv("when,x\n1,2\n", "f.csv", "time").is_err());
         assert!(read_csv("time,x\n1,2,3\n", "f.csv", "time").is_err());
     }

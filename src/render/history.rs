@@ -39,7 +39,12 @@ pub fn list(series: &[SeriesInfo], style: Style) -> String {
 or `tardy history import FILE`\n"
             .into();
     }
-    let w = series.iter().map(|s| s.name.chars().count()).max().unwrap_or(6).max(6);
+    let w = series
+        .iter()
+        .map(|s| s.name.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
     let mut out = format!(
         "{:<w$}  {:>6}  {:>7}  {:>12}  {:<10}  {}\n",
         "series", "kind", "points", "last", "commit", "open alerts"
@@ -87,7 +92,9 @@ pub fn sparkline(values: &[f64], change_points: &[usize], width: usize, unicode:
     let means: Vec<f64> = sums.iter().map(|(s, n)| s / (*n).max(1) as f64).collect();
     let (lo, hi) = means
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
     let ramp: Vec<char> = if unicode {
         "▁▂▃▄▅▆▇█".chars().collect()
     } else {
@@ -113,17 +120,19 @@ pub fn sparkline(values: &[f64], change_points: &[usize], width: usize, unicode:
     line
 }
 
+/// What `tardy history show` draws.
+pub struct ShowView<'a> {
+    pub series: &'a SeriesInfo,
+    pub test: Option<&'a str>,
+    pub values: &'a [f64],
+    pub segments: &'a [Segment],
+    pub annotations: &'a [Annotation],
+}
+
 /// `tardy history show`: header, sparkline, segments, annotations.
-pub fn show(
-    s: &SeriesInfo,
-    test: Option<&str>,
-    values: &[f64],
-    segments: &[Segment],
-    annotations: &[Annotation],
-    style: Style,
-    unicode: bool,
-    width: usize,
-) -> String {
+pub fn show(v: &ShowView, style: Style, unicode: bool, width: usize) -> String {
+    let (s, test, values, segments, annotations) =
+        (v.series, v.test, v.values, v.segments, v.annotations);
     let mut out = String::new();
     let title = match test {
         Some(t) => format!("{} :: {t}", s.name),
@@ -149,8 +158,15 @@ pub fn show(
     out.push_str(&sparkline(values, &cps, width, unicode));
     let (lo, hi) = values
         .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| (l.min(v), h.max(v)));
-    let _ = writeln!(out, "min {}  max {}\n", shown(lo, &s.unit), shown(hi, &s.unit));
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    let _ = writeln!(
+        out,
+        "min {}  max {}\n",
+        shown(lo, &s.unit),
+        shown(hi, &s.unit)
+    );
     let _ = writeln!(
         out,
         "{:>5}  {:>5}  {:<23}  {:>11}  {:>10}  {:>9}  {:<8}",
@@ -163,8 +179,8 @@ pub fn show(
             short(g.last_commit.as_deref())
         );
         let change = match g.change {
-            Some(c) if c > 0.0 => style.red(&format!("{:>+9}", percent(c))),
-            Some(c) => style.green(&format!("{:>+9}", percent(c))),
+            Some(c) if c > 0.0 => style.red(&format!("{:>9}", format!("+{}", percent(c)))),
+            Some(c) => style.green(&format!("{:>9}", percent(c))),
             None => format!("{:>9}", ""),
         };
         let _ = writeln!(
@@ -222,7 +238,9 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
         short(a.to_commit.as_deref()),
         date(a.from_time),
         date(a.to_time),
-        a.branch.as_deref().map_or(String::new(), |b| format!("  on {b}"))
+        a.branch
+            .as_deref()
+            .map_or(String::new(), |b| format!("  on {b}"))
     );
     let n = a.members.len();
     let _ = writeln!(
@@ -238,8 +256,12 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
         };
         let _ = writeln!(
             out,
-            "    {:>+8}  {name}  ({} -> {}, {}, q={})",
-            percent(m.change),
+            "    {:>8}  {name}  ({} -> {}, {}, q={})",
+            if m.change > 0.0 {
+                format!("+{}", percent(m.change))
+            } else {
+                percent(m.change)
+            },
             shown(m.mean_before, &m.unit),
             shown(m.mean_after, &m.unit),
             p_value(m.pvalue),

@@ -73,7 +73,7 @@ impl Options {
         if !(self.max_pvalue > 0.0 && self.max_pvalue <= 1.0) {
             return Err(OptionsError::PValue(self.max_pvalue));
         }
-        if !(self.min_magnitude >= 0.0) {
+        if self.min_magnitude.is_nan() || self.min_magnitude < 0.0 {
             return Err(OptionsError::Magnitude(self.min_magnitude));
         }
         Ok(())
@@ -125,7 +125,9 @@ impl Stats {
 
     /// max(|forward|, |backward|): Otava's magnitude.
     pub fn magnitude(&self) -> f64 {
-        self.forward_change().abs().max(self.backward_change().abs())
+        self.forward_change()
+            .abs()
+            .max(self.backward_change().abs())
     }
 }
 
@@ -354,14 +356,14 @@ impl<'c> Calculator<'c> {
         // Vv = V[start..end-1] - Σ_{r<start} D[r][start+1..end]; its prefix sums.
         let mut cum_v = vec![0.0; l];
         let mut acc = 0.0;
-        for k in 0..l {
+        for (k, cv) in cum_v.iter_mut().enumerate() {
             let mut sub = 0.0;
             for r in 0..start {
                 sub += self.d[r * n + start + 1 + k];
             }
             let vv = self.v[start + k] - sub;
             acc = if k == 0 { vv } else { acc + vv };
-            cum_v[k] = acc;
+            *cv = acc;
         }
         let h = &self.h;
         let hh = |r: usize, j: usize| h[(start + r) * m + start + j];
@@ -423,8 +425,7 @@ impl<'c> Calculator<'c> {
         }
         let earlier = |i: usize, j: usize, b: &(usize, usize, f64)| (i, j) < (b.0, b.1);
         // The lower triangle holds zeros; the first of them is (1, 0).
-        if l >= 2 && (0.0 > best.2 || (0.0 == best.2 && earlier(1, 0, &best)))
-        {
+        if l >= 2 && (0.0 > best.2 || (0.0 == best.2 && earlier(1, 0, &best))) {
             best = (1, 0, 0.0);
         }
         (start + best.0 + 1, best.2)
@@ -463,7 +464,6 @@ impl Coefs {
             c,
         }
     }
-
 }
 
 /// E-Divisive on one window (`ChangePointDetector.get_change_points`):
@@ -630,7 +630,11 @@ mod tests {
     #[test]
     fn constant_and_tiny_series_have_no_change_points() {
         for n in 0..6 {
-            assert!(detect(&vec![3.0; n], &Options::default()).change_points.is_empty());
+            assert!(
+                detect(&vec![3.0; n], &Options::default())
+                    .change_points
+                    .is_empty()
+            );
         }
         assert!(
             detect(&vec![1.0; 300], &Options::default())

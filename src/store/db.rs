@@ -18,7 +18,7 @@ pub enum DbError {
     #[error(
         "'{path}' is locked by another process (waited {waited_s} s); try again when it has finished"
     )]
-    Locked { path: PathBuf, waited_s: u64 },
+    Locked { path: PathBuf, waited_s: f64 },
     #[error(
         "'{path}' has schema version {found}, newer than this tardy understands ({known}); upgrade tardy"
     )]
@@ -62,6 +62,9 @@ pub struct TestId {
     pub name: String,
 }
 
+/// Called with each test of a suite and its points.
+pub type TestVisitor<'a> = dyn FnMut(&TestId, &[Point]) -> Result<(), DbError> + 'a;
+
 /// The operations of a history store.
 pub trait History {
     /// Append every batch in one transaction: all or nothing. Returns the new
@@ -79,7 +82,7 @@ pub trait History {
         &self,
         series_id: i64,
         filter: &PointFilter,
-        f: &mut dyn FnMut(&TestId, &[Point]) -> Result<(), DbError>,
+        f: &mut TestVisitor<'_>,
     ) -> Result<(), DbError>;
     fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError>;
     fn detection(&self, key: &DetectionKey) -> Result<Option<DetectionState>, DbError>;

@@ -31,8 +31,7 @@ impl Dialect {
 }
 
 /// Creates the bookkeeping table itself (idempotent).
-pub const BOOTSTRAP: &str =
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";
+pub const BOOTSTRAP: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";
 
 /// (version, statements separated by `;`).
 pub const MIGRATIONS: &[(i64, &str)] = &[(

@@ -16,8 +16,15 @@ use super::history::{
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use crate::probe::Fingerprint;
 
-/// How long a writer waits for another to finish.
-pub const BUSY_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a writer waits for another to finish (15 s; `TARDY_BUSY_TIMEOUT`
+/// in seconds overrides it).
+pub fn busy_timeout() -> Duration {
+    std::env::var("TARDY_BUSY_TIMEOUT")
+        .ok()
+        .and_then(|s| s.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map_or(Duration::from_secs(15), Duration::from_secs_f64)
+}
 
 pub struct SqliteStore {
     conn: Connection,
@@ -73,7 +80,7 @@ impl SqliteStore {
 
     fn configure(&mut self) -> Result<(), DbError> {
         self.conn
-            .busy_timeout(BUSY_TIMEOUT)
+            .busy_timeout(busy_timeout())
             .map_err(|e| map_err(&self.path, e))?;
         // The first statement that reads the file: a non-database fails here.
         let mode: String = self
@@ -171,7 +178,11 @@ impl SqliteStore {
             .map_err(e)
     }
 
-    fn series_where(&self, clause: &str, arg: &dyn rusqlite::ToSql) -> Result<Vec<SeriesInfo>, DbError> {
+    fn series_where(
+        &self,
+        clause: &str,
+        arg: &dyn rusqlite::ToSql,
+    ) -> Result<Vec<SeriesInfo>, DbError> {
         let sql = format!(
             "SELECT s.id, s.name, s.metric, s.unit, s.direction, s.kind, s.tags, s.command, s.threshold,
                 (SELECT COUNT(*) FROM points p WHERE p.series_id = s.id),
@@ -208,7 +219,11 @@ impl SqliteStore {
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
 
-    fn load_alerts(&self, clause: &str, args: &[&dyn rusqlite::ToSql]) -> Result<Vec<Alert>, DbError> {
+    fn load_alerts(
+        &self,
+        clause: &str,
+        args: &[&dyn rusqlite::ToSql],
+    ) -> Result<Vec<Alert>, DbError> {
         let sql = format!(
             "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at
              FROM alerts WHERE project_id = {} AND {clause} ORDER BY id DESC",
@@ -283,7 +298,7 @@ fn map_err(path: &Path, e: rusqlite::Error) -> DbError {
             ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked => {
                 return DbError::Locked {
                     path: path.to_path_buf(),
-                    waited_s: BUSY_TIMEOUT.as_secs(),
+                    waited_s: busy_timeout().as_secs_f64(),
                 };
             }
             _ => {}
@@ -446,13 +461,17 @@ impl History for SqliteStore {
                     )
                     .map_err(e)?;
                 for (seq, v) in p.samples.iter().enumerate() {
-                    insert_sample.execute(params![id, seq as i64, v]).map_err(e)?;
+                    insert_sample
+                        .execute(params![id, seq as i64, v])
+                        .map_err(e)?;
                 }
                 for test in &p.tests {
                     let test_id = match test_ids.get(&test.name) {
                         Some(&t) => t,
                         None => {
-                            insert_test.execute(params![series_id, test.name]).map_err(e)?;
+                            insert_test
+                                .execute(params![series_id, test.name])
+                                .map_err(e)?;
                             let t: i64 = find_test
                                 .query_row(params![series_id, test.name], |r| r.get(0))
                                 .map_err(e)?;
@@ -491,7 +510,10 @@ impl History for SqliteStore {
             )
             .map_err(|e| self.err(e))?;
         let rows = stmt
-            .query_map(params![series_id, filter.branch, filter.since], point_from_row)
+            .query_map(
+                params![series_id, filter.branch, filter.since],
+                point_from_row,
+            )
             .map_err(|e| self.err(e))?;
         rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
     }
@@ -527,7 +549,7 @@ impl History for SqliteStore {
         &self,
         series_id: i64,
         filter: &PointFilter,
-        f: &mut dyn FnMut(&TestId, &[Point]) -> Result<(), DbError>,
+        f: &mut super::db::TestVisitor<'_>,
     ) -> Result<(), DbError> {
         let sql = "SELECT p.id, p.commit_hash, p.branch, p.commit_time, p.run_time, p.fingerprint_id, r.duration, 1,
                     t.id, t.name
@@ -690,10 +712,7 @@ impl History for SqliteStore {
     }
 
     fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError> {
-        let list: Vec<String> = states
-            .iter()
-            .map(|s| format!("'{}'", s.as_str()))
-            .collect();
+        let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
         self.load_alerts(&format!("state IN ({})", list.join(", ")), &[])
     }
 
@@ -822,7 +841,10 @@ mod tests {
         assert_eq!(db.samples(pts[0].id).unwrap(), vec![1.0, 1.01]);
         let mut seen = Vec::new();
         db.for_each_test(info.id, &PointFilter::default(), &mut |t, p| {
-            seen.push((t.name.clone(), p.iter().map(|x| x.value).collect::<Vec<_>>()));
+            seen.push((
+                t.name.clone(),
+                p.iter().map(|x| x.value).collect::<Vec<_>>(),
+            ));
             Ok(())
         })
         .unwrap();

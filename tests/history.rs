@@ -1,0 +1,636 @@
+//! `tardy history` end to end: imports, detection, alerts grouped by commit
+//! range, environment changes, incremental detection, and the database's
+//! behaviour when it is corrupt, newer, locked, written by two processes at
+//! once, fed a malformed file or killed mid-write. Every test uses the real
+//! binary on a database in a temporary directory.
+
+use assert_cmd::Command;
+use serde_json::Value;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+fn tardy(dir: &Path) -> Command {
+    let mut c = Command::cargo_bin("tardy").unwrap();
+    c.current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env_remove("TARDY_DB")
+        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir));
+    c
+}
+
+fn db(dir: &Path) -> PathBuf {
+    dir.join("h.db")
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = tardy(dir)
+        .arg("history")
+        .arg("--db")
+        .arg(db(dir))
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tardy history {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).to_string()
+}
+
+fn json(dir: &Path, args: &[&str]) -> Value {
+    serde_json::from_str(&run_ok(dir, args)).unwrap()
+}
+
+/// Deterministic noise in [-0.5, 0.5).
+fn noise(i: usize, k: usize) -> f64 {
+    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+        ^ (k as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    x ^= x >> 31;
+    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
+    x ^= x >> 29;
+    (x % 10_000) as f64 / 10_000.0 - 0.5
+}
+
+/// An Otava CSV: `metrics` columns, `n` rows, metric k steps up by `step`
+/// (a factor) at row `at` when `k < stepped`.
+fn csv(n: usize, metrics: usize, at: usize, stepped: usize, step: f64) -> String {
+    let mut s = String::from("time,commit");
+    for k in 0..metrics {
+        let _ = write!(s, ",m{k}");
+    }
+    s.push('\n');
+    for i in 0..n {
+        let _ = write!(s, "2026-10-01T00:{:02}:{:02}Z,c{i:04}", i / 60, i % 60);
+        for k in 0..metrics {
+            let base = 100.0 * if k < stepped && i >= at { step } else { 1.0 };
+            let _ = write!(s, ",{:.4}", base * (1.0 + 0.02 * noise(i, k)));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn import_detect_alert_ack_and_export() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bench.csv"), csv(120, 3, 70, 2, 1.3)).unwrap();
+    let out = run_ok(d, &["import", "bench.csv", "--series", "api"]);
+    assert!(out.contains("360 points in 3 series"), "{out}");
+    let list = json(d, &["list", "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 3);
+    assert_eq!(list[0]["name"], "api/m0");
+
+    // Two series jumped 30% between c0069 and c0070: one alert with both.
+    let out = tardy(d)
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["detect", "--fail-on-regression"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("1 new alert"), "{text}");
+    assert!(text.contains("c0069..c0070"), "{text}");
+    assert!(
+        text.contains("2 series changed (2 slower, 0 faster)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("api/m0") && text.contains("api/m1") && !text.contains("api/m2"),
+        "{text}"
+    );
+
+    // A second detection finds nothing new, recomputing only tails.
+    let again = json(d, &["detect", "--json"]);
+    assert_eq!(again["new_alerts"].as_array().unwrap().len(), 0);
+    assert_eq!(again["incremental"], 3);
+
+    let alerts = json(d, &["alerts", "--json"]);
+    let id = alerts[0]["id"].as_i64().unwrap().to_string();
+    assert_eq!(alerts[0]["members"].as_array().unwrap().len(), 2);
+    let change = alerts[0]["members"][0]["change"].as_f64().unwrap();
+    assert!((change - 0.3).abs() < 0.02, "{change}");
+    run_ok(d, &["ack", &id]);
+    assert!(run_ok(d, &["alerts"]).contains("no open alerts"));
+    assert!(run_ok(d, &["alerts", "--all"]).contains("[acknowledged]"));
+    run_ok(d, &["dismiss", &id]);
+    assert!(run_ok(d, &["alerts", "--all"]).contains("[dismissed]"));
+
+    // Show: the segments either side of the change, and the annotation.
+    run_ok(
+        d,
+        &[
+            "annotate",
+            "--commit",
+            "c0070",
+            "--series",
+            "api/m0",
+            "new allocator",
+        ],
+    );
+    let show = run_ok(d, &["show", "api/m0"]);
+    assert!(
+        show.contains("c0000..c0069") && show.contains("c0070..c0119"),
+        "{show}"
+    );
+    assert!(
+        show.contains("+30") || show.contains("+29") || show.contains("+31"),
+        "{show}"
+    );
+    assert!(show.contains("new allocator"), "{show}");
+    let seg = json(d, &["show", "api/m0", "--json"]);
+    assert_eq!(seg["segments"].as_array().unwrap().len(), 2);
+
+    // Export and import again: the same values.
+    let exported = run_ok(d, &["export", "api/m2", "--format", "csv"]);
+    assert_eq!(exported.lines().count(), 121);
+    assert!(exported.starts_with(
+        "series,test,time,commit,branch,value,unit\napi/m2,,2026-10-01T00:00:00Z,c0000,"
+    ));
+    let as_json = json(d, &["export", "--format", "json"]);
+    assert_eq!(as_json.as_array().unwrap().len(), 3);
+
+    // The stateless analysis agrees with what detect stored.
+    let cps = json(d, &["analyze", "bench.csv", "--json"]);
+    let idx: Vec<(String, u64)> = cps
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            (
+                c["metric"].as_str().unwrap().to_string(),
+                c["index"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(idx, vec![("m0".to_string(), 70), ("m1".to_string(), 70)]);
+}
+
+fn junit(tests: usize, extra_ms: f64, run: usize) -> String {
+    let mut s = String::from("<?xml version=\"1.0\"?>\n<testsuite name=\"unit\" tests=\"1\">\n");
+    for t in 0..tests {
+        let base = 0.010 + 0.001 * (t % 7) as f64;
+        let v = base * (1.0 + 0.02 * noise(run, t)) + extra_ms / 1000.0;
+        let _ = writeln!(
+            s,
+            "  <testcase classname=\"pkg.C{}\" name=\"t{t}\" time=\"{v:.6}\"/>",
+            t / 10
+        );
+    }
+    s.push_str("</testsuite>\n");
+    s
+}
+
+#[test]
+fn one_bad_commit_in_a_suite_is_one_alert_with_every_affected_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // 30 runs of a 120-test suite; from run 18 on every test costs 5 ms more.
+    for run in 0..30 {
+        let f = d.join(format!("run{run}.xml"));
+        std::fs::write(&f, junit(120, if run >= 18 { 5.0 } else { 0.0 }, run)).unwrap();
+        let time = format!("2026-11-01T{:02}:00:00Z", run % 24);
+        let day = format!("2026-11-{:02}T00:00:00Z", 1 + run);
+        let _ = time;
+        run_ok(
+            d,
+            &[
+                "import",
+                f.to_str().unwrap(),
+                "--series",
+                "unit",
+                "--commit",
+                &format!("r{run:02}"),
+                "--time",
+                &day,
+            ],
+        );
+    }
+    let report = json(d, &["detect", "--json"]);
+    let alerts = report["new_alerts"].as_array().unwrap();
+    // One alert for the bad commit, holding every test and the suite's own
+    // time; E-Divisive also finds a few sub-1% wobbles in single tests
+    // (Otava finds the same), each its own small alert.
+    let a = alerts.iter().find(|a| a["from_commit"] == "r17").unwrap();
+    assert_eq!(a["to_commit"], "r18");
+    assert_eq!(a["members"].as_array().unwrap().len(), 121, "{a:#}");
+    for other in alerts.iter().filter(|x| x["from_commit"] != "r17") {
+        let members = other["members"].as_array().unwrap();
+        assert!(members.len() <= 2, "{other:#}");
+        assert!(
+            members[0]["change"].as_f64().unwrap().abs() < 0.02,
+            "{other:#}"
+        );
+    }
+    assert_eq!(report["series"], 121);
+    let id = a["id"].as_i64().unwrap();
+    let text = run_ok(d, &["alerts", "--top", "3"]);
+    let block: String = text
+        .split("\n#")
+        .find(|b| b.starts_with(&format!("{id} ")) || b.starts_with(&format!("#{id} ")))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        block.contains("121 series changed (121 slower, 0 faster)"),
+        "{text}"
+    );
+    assert!(block.contains("... and 118 more"), "{text}");
+    // One test's history on its own.
+    let show = run_ok(d, &["show", "unit", "--test", "pkg.C0 :: t3"]);
+    assert!(
+        show.contains("r00..r17") && show.contains("r18..r29"),
+        "{show}"
+    );
+}
+
+/// A tardy results file with these wall times (s) and CPU model.
+fn results_file(template: &Value, times: &[f64], cpu: &str) -> String {
+    let mut v = template.clone();
+    v["machine"]["cpu_model"] = Value::String(cpu.into());
+    let runs = v["benchmarks"][0]["runs"].as_array().unwrap()[0].clone();
+    let new_runs: Vec<Value> = times
+        .iter()
+        .enumerate()
+        .map(|(i, t)| {
+            let mut r = runs.clone();
+            r["warmup"] = Value::Bool(false);
+            r["seq"] = Value::from(i);
+            r["wall_ns"] = Value::from((t * 1e9) as u64);
+            r["net_wall_ns"] = Value::from((t * 1e9) as u64);
+            r
+        })
+        .collect();
+    v["benchmarks"][0]["runs"] = Value::Array(new_runs);
+    v.to_string()
+}
+
+#[test]
+fn a_step_where_the_machine_changed_is_an_environment_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let base = d.join("base.json");
+    tardy(d)
+        .args(["run", "--runs", "3", "-q", "--export-json"])
+        .arg(&base)
+        .arg("true")
+        .assert()
+        .success();
+    let template: Value = serde_json::from_str(&std::fs::read_to_string(&base).unwrap()).unwrap();
+    for i in 0..24 {
+        let (level, cpu) = if i < 12 {
+            (0.010, "Old CPU @ 2.0GHz")
+        } else {
+            (0.014, "New CPU @ 1.5GHz")
+        };
+        let times: Vec<f64> = (0..5).map(|k| level * (1.0 + 0.01 * noise(i, k))).collect();
+        let f = d.join(format!("r{i}.json"));
+        std::fs::write(&f, results_file(&template, &times, cpu)).unwrap();
+        run_ok(
+            d,
+            &[
+                "import",
+                f.to_str().unwrap(),
+                "--series",
+                "build",
+                "--commit",
+                &format!("k{i:02}"),
+                "--time",
+                &format!("2026-11-{:02}", i + 1),
+            ],
+        );
+    }
+    let out = tardy(d)
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["detect", "--fail-on-regression"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    // Not the code's fault: no failure for CI, and the changed field named.
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("environment change"), "{text}");
+    assert!(
+        text.contains("CPU model: Old CPU @ 2.0GHz -> New CPU @ 1.5GHz"),
+        "{text}"
+    );
+    assert!(!text.contains("tardy history bisect"), "{text}");
+    let show = run_ok(d, &["show", "build"]);
+    assert!(show.contains("environment change: CPU model"), "{show}");
+}
+
+#[test]
+fn from_a_saved_run_to_the_culprit_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let git = |args: &[&str]| {
+        let o = std::process::Command::new("git")
+            .current_dir(d)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["config", "user.email", "t@example.com"]);
+    git(&["config", "user.name", "t"]);
+    let mut commits = Vec::new();
+    for i in 0..16 {
+        // Commit 10 makes the script 8x slower.
+        let ms = if i >= 10 { 0.04 } else { 0.005 };
+        std::fs::write(d.join("app.sh"), format!("#!/bin/sh\nsleep {ms}\n# {i}\n")).unwrap();
+        git(&["add", "app.sh"]);
+        git(&[
+            "commit",
+            "-q",
+            "-m",
+            &format!("change {i}"),
+            "--date",
+            &format!("2026-11-{:02}T10:00:00Z", i + 1),
+        ]);
+        commits.push(git(&["rev-parse", "HEAD"]));
+    }
+    // Measure every 3rd commit only, as a nightly job would.
+    for (i, c) in commits.iter().enumerate().filter(|(i, _)| i % 3 == 0) {
+        git(&["checkout", "-q", c]);
+        tardy(d)
+            .args(["run", "-q", "--runs", "4", "--save", "app", "--db"])
+            .arg(db(d))
+            .arg("sh app.sh")
+            .assert()
+            .success();
+        let _ = i;
+    }
+    git(&["checkout", "-q", "main"]);
+    let report = json(d, &["detect", "--json"]);
+    let alert = &report["new_alerts"][0];
+    assert_eq!(
+        alert["from_commit"].as_str(),
+        Some(commits[9].as_str()),
+        "{report:#}"
+    );
+    assert_eq!(alert["to_commit"].as_str(), Some(commits[12].as_str()));
+    let id = alert["id"].as_i64().unwrap().to_string();
+    let out = tardy(d)
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["bisect", &id, "--dry-run"])
+        .output()
+        .unwrap();
+    let cmd = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        cmd.contains(&format!(
+            "bisect --good {} --bad {}",
+            commits[9], commits[12]
+        )),
+        "{cmd}"
+    );
+    assert!(cmd.contains("-- 'sh app.sh'"), "{cmd}");
+    // The real bisection names commit 10.
+    let out = tardy(d)
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["bisect", &id])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains(&commits[10][..10]), "{text}");
+    assert!(text.contains("change 10"), "{text}");
+}
+
+fn fails_with(dir: &Path, args: &[&str], needle: &str) {
+    let out = tardy(dir)
+        .arg("history")
+        .arg("--db")
+        .arg(db(dir))
+        .args(args)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+    assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+    assert!(err.contains(needle), "{args:?}: {err}");
+}
+
+#[test]
+fn a_corrupt_or_newer_database_is_refused_and_left_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(db(d), vec![b'x'; 8192]).unwrap();
+    fails_with(d, &["list"], "is not a tardy history database");
+    assert_eq!(std::fs::read(db(d)).unwrap(), vec![b'x'; 8192]);
+
+    std::fs::remove_file(db(d)).unwrap();
+    run_ok(d, &["list"]);
+    {
+        let c = rusqlite::Connection::open(db(d)).unwrap();
+        c.execute(
+            "INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)",
+            [],
+        )
+        .unwrap();
+    }
+    fails_with(
+        d,
+        &["list"],
+        "schema version 99, newer than this tardy understands (1)",
+    );
+
+    // Some other application's SQLite database.
+    let other = d.join("other.db");
+    {
+        let c = rusqlite::Connection::open(&other).unwrap();
+        c.execute("CREATE TABLE contacts (name TEXT)", []).unwrap();
+    }
+    let out = tardy(d)
+        .args(["history", "--db"])
+        .arg(&other)
+        .arg("list")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no tardy schema version"));
+}
+
+#[test]
+fn a_malformed_import_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("good.csv"), csv(30, 2, 100, 0, 1.0)).unwrap();
+    run_ok(d, &["import", "good.csv"]);
+    let mut bad = csv(60, 2, 100, 0, 1.0);
+    bad = bad.replacen(",c0050,", ",c0050,oops", 1);
+    std::fs::write(d.join("bad.csv"), bad).unwrap();
+    fails_with(d, &["import", "bad.csv", "--series", "x"], "bad.csv:52");
+    fails_with(d, &["import", "missing.csv"], "missing.csv");
+    fails_with(d, &["show", "nope"], "no series named 'nope'");
+    fails_with(d, &["ack", "42"], "no alert #42");
+    fails_with(
+        d,
+        &["detect", "--window", "1"],
+        "--window must be at least 2",
+    );
+    fails_with(d, &["detect", "--since", "someday"], "--since");
+    std::fs::create_dir(d.join("reports")).unwrap();
+    fails_with(d, &["import", "reports"], "need --series");
+    let list = json(d, &["list", "--json"]);
+    let points: Vec<i64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["points"].as_i64().unwrap())
+        .collect();
+    assert_eq!(points, vec![30, 30]);
+}
+
+#[test]
+fn two_writers_at_once_both_succeed() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    run_ok(d, &["list"]);
+    for k in 0..4 {
+        std::fs::write(d.join(format!("w{k}.csv")), csv(400, 5, 1000, 0, 1.0)).unwrap();
+    }
+    let bin = assert_cmd::cargo::cargo_bin("tardy");
+    let children: Vec<_> = (0..4)
+        .map(|k| {
+            std::process::Command::new(&bin)
+                .current_dir(d)
+                .args(["history", "--db"])
+                .arg(db(d))
+                .args(["import", &format!("w{k}.csv"), "--series", &format!("w{k}")])
+                .output()
+        })
+        .collect();
+    // Started one after another above; run them truly at once as well.
+    let handles: Vec<_> = (0..4)
+        .map(|k| {
+            std::process::Command::new(&bin)
+                .current_dir(d)
+                .args(["history", "--db"])
+                .arg(db(d))
+                .args(["import", &format!("w{k}.csv"), "--series", &format!("w{k}")])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        assert!(c.unwrap().status.success());
+    }
+    for mut h in handles {
+        assert!(h.wait().unwrap().success());
+    }
+    let list = json(d, &["list", "--json"]);
+    assert_eq!(list.as_array().unwrap().len(), 20);
+    for s in list.as_array().unwrap() {
+        assert_eq!(s["points"], 800, "{s}");
+    }
+}
+
+#[test]
+fn a_locked_database_gives_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("a.csv"), csv(10, 1, 100, 0, 1.0)).unwrap();
+    run_ok(d, &["import", "a.csv"]);
+    let c = rusqlite::Connection::open(db(d)).unwrap();
+    c.execute_batch("BEGIN EXCLUSIVE").unwrap();
+    let out = tardy(d)
+        .env("TARDY_BUSY_TIMEOUT", "0.5")
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["import", "a.csv"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("is locked by another process"), "{err}");
+    c.execute_batch("ROLLBACK").unwrap();
+    drop(c);
+    run_ok(d, &["import", "a.csv"]);
+    let list = json(d, &["list", "--json"]);
+    assert_eq!(list[0]["points"], 20);
+}
+
+#[test]
+fn kill_9_during_an_import_loses_only_that_import() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("small.csv"), csv(50, 2, 100, 0, 1.0)).unwrap();
+    run_ok(d, &["import", "small.csv", "--series", "kept"]);
+    std::fs::write(d.join("big.csv"), csv(3000, 200, 10_000, 0, 1.0)).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin("tardy");
+    let wal = PathBuf::from(format!("{}-wal", db(d).display()));
+    let mut child = std::process::Command::new(&bin)
+        .current_dir(d)
+        .args(["history", "--db"])
+        .arg(db(d))
+        .args(["import", "big.csv", "--series", "big"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it while its transaction is being written: once the write-ahead
+    // log has grown past 2 MB.
+    let start = std::time::Instant::now();
+    let mut killed_mid_write = false;
+    while start.elapsed() < std::time::Duration::from_secs(60) {
+        if std::fs::metadata(&wal).map(|m| m.len()).unwrap_or(0) > 2 << 20 {
+            let _ = child.kill(); // SIGKILL
+            killed_mid_write = true;
+            break;
+        }
+        if child.try_wait().unwrap().is_some() {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(2));
+    }
+    let status = child.wait().unwrap();
+    assert!(
+        killed_mid_write && !status.success(),
+        "the import ended before it could be killed"
+    );
+    let outcomes = [false];
+    // The database opens, passes its integrity check, keeps the earlier
+    // import, and holds each big import whole or not at all.
+    let c = rusqlite::Connection::open(db(d)).unwrap();
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    drop(c);
+    let list = json(d, &["list", "--json"]);
+    for s in list.as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        let n = s["points"].as_i64().unwrap();
+        if name.starts_with("kept") {
+            assert_eq!(n, 50);
+        } else {
+            assert_eq!(n, 3000, "{name} is partial");
+        }
+    }
+    let big_series = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["name"].as_str().unwrap().starts_with("big"))
+        .count();
+    assert_eq!(
+        big_series, 0,
+        "the killed import left something: {outcomes:?}"
+    );
+    // And the database takes writes again.
+    run_ok(d, &["import", "small.csv", "--series", "after"]);
+}
