@@ -22,14 +22,19 @@ fn db(dir: &Path) -> PathBuf {
     dir.join("h.db")
 }
 
-fn run_ok(dir: &Path, args: &[&str]) -> String {
-    let out = tardy(dir)
+/// `tardy history --db DIR/h.db ARGS...`, run to completion.
+fn history(dir: &Path, args: &[&str]) -> std::process::Output {
+    tardy(dir)
         .arg("history")
         .arg("--db")
         .arg(db(dir))
         .args(args)
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+fn run_ok(dir: &Path, args: &[&str]) -> String {
+    let out = history(dir, args);
     assert!(
         out.status.success(),
         "tardy history {args:?} failed: {}{}",
@@ -84,12 +89,7 @@ fn import_detect_alert_ack_and_export() {
     assert_eq!(list[0]["name"], "api/m0");
 
     // Two series jumped 30% between c0069 and c0070: one alert with both.
-    let out = tardy(d)
-        .args(["history", "--db"])
-        .arg(db(d))
-        .args(["detect", "--fail-on-regression"])
-        .output()
-        .unwrap();
+    let out = history(d, &["detect", "--fail-on-regression"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(1), "{text}");
     assert!(text.contains("1 new alert"), "{text}");
@@ -302,12 +302,7 @@ fn a_step_where_the_machine_changed_is_an_environment_change() {
             ],
         );
     }
-    let out = tardy(d)
-        .args(["history", "--db"])
-        .arg(db(d))
-        .args(["detect", "--fail-on-regression"])
-        .output()
-        .unwrap();
+    let out = history(d, &["detect", "--fail-on-regression"]);
     let text = String::from_utf8_lossy(&out.stdout);
     // Not the code's fault: no failure for CI, and the changed field named.
     assert_eq!(out.status.code(), Some(0), "{text}");
@@ -378,12 +373,7 @@ fn from_a_saved_run_to_the_culprit_commit() {
     );
     assert_eq!(alert["to_commit"].as_str(), Some(commits[12].as_str()));
     let id = alert["id"].as_i64().unwrap().to_string();
-    let out = tardy(d)
-        .args(["history", "--db"])
-        .arg(db(d))
-        .args(["bisect", &id, "--dry-run"])
-        .output()
-        .unwrap();
+    let out = history(d, &["bisect", &id, "--dry-run"]);
     let cmd = String::from_utf8_lossy(&out.stderr);
     assert!(
         cmd.contains(&format!(
@@ -394,12 +384,7 @@ fn from_a_saved_run_to_the_culprit_commit() {
     );
     assert!(cmd.contains("-- 'sh app.sh'"), "{cmd}");
     // The real bisection names commit 10.
-    let out = tardy(d)
-        .args(["history", "--db"])
-        .arg(db(d))
-        .args(["bisect", &id])
-        .output()
-        .unwrap();
+    let out = history(d, &["bisect", &id]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
@@ -411,13 +396,7 @@ fn from_a_saved_run_to_the_culprit_commit() {
 }
 
 fn fails_with(dir: &Path, args: &[&str], needle: &str) {
-    let out = tardy(dir)
-        .arg("history")
-        .arg("--db")
-        .arg(db(dir))
-        .args(args)
-        .output()
-        .unwrap();
+    let out = history(dir, args);
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
     assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
