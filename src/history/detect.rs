@@ -5,7 +5,7 @@
 //! into one alert per commit range, and fingerprint changes at the same
 //! boundary reported as an environment change.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 
 use crate::probe::Fingerprint;
 use crate::stats::changepoint::{self, ChangePoint, Options};
@@ -194,8 +194,9 @@ pub fn detect(
     all_p.extend(std::iter::repeat_n(1.0, padding));
     let q = benjamini_hochberg(&all_p);
     let mut fingerprints: HashMap<i64, Option<Fingerprint>> = HashMap::new();
-    // Group new change points by commit range.
-    let mut groups: BTreeMap<(i64, i64, String, String), Alert> = BTreeMap::new();
+    // Each new change point is an alert of one; then those whose commit
+    // ranges overlap become one.
+    let mut singles: Vec<Alert> = Vec::new();
     for (k, f) in found.iter().enumerate() {
         let qk = q[k];
         if qk.is_nan() || qk > opts.fdr {
@@ -206,29 +207,9 @@ pub fn detect(
             continue;
         }
         let series = &selected[f.series];
-        let env = environment_change(&*store, &mut fingerprints, &f.prev, &f.point)?;
+        let environment = environment_change(&*store, &mut fingerprints, &f.prev, &f.point)?;
         let stats = &f.cp.stats;
-        let member = AlertMember {
-            series_id: series.id,
-            series: series.name.clone(),
-            test: f.test.as_ref().map(|t| t.name.clone()),
-            unit: series.unit.clone(),
-            point_id: f.point.id,
-            prev_point_id: f.prev.id,
-            mean_before: stats.mean_before,
-            mean_after: stats.mean_after,
-            change: stats.forward_change(),
-            pvalue: stats.pvalue,
-            qvalue: qk,
-            regression: direction_of(series).is_regression(stats.mean_before, stats.mean_after),
-        };
-        let key = (
-            f.point.time(),
-            f.prev.time(),
-            f.prev.commit.clone().unwrap_or_default(),
-            f.point.commit.clone().unwrap_or_default(),
-        );
-        let alert = groups.entry(key).or_insert_with(|| Alert {
+        singles.push(Alert {
             id: 0,
             state: AlertState::Open,
             from_commit: f.prev.commit.clone(),
@@ -236,22 +217,25 @@ pub fn detect(
             from_time: f.prev.time(),
             to_time: f.point.time(),
             branch: f.point.branch.clone(),
-            environment: Vec::new(),
+            environment,
             created_at: 0,
-            members: Vec::new(),
+            members: vec![AlertMember {
+                series_id: series.id,
+                series: series.name.clone(),
+                test: f.test.as_ref().map(|t| t.name.clone()),
+                unit: series.unit.clone(),
+                point_id: f.point.id,
+                prev_point_id: f.prev.id,
+                mean_before: stats.mean_before,
+                mean_after: stats.mean_after,
+                change: stats.forward_change(),
+                pvalue: stats.pvalue,
+                qvalue: qk,
+                regression: direction_of(series).is_regression(stats.mean_before, stats.mean_after),
+            }],
         });
-        for e in env {
-            if !alert.environment.contains(&e) {
-                alert.environment.push(e);
-            }
-        }
-        alert.members.push(member);
     }
-    let mut alerts: Vec<Alert> = groups.into_values().collect();
-    for a in &mut alerts {
-        a.members
-            .sort_by(|x, y| y.change.abs().total_cmp(&x.change.abs()));
-    }
+    let alerts = group(singles);
     let ids = store.commit_detection(&states, &alerts)?;
     for id in ids {
         if let Some(a) = store.alert(id)? {
@@ -260,6 +244,44 @@ pub fn detect(
     }
     report.new_alerts.sort_by_key(|a| a.id);
     Ok(report)
+}
+
+/// Merge alerts whose ranges (from, to] overlap into one whose range is
+/// their intersection: the commits every member's change lies between. A
+/// greedy pass in order of range end; members sorted by size of change.
+pub fn group(mut singles: Vec<Alert>) -> Vec<Alert> {
+    singles.sort_by_key(|a| (a.to_time, a.from_time));
+    let mut out: Vec<Alert> = Vec::new();
+    for a in singles {
+        if let Some(g) = out.last_mut() {
+            let lo = g.from_time.max(a.from_time);
+            let hi = g.to_time.min(a.to_time);
+            let same = a.from_time == g.from_time && a.to_time == g.to_time;
+            if same || lo < hi {
+                if a.from_time > g.from_time {
+                    g.from_time = a.from_time;
+                    g.from_commit = a.from_commit.clone();
+                }
+                if a.to_time < g.to_time {
+                    g.to_time = a.to_time;
+                    g.to_commit = a.to_commit.clone();
+                }
+                for e in a.environment {
+                    if !g.environment.contains(&e) {
+                        g.environment.push(e);
+                    }
+                }
+                g.members.extend(a.members);
+                continue;
+            }
+        }
+        out.push(a);
+    }
+    for g in &mut out {
+        g.members
+            .sort_by(|x, y| y.change.abs().total_cmp(&x.change.abs()));
+    }
+    out
 }
 
 fn direction_of(s: &SeriesInfo) -> Direction {
@@ -358,4 +380,56 @@ pub fn segments(
         });
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn single(from: i64, to: i64, series: &str) -> Alert {
+        Alert {
+            id: 0,
+            state: AlertState::Open,
+            from_commit: Some(format!("c{from}")),
+            to_commit: Some(format!("c{to}")),
+            from_time: from,
+            to_time: to,
+            branch: None,
+            environment: Vec::new(),
+            created_at: 0,
+            members: vec![AlertMember {
+                series_id: 1,
+                series: series.into(),
+                test: None,
+                unit: "s".into(),
+                point_id: to,
+                prev_point_id: from,
+                mean_before: 1.0,
+                mean_after: 1.1,
+                change: 0.1,
+                pvalue: 1e-6,
+                qvalue: 1e-5,
+                regression: true,
+            }],
+        }
+    }
+
+    #[test]
+    fn overlapping_ranges_become_one_alert_on_their_intersection() {
+        // Nightly (10..20], hourly (14..15], a suite at the same (10..20], and
+        // an unrelated change at (30..40].
+        let g = group(vec![
+            single(10, 20, "nightly"),
+            single(30, 40, "other"),
+            single(14, 15, "hourly"),
+            single(10, 20, "suite"),
+        ]);
+        assert_eq!(g.len(), 2);
+        assert_eq!(g[0].members.len(), 3);
+        assert_eq!((g[0].from_time, g[0].to_time), (14, 15));
+        assert_eq!(g[0].from_commit.as_deref(), Some("c14"));
+        assert_eq!(g[1].members[0].series, "other");
+        // Adjacent but not overlapping ranges stay apart.
+        assert_eq!(group(vec![single(1, 2, "a"), single(2, 3, "b")]).len(), 2);
+    }
 }
