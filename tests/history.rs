@@ -613,3 +613,62 @@ fn kill_9_during_an_import_loses_only_that_import() {
     // And the database takes writes again.
     run_ok(d, &["import", "small.csv", "--series", "after"]);
 }
+
+#[test]
+fn report_is_one_self_contained_html_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("bench.csv"), csv(80, 2, 50, 1, 1.4)).unwrap();
+    run_ok(d, &["import", "bench.csv", "--series", "a<b>"]);
+    run_ok(d, &["detect"]);
+    let base = d.join("base.json");
+    tardy(d)
+        .args(["run", "--runs", "5", "-q", "--export-json"])
+        .arg(&base)
+        .args(["true", "sleep 0.001"])
+        .assert()
+        .success();
+    let out = d.join("r.html");
+    tardy(d)
+        .args(["report", "--db"])
+        .arg(db(d))
+        .arg(&base)
+        .arg("-o")
+        .arg(&out)
+        .assert()
+        .success();
+    let html = std::fs::read_to_string(&out).unwrap();
+    assert!(html.starts_with("<!doctype html>") && html.ends_with("</html>\n"));
+    // Nothing fetched from anywhere, nothing run.
+    assert!(
+        !html.contains("http://")
+            || html.matches("http://").count()
+                == html.matches("xmlns=\"http://www.w3.org/2000/svg\"").count()
+    );
+    assert!(!html.contains("https://") && !html.contains("<script"));
+    // Two series charts, one strip chart, the change point and the alert.
+    assert_eq!(html.matches("<svg").count(), 3);
+    assert!(html.contains("class=\"mark change\""));
+    assert!(html.contains("Open alerts") && html.contains("a&lt;b&gt;/m0"));
+    assert!(!html.contains("a<b>"));
+    assert!(html.contains("sleep 0.001"));
+    assert!(html.contains("prefers-color-scheme: dark") && html.contains("@media print"));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&out).unwrap().permissions().mode() & 0o777;
+        assert_eq!(
+            mode & 0o044,
+            0o044,
+            "readable by others like any file: {mode:o}"
+        );
+    }
+    // No database and no files: a clear error.
+    let empty = tempfile::tempdir().unwrap();
+    let o = tardy(empty.path())
+        .args(["report", "-o", "x.html"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to report"));
+}

@@ -9,6 +9,7 @@ mod doctor;
 mod exec;
 pub mod history;
 mod ministat;
+mod report;
 mod run;
 mod tests;
 
@@ -47,6 +48,8 @@ enum Command {
     Exec(exec::ExecArgs),
     /// The history of saved runs: change points over time, alerts, from an alert to a bisection.
     History(Box<history::HistoryArgs>),
+    /// Write one self-contained HTML report: series over time, alerts, result sets.
+    Report(Box<report::ReportArgs>),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -77,6 +80,7 @@ pub fn main() -> i32 {
         Command::Bisect(args) => bisect::main(*args),
         Command::Exec(args) => exec::main(args),
         Command::History(args) => history::main(*args),
+        Command::Report(args) => report::main(*args),
     }
 }
 

@@ -317,6 +317,25 @@ fn environment_change(
         .collect())
 }
 
+/// Every place where the machine changed between consecutive points: (index
+/// of the first point on the new machine, what changed).
+pub fn environment_boundaries(
+    store: &dyn History,
+    points: &[Point],
+) -> Result<Vec<(usize, Vec<String>)>, DbError> {
+    let mut cache = HashMap::new();
+    let mut out = Vec::new();
+    for i in 1..points.len() {
+        if points[i].fingerprint_id != points[i - 1].fingerprint_id {
+            let what = environment_change(store, &mut cache, &points[i - 1], &points[i])?;
+            if !what.is_empty() {
+                out.push((i, what));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A stretch of a series between change points.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Segment {

@@ -31,6 +31,15 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
         .tempfile_in(dir_of(path))
         .map_err(err)?;
     tmp.write_all(bytes).map_err(err)?;
+    // A temporary file is private (0600); the result is an ordinary file.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(path).map_or(0o644, |m| m.permissions().mode() & 0o7777);
+        tmp.as_file()
+            .set_permissions(std::fs::Permissions::from_mode(mode))
+            .map_err(err)?;
+    }
     tmp.persist(path).map_err(|e| err(e.error))?;
     Ok(())
 }

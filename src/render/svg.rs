@@ -1,0 +1,260 @@
+//! Hand-written SVG charts: no scripts, no fonts to fetch, colours from CSS
+//! variables so one chart reads in light and dark mode and in print.
+
+use std::fmt::Write;
+
+/// Escape text for XML content and attributes.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
+/// One point of a time chart.
+pub struct ChartPoint {
+    pub value: f64,
+    /// Tooltip text (commit, date, value).
+    pub label: String,
+}
+
+/// A horizontal segment mean from point `start` to `end` (exclusive).
+pub struct ChartSegment {
+    pub start: usize,
+    pub end: usize,
+    pub mean: f64,
+    pub label: String,
+}
+
+/// A vertical marker before point `index`.
+pub struct ChartMark {
+    pub index: usize,
+    pub label: String,
+    /// "change" (a change point) or "env" (the machine changed).
+    pub kind: &'static str,
+}
+
+/// A time chart: points in order, segment means, change points and
+/// environment boundaries; `fmt` labels the y axis.
+pub fn time_chart(
+    points: &[ChartPoint],
+    segments: &[ChartSegment],
+    marks: &[ChartMark],
+    fmt: &dyn Fn(f64) -> String,
+) -> String {
+    let (w, h) = (880.0, 240.0);
+    let (left, right, top, bottom) = (70.0, 10.0, 10.0, 24.0);
+    let mut out = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    let finite: Vec<f64> = points
+        .iter()
+        .map(|p| p.value)
+        .filter(|v| v.is_finite())
+        .collect();
+    if finite.is_empty() {
+        out.push_str("<text x=\"10\" y=\"20\" class=\"axis\">no points</text></svg>");
+        return out;
+    }
+    let (mut lo, mut hi) = finite
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    if hi <= lo {
+        let pad = if lo == 0.0 { 1.0 } else { lo.abs() * 0.05 };
+        lo -= pad;
+        hi += pad;
+    }
+    let pad = (hi - lo) * 0.08;
+    lo = (lo - pad).max(if lo >= 0.0 { 0.0 } else { f64::NEG_INFINITY });
+    hi += pad;
+    let n = points.len();
+    let x = |i: f64| left + (w - left - right) * if n > 1 { i / (n - 1) as f64 } else { 0.5 };
+    let y = |v: f64| top + (h - top - bottom) * (1.0 - (v - lo) / (hi - lo));
+    // Axes and three gridlines.
+    for k in 0..=2 {
+        let v = lo + (hi - lo) * k as f64 / 2.0;
+        let yy = y(v);
+        let _ = write!(
+            out,
+            "<line class=\"grid\" x1=\"{left}\" x2=\"{}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"/><text class=\"axis\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            w - right,
+            left - 6.0,
+            yy + 4.0,
+            esc(&fmt(v))
+        );
+    }
+    let _ = write!(
+        out,
+        "<text class=\"axis\" x=\"{left}\" y=\"{}\">1</text><text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{n}</text>",
+        h - 6.0,
+        w - right,
+        h - 6.0
+    );
+    for m in marks {
+        let xx = x(m.index as f64 - 0.5);
+        let _ = write!(
+            out,
+            "<line class=\"mark {}\" x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{top}\" y2=\"{}\"><title>{}</title></line>",
+            m.kind,
+            h - bottom,
+            esc(&m.label)
+        );
+    }
+    // Points as a polyline plus dots with tooltips.
+    let mut line = String::new();
+    for (i, p) in points.iter().enumerate() {
+        if p.value.is_finite() {
+            let _ = write!(line, "{:.1},{:.1} ", x(i as f64), y(p.value));
+        }
+    }
+    let _ = write!(
+        out,
+        "<polyline class=\"series\" points=\"{}\"/>",
+        line.trim_end()
+    );
+    let r = if n > 400 { 1.2 } else { 2.2 };
+    for (i, p) in points.iter().enumerate() {
+        if p.value.is_finite() {
+            let _ = write!(
+                out,
+                "<circle class=\"dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"{r}\"><title>{}</title></circle>",
+                x(i as f64),
+                y(p.value),
+                esc(&p.label)
+            );
+        }
+    }
+    for s in segments {
+        if s.end <= s.start || !s.mean.is_finite() {
+            continue;
+        }
+        let yy = y(s.mean);
+        let _ = write!(
+            out,
+            "<line class=\"segment\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"><title>{}</title></line>",
+            x(s.start as f64 - 0.3),
+            x(s.end as f64 - 0.7),
+            esc(&s.label)
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
+/// Strip charts of several sets on one scale: each value a dot, the median a bar.
+pub fn strips(sets: &[(String, Vec<f64>, f64)], fmt: &dyn Fn(f64) -> String) -> String {
+    let row = 34.0;
+    let (w, left, right) = (880.0, 220.0, 20.0);
+    let h = row * sets.len() as f64 + 26.0;
+    let mut out = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    let all: Vec<f64> = sets
+        .iter()
+        .flat_map(|s| s.1.iter().copied())
+        .filter(|v| v.is_finite())
+        .collect();
+    if all.is_empty() {
+        out.push_str("</svg>");
+        return out;
+    }
+    let (mut lo, mut hi) = all
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
+            (l.min(v), h.max(v))
+        });
+    if hi <= lo {
+        lo -= lo.abs() * 0.05 + 1e-12;
+        hi += hi.abs() * 0.05 + 1e-12;
+    }
+    let x = |v: f64| left + (w - left - right) * (v - lo) / (hi - lo);
+    for (k, (name, values, median)) in sets.iter().enumerate() {
+        let cy = 16.0 + row * k as f64;
+        let _ = write!(
+            out,
+            "<text class=\"label\" x=\"{}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>",
+            left - 8.0,
+            cy + 4.0,
+            esc(name)
+        );
+        for (i, &v) in values.iter().enumerate() {
+            if v.is_finite() {
+                // A small deterministic jitter keeps equal values visible.
+                let jy = ((i * 7919) % 17) as f64 - 8.0;
+                let _ = write!(
+                    out,
+                    "<circle class=\"dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>",
+                    x(v),
+                    cy + jy * 0.8,
+                    esc(&fmt(v))
+                );
+            }
+        }
+        if median.is_finite() {
+            let mx = x(*median);
+            let _ = write!(
+                out,
+                "<line class=\"segment\" x1=\"{mx:.1}\" x2=\"{mx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>median {}</title></line>",
+                cy - 12.0,
+                cy + 12.0,
+                esc(&fmt(*median))
+            );
+        }
+    }
+    let _ = write!(
+        out,
+        "<text class=\"axis\" x=\"{left}\" y=\"{}\">{}</text><text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{}</text></svg>",
+        h - 4.0,
+        esc(&fmt(lo)),
+        w - right,
+        h - 4.0,
+        esc(&fmt(hi))
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_and_draws_every_part() {
+        assert_eq!(esc("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+        let pts: Vec<ChartPoint> = (0..10)
+            .map(|i| ChartPoint {
+                value: if i < 5 { 1.0 } else { 2.0 },
+                label: format!("p{i} <x>"),
+            })
+            .collect();
+        let svg = time_chart(
+            &pts,
+            &[ChartSegment {
+                start: 0,
+                end: 5,
+                mean: 1.0,
+                label: "seg".into(),
+            }],
+            &[ChartMark {
+                index: 5,
+                label: "change".into(),
+                kind: "change",
+            }],
+            &|v| format!("{v:.1}"),
+        );
+        assert_eq!(svg.matches("<circle").count(), 10);
+        assert!(svg.contains("class=\"mark change\"") && svg.contains("p3 &lt;x&gt;"));
+        assert!(time_chart(&[], &[], &[], &|v| v.to_string()).contains("no points"));
+        let s = strips(&[("a".into(), vec![1.0, 2.0], 1.5)], &|v| v.to_string());
+        assert_eq!(s.matches("<circle").count(), 2);
+    }
+}
