@@ -57,8 +57,10 @@ fn run(args: &ReportArgs) -> Result<(), String> {
     let mut series = Vec::new();
     let mut alerts = Vec::new();
     let path = super::history::db_path(&args.db.db);
-    let use_history =
-        !args.no_history && (args.db.db.is_some() || path.exists() || !args.series.is_empty());
+    if !args.no_history && args.db.db.is_some() && !path.exists() {
+        return Err(format!("no history database at '{}'", path.display()));
+    }
+    let use_history = !args.no_history && (path.exists() || !args.series.is_empty());
     if use_history {
         let store = super::history::open(&args.db).map_err(err)?;
         let all = store.list().map_err(err)?;
