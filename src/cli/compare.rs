@@ -280,7 +280,8 @@ fn write_summary(report: &Report) -> Result<(), String> {
         .map_err(|e| format!("cannot write the job summary: {e}"))
 }
 
-fn terminal_width() -> Option<usize> {
+/// The terminal's width: $COLUMNS, else the tty's, else `None`.
+pub(super) fn terminal_width() -> Option<usize> {
     if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
         return Some(c);
     }

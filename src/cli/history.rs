@@ -398,7 +398,9 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 }));
             } else {
                 let notes = db.annotations().map_err(err)?;
-                let width = terminal_width().saturating_sub(2);
+                let width = super::compare::terminal_width()
+                    .unwrap_or(80)
+                    .saturating_sub(2);
                 print(&view::show(
                     &view::ShowView {
                         series: &info,
@@ -594,13 +596,6 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
     }
 }
 
-fn terminal_width() -> usize {
-    std::env::var("COLUMNS")
-        .ok()
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(80)
-}
-
 fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {
     let mut store = open(db).map_err(|e| e.to_string())?;
     for &id in ids {
@@ -666,39 +661,7 @@ fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Res
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
     let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
-    // Each metric is independent: spread them over the CPUs.
-    let threads = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1)
-        .min(table.metrics.len().max(1));
-    let mut results: Vec<Vec<(usize, changepoint::ChangePoint)>> =
-        vec![Vec::new(); table.metrics.len()];
-    std::thread::scope(|s| {
-        let chunks: Vec<_> = results
-            .chunks_mut(table.metrics.len().div_ceil(threads).max(1))
-            .enumerate()
-            .map(|(ci, chunk)| {
-                let table = &table;
-                let per = table.metrics.len().div_ceil(threads).max(1);
-                s.spawn(move || {
-                    for (k, slot) in chunk.iter_mut().enumerate() {
-                        let values = &table.metrics[ci * per + k].1;
-                        // Otava forward-fills missing cells; so do we.
-                        let mut filled = values.clone();
-                        fill_missing(&mut filled);
-                        *slot = changepoint::detect(&filled, opts)
-                            .change_points
-                            .into_iter()
-                            .map(|c| (c.index, c))
-                            .collect();
-                    }
-                })
-            })
-            .collect();
-        for c in chunks {
-            let _ = c.join();
-        }
-    });
+    let results = import::table_change_points(&table, opts);
     #[derive(serde::Serialize)]
     struct Change<'a> {
         metric: &'a str,
@@ -715,12 +678,12 @@ fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Res
     }
     let mut changes: Vec<Change> = Vec::new();
     for (k, (metric, _)) in table.metrics.iter().enumerate() {
-        for (i, c) in &results[k] {
+        for c in &results[k] {
             changes.push(Change {
                 metric,
-                index: *i,
-                time: table.times[*i],
-                commit: table.commits[*i].as_deref(),
+                index: c.index,
+                time: table.times[c.index],
+                commit: table.commits[c.index].as_deref(),
                 forward_change_percent: c.stats.forward_change() * 100.0,
                 magnitude: c.stats.magnitude(),
                 mean_before: c.stats.mean_before,
@@ -774,26 +737,6 @@ fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Res
     }
     print(&out);
     Ok(0)
-}
-
-/// Otava's fill_missing: forward-fill, then back-fill the leading gap.
-fn fill_missing(v: &mut [f64]) {
-    let mut prev = f64::NAN;
-    for x in v.iter_mut() {
-        if x.is_nan() {
-            *x = prev;
-        } else {
-            prev = *x;
-        }
-    }
-    let mut next = f64::NAN;
-    for x in v.iter_mut().rev() {
-        if x.is_nan() {
-            *x = next;
-        } else {
-            next = *x;
-        }
-    }
 }
 
 fn export(

@@ -59,12 +59,7 @@ pub fn git_provenance(dir: &Path, rev: Option<&str>) -> Option<Provenance> {
     })
 }
 
-pub fn now_s() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
-}
+pub use crate::store::history::now_s;
 
 /// A time as users and Otava's CSV write it: RFC 3339, `YYYY-MM-DD
 /// HH:MM:SS[+zone]`, a date, or Unix seconds. Times without a zone are UTC.
@@ -269,6 +264,35 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
         }
     }
     Ok(table)
+}
+
+/// Change points of every metric column of a table, Otava-style (missing
+/// cells forward-filled), the columns spread over the CPUs. Result `k`
+/// belongs to `table.metrics[k]`.
+pub fn table_change_points(
+    table: &CsvTable,
+    opts: &crate::stats::changepoint::Options,
+) -> Vec<Vec<crate::stats::changepoint::ChangePoint>> {
+    use crate::stats::changepoint::{detect, fill_missing};
+    let columns = table.metrics.len();
+    let threads = std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(1)
+        .clamp(1, columns.max(1));
+    let per = columns.div_ceil(threads).max(1);
+    let mut results = vec![Vec::new(); columns];
+    std::thread::scope(|s| {
+        for (ci, chunk) in results.chunks_mut(per).enumerate() {
+            s.spawn(move || {
+                for (k, slot) in chunk.iter_mut().enumerate() {
+                    let mut values = table.metrics[ci * per + k].1.clone();
+                    fill_missing(&mut values);
+                    *slot = detect(&values, opts).change_points;
+                }
+            });
+        }
+    });
+    results
 }
 
 /// Batches from an Otava CSV: one series per metric column, one point per row.

@@ -182,6 +182,27 @@ fn run(series: &[f64], opts: &Options, incremental: Option<(usize, &[usize])>) -
     }
 }
 
+/// Otava's `fill_missing`: NaN (a missing value) takes the value before it;
+/// a leading gap takes the first value after it.
+pub fn fill_missing(v: &mut [f64]) {
+    let mut prev = f64::NAN;
+    for x in v.iter_mut() {
+        if x.is_nan() {
+            *x = prev;
+        } else {
+            prev = *x;
+        }
+    }
+    let mut next = f64::NAN;
+    for x in v.iter_mut().rev() {
+        if x.is_nan() {
+            *x = next;
+        } else {
+            next = *x;
+        }
+    }
+}
+
 /// numpy's pairwise summation (`DOUBLE_pairwise_sum`), the order `np.sum`,
 /// `np.mean` and `np.std` add a contiguous float64 array in.
 pub fn np_sum(a: &[f64]) -> f64 {
@@ -605,6 +626,21 @@ mod tests {
                 base + (rng.next_f64() - 0.5)
             })
             .collect()
+    }
+
+    #[test]
+    fn missing_values_are_filled_as_otava_does() {
+        // otava tests/analysis_test.py: test_fill_missing
+        let n = f64::NAN;
+        let mut a = [n, n, 1.0, 1.2, 0.5];
+        let mut b = [1.0, 1.2, n, n, 4.3];
+        let mut c = [1.0, 1.2, 0.5, n, n];
+        fill_missing(&mut a);
+        fill_missing(&mut b);
+        fill_missing(&mut c);
+        assert_eq!(a, [1.0, 1.0, 1.0, 1.2, 0.5]);
+        assert_eq!(b, [1.0, 1.2, 1.2, 1.2, 4.3]);
+        assert_eq!(c, [1.0, 1.2, 0.5, 0.5, 0.5]);
     }
 
     #[test]

@@ -13,6 +13,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::probe::Fingerprint;
 
+/// Now, in Unix seconds (0 if the clock is before 1970).
+pub fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs() as i64)
+        .unwrap_or(0)
+}
+
 /// Which way is worse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

@@ -11,7 +11,7 @@ use rusqlite::{Connection, ErrorCode, OptionalExtension, TransactionBehavior, pa
 use super::db::{Batch, DbError, DetectionKey, History, TestId};
 use super::history::{
     Alert, AlertMember, AlertState, Annotation, DetectionState, Direction, Point, PointFilter,
-    SeriesInfo, SeriesKind,
+    SeriesInfo, SeriesKind, now_s,
 };
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use crate::probe::Fingerprint;
@@ -30,13 +30,6 @@ pub struct SqliteStore {
     conn: Connection,
     path: PathBuf,
     project_id: i64,
-}
-
-fn now_s() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs() as i64)
-        .unwrap_or(0)
 }
 
 impl SqliteStore {
