@@ -475,42 +475,35 @@ fn a_malformed_import_changes_nothing() {
 }
 
 #[test]
-fn two_writers_at_once_both_succeed() {
+fn eight_writers_at_once_all_succeed_even_creating_the_database() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    run_ok(d, &["list"]);
     for k in 0..4 {
         std::fs::write(d.join(format!("w{k}.csv")), csv(400, 5, 1000, 0, 1.0)).unwrap();
     }
+    // Eight importers started together, two per file, each file into its own series.
     let bin = assert_cmd::cargo::cargo_bin("tardy");
-    let children: Vec<_> = (0..4)
-        .map(|k| {
-            std::process::Command::new(&bin)
-                .current_dir(d)
-                .args(["history", "--db"])
-                .arg(db(d))
-                .args(["import", &format!("w{k}.csv"), "--series", &format!("w{k}")])
-                .output()
-        })
-        .collect();
-    // Started one after another above; run them truly at once as well.
-    let handles: Vec<_> = (0..4)
-        .map(|k| {
+    let children: Vec<_> = (0..8)
+        .map(|i| {
+            let k = i % 4;
             std::process::Command::new(&bin)
                 .current_dir(d)
                 .args(["history", "--db"])
                 .arg(db(d))
                 .args(["import", &format!("w{k}.csv"), "--series", &format!("w{k}")])
                 .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::piped())
                 .spawn()
                 .unwrap()
         })
         .collect();
     for c in children {
-        assert!(c.unwrap().status.success());
-    }
-    for mut h in handles {
-        assert!(h.wait().unwrap().success());
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
     let list = json(d, &["list", "--json"]);
     assert_eq!(list.as_array().unwrap().len(), 20);
