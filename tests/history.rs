@@ -665,3 +665,36 @@ fn report_is_one_self_contained_html_file() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("nothing to report"));
 }
+
+#[test]
+fn tests_show_save_stores_the_suite_and_every_test() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let reports = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/reports/surefire");
+    for (commit, day) in [("a1", "2026-11-01"), ("a2", "2026-11-02")] {
+        tardy(d)
+            .args([
+                "tests", "show", "--format", "json", "--save", "unit", "--commit", commit,
+            ])
+            .args(["--time", day, "--db"])
+            .arg(db(d))
+            .arg(&reports)
+            .assert()
+            .success();
+    }
+    let list = json(d, &["list", "--json"]);
+    assert_eq!(list[0]["name"], "unit");
+    assert_eq!(list[0]["kind"], "suite");
+    assert_eq!(list[0]["points"], 2);
+    assert_eq!(list[0]["tests"], 8);
+    let csv = run_ok(d, &["export", "unit"]);
+    // The suite's two points and each test's two.
+    assert_eq!(csv.lines().count(), 1 + 2 + 8 * 2, "{csv}");
+    // --commit without --save is refused.
+    let o = tardy(d)
+        .args(["tests", "show", "--commit", "x"])
+        .arg(&reports)
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -27,6 +27,31 @@ pub struct DbArgs {
     pub project: String,
 }
 
+/// Where a `--save` goes and which commit it belongs to (for `run` and `tests show`).
+#[derive(Args, Clone, Debug)]
+pub struct SaveMeta {
+    /// The commit the results belong to (default: HEAD of the repository here).
+    #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
+    pub commit: Option<String>,
+    /// The branch (default: the current branch).
+    #[arg(
+        long,
+        value_name = "BRANCH",
+        help_heading = "History",
+        requires = "save"
+    )]
+    pub branch: Option<String>,
+    #[command(flatten)]
+    pub db: DbArgs,
+}
+
+impl SaveMeta {
+    /// The saved point's provenance (see [`provenance_now`]).
+    pub fn provenance(&self) -> Result<Provenance, String> {
+        provenance_now(self.commit.as_deref(), self.branch.as_deref())
+    }
+}
+
 #[derive(Args)]
 #[command(about = "The history of saved runs: change points over time and alerts")]
 pub struct HistoryArgs {

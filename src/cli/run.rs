@@ -187,19 +187,8 @@ pub struct RunArgs {
     /// commands), with the commit, branch, time and machine fingerprint.
     #[arg(long, value_name = "SERIES", help_heading = "History")]
     save: Option<String>,
-    /// The commit the results belong to (default: HEAD of the repository here).
-    #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
-    commit: Option<String>,
-    /// The branch (default: the current branch).
-    #[arg(
-        long,
-        value_name = "BRANCH",
-        help_heading = "History",
-        requires = "save"
-    )]
-    branch: Option<String>,
     #[command(flatten)]
-    history: super::history::DbArgs,
+    history: super::history::SaveMeta,
 }
 
 /// Save the measured runs of every benchmark as one point each.
@@ -211,8 +200,7 @@ fn save_history(
 ) -> Result<usize, String> {
     use tardy::store::History;
     use tardy::store::history::{NewPoint, SeriesSpec};
-    let provenance =
-        super::history::provenance_now(args.commit.as_deref(), args.branch.as_deref())?;
+    let provenance = args.history.provenance()?;
     let only_one = results.benchmarks.len() == 1;
     let mut batches = Vec::new();
     for b in &results.benchmarks {
@@ -586,7 +574,7 @@ pub fn main(args: RunArgs) -> i32 {
     // Open the history database before measuring: a bad one fails now, not after.
     let mut history_db = match &args.save {
         None => None,
-        Some(_) => match super::history::open(&args.history) {
+        Some(_) => match super::history::open(&args.history.db) {
             Ok(db) => Some(db),
             Err(e) => return fail(e),
         },

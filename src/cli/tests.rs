@@ -37,21 +37,11 @@ Example:\n  tardy tests show build/test-results/"
         /// test's duration, with the commit, branch, time and this machine's fingerprint.
         #[arg(long, value_name = "SUITE", help_heading = "History")]
         save: Option<String>,
-        /// The commit the reports belong to (default: HEAD of the repository here).
-        #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
-        commit: Option<String>,
-        #[arg(
-            long,
-            value_name = "BRANCH",
-            help_heading = "History",
-            requires = "save"
-        )]
-        branch: Option<String>,
         /// When the tests ran (default: now).
         #[arg(long, value_name = "TIME", help_heading = "History", requires = "save")]
         time: Option<String>,
         #[command(flatten)]
-        history: super::history::DbArgs,
+        history: super::history::SaveMeta,
     },
     /// Per-test difference between two sides and the shape of the change.
     #[command(
@@ -117,20 +107,17 @@ fn run(args: TestsArgs) -> Result<i32, String> {
             reports: paths,
             common,
             save,
-            commit,
-            branch,
             time,
             history,
         } => {
             let mut db = match &save {
-                Some(_) => Some(super::history::open(&history).map_err(|e| e.to_string())?),
+                Some(_) => Some(super::history::open(&history.db).map_err(|e| e.to_string())?),
                 None => None,
             };
             let report = reports::read_run(&paths, common.keep_going).map_err(|e| e.to_string())?;
             if let (Some(name), Some(db)) = (&save, db.as_mut()) {
                 use tardy::store::History;
-                let mut provenance =
-                    super::history::provenance_now(commit.as_deref(), branch.as_deref())?;
+                let mut provenance = history.provenance()?;
                 if let Some(t) = &time {
                     provenance.run_time =
                         tardy::history::import::parse_time(t).ok_or_else(|| {

@@ -71,6 +71,14 @@ impl SqliteStore {
         map_err(&self.path, e)
     }
 
+    /// Every row, or the first error in the user's words.
+    fn collect<T>(
+        &self,
+        rows: impl Iterator<Item = rusqlite::Result<T>>,
+    ) -> Result<Vec<T>, DbError> {
+        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+    }
+
     fn configure(&mut self) -> Result<(), DbError> {
         self.conn
             .busy_timeout(busy_timeout())
@@ -209,7 +217,7 @@ impl SqliteStore {
                 })
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 
     fn load_alerts(
@@ -508,7 +516,7 @@ impl History for SqliteStore {
                 point_from_row,
             )
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 
     fn samples(&self, point_id: i64) -> Result<Vec<f64>, DbError> {
@@ -519,7 +527,7 @@ impl History for SqliteStore {
         let rows = stmt
             .query_map(params![point_id], |r| r.get(0))
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 
     fn tests(&self, series_id: i64) -> Result<Vec<TestId>, DbError> {
@@ -535,7 +543,7 @@ impl History for SqliteStore {
                 })
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 
     fn for_each_test(
@@ -611,7 +619,7 @@ impl History for SqliteStore {
         let rows = stmt
             .query_map(params![series_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 
     fn commit_detection(
@@ -772,7 +780,7 @@ impl History for SqliteStore {
                 })
             })
             .map_err(|e| self.err(e))?;
-        rows.collect::<Result<Vec<_>, _>>().map_err(|e| self.err(e))
+        self.collect(rows)
     }
 }
 
