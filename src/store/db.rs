@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::history::{
-    Alert, AlertState, Annotation, DetectionState, NewPoint, Point, PointFilter, SeriesInfo,
-    SeriesSpec,
+    Alert, AlertState, Annotation, DetectionState, MachineInfo, NewPoint, Point, PointFilter,
+    SeriesInfo, SeriesSpec, Upload, UploadInfo, UploadOutcome,
 };
 use crate::probe::Fingerprint;
 
@@ -70,6 +70,15 @@ pub trait History {
     /// Append every batch in one transaction: all or nothing. Returns the new
     /// point ids, batch by batch.
     fn save(&mut self, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError>;
+    /// Save an upload's batches in one transaction, unless its run id was
+    /// stored before (then nothing is written).
+    fn save_upload(&mut self, upload: &Upload, batches: &[Batch])
+    -> Result<UploadOutcome, DbError>;
+    /// The newest uploads first.
+    fn uploads(&self, limit: i64) -> Result<Vec<UploadInfo>, DbError>;
+    /// Every machine fingerprint the project's points were measured on,
+    /// oldest first.
+    fn machines(&self) -> Result<Vec<MachineInfo>, DbError>;
     fn list(&self) -> Result<Vec<SeriesInfo>, DbError>;
     fn series(&self, name: &str) -> Result<Option<SeriesInfo>, DbError>;
     /// Points of a series, oldest first (commit time, else run time).

@@ -301,3 +301,45 @@ pub struct Annotation {
     pub text: String,
     pub created_at: i64,
 }
+
+/// An upload to `tardy serve`: its id makes a retried upload a no-op.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Upload {
+    /// Client-chosen, or the hash of the body and its metadata.
+    pub run_id: String,
+    /// "runs", "tests" or "points".
+    pub kind: String,
+}
+
+/// A stored upload, for the "recent runs" list.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct UploadInfo {
+    pub id: i64,
+    pub run_id: String,
+    pub kind: String,
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    pub series: Vec<String>,
+    pub points: i64,
+    pub received_at: i64,
+}
+
+/// What saving an upload did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub enum UploadOutcome {
+    /// Stored now: the new point ids, batch by batch.
+    Stored(Vec<Vec<i64>>),
+    /// This run id was stored before (at this time); nothing written.
+    Duplicate { received_at: i64 },
+}
+
+/// A machine fingerprint and the points measured on it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct MachineInfo {
+    pub id: i64,
+    pub fingerprint: Option<Fingerprint>,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub points: i64,
+    pub series: i64,
+}

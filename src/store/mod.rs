@@ -1,14 +1,20 @@
 //! Persistence: files written atomically ([`atomic`]) and the history
 //! database — its model ([`history`]), the store interface every backend
-//! implements ([`db`]), the versioned schema ([`schema`]) and the SQLite
-//! backend ([`sqlite`]).
+//! implements ([`db`]), the versioned schema ([`schema`]), the queries written
+//! once ([`sqlstore`]) over a small SQL interface ([`sql`]) and its two
+//! drivers, SQLite ([`sqlite`]) and PostgreSQL ([`postgres`]).
 
 pub mod atomic;
 pub mod db;
 pub mod history;
+pub mod postgres;
 pub mod schema;
+pub mod sql;
 pub mod sqlite;
+pub mod sqlstore;
 
 pub use atomic::{StoreError, check_writable, write_atomic};
 pub use db::{Batch, DbError, DetectionKey, History, TestId};
+pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
+pub use sqlstore::SqlStore;

@@ -7,7 +7,7 @@
 //! [`LATEST`] was written by a newer tardy and is refused, never altered.
 
 /// The newest schema version this tardy knows.
-pub const LATEST: i64 = 1;
+pub const LATEST: i64 = 2;
 
 /// Where the SQL runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,9 +34,10 @@ impl Dialect {
 pub const BOOTSTRAP: &str = "CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)";
 
 /// (version, statements separated by `;`).
-pub const MIGRATIONS: &[(i64, &str)] = &[(
-    1,
-    "
+pub const MIGRATIONS: &[(i64, &str)] = &[
+    (
+        1,
+        "
 CREATE TABLE projects (
     id {id},
     name TEXT NOT NULL UNIQUE
@@ -133,7 +134,26 @@ CREATE TABLE detections (
     PRIMARY KEY (series_id, test_key, scope)
 )
 ",
-)];
+    ),
+    (
+        2,
+        "
+CREATE TABLE uploads (
+    id {id},
+    project_id BIGINT NOT NULL REFERENCES projects(id),
+    run_id TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    commit_hash TEXT,
+    branch TEXT,
+    series TEXT NOT NULL,
+    points BIGINT NOT NULL,
+    received_at BIGINT NOT NULL,
+    UNIQUE (project_id, run_id)
+);
+CREATE INDEX uploads_by_time ON uploads (project_id, received_at)
+",
+    ),
+];
 
 /// The statements of one migration, rendered and split.
 pub fn statements(dialect: Dialect, sql: &str) -> Vec<String> {

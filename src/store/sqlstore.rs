@@ -1,0 +1,740 @@
+//! The history store written once over [`Conn`]: every query of
+//! [`History`] in SQL that SQLite and PostgreSQL both run, so the two
+//! backends hold the same data the same way.
+
+use std::collections::HashMap;
+
+use super::db::{Batch, DbError, DetectionKey, History, TestId, TestVisitor};
+use super::history::{
+    Alert, AlertMember, AlertState, Annotation, DetectionState, Direction, MachineInfo, Point,
+    PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, now_s,
+};
+use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
+use super::sql::{Conn, Row, Value};
+use crate::probe::Fingerprint;
+use crate::sql_args;
+
+/// A history store on one connection, for one project.
+pub struct SqlStore<C: Conn> {
+    conn: C,
+    project_id: i64,
+}
+
+const POINT_COLUMNS: &str =
+    "p.id, p.commit_hash, p.branch, p.commit_time, p.run_time, p.fingerprint_id, p.value, p.n";
+
+fn point_from_row(r: &Row) -> Result<Point, DbError> {
+    Ok(Point {
+        id: r.i64(0)?,
+        commit: r.opt_text(1)?,
+        branch: r.opt_text(2)?,
+        commit_time: r.opt_i64(3)?,
+        run_time: r.i64(4)?,
+        fingerprint_id: r.opt_i64(5)?,
+        value: r.f64(6)?,
+        n: r.i64(7)?,
+    })
+}
+
+impl<C: Conn> SqlStore<C> {
+    /// Migrate the database on `conn` and select (creating) `project`.
+    /// `place` names the database in errors.
+    pub fn new(conn: C, project: &str, place: &std::path::Path) -> Result<SqlStore<C>, DbError> {
+        let mut store = SqlStore {
+            conn,
+            project_id: 0,
+        };
+        store.migrate(place)?;
+        store.project_id = store.ensure_project(project)?;
+        Ok(store)
+    }
+
+    pub fn conn(&self) -> &C {
+        &self.conn
+    }
+
+    fn migrate(&mut self, place: &std::path::Path) -> Result<(), DbError> {
+        let dialect = self.conn.dialect();
+        self.conn.transaction(|c| {
+            if dialect == Dialect::Postgres {
+                // Servers starting together migrate one after another.
+                c.query("SELECT pg_advisory_xact_lock(7355608)", &[])?;
+            }
+            c.execute(BOOTSTRAP, &[])?;
+            let current = c
+                .query_one(
+                    "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                    &[],
+                )?
+                .i64(0)?;
+            if current > LATEST {
+                return Err(DbError::Newer {
+                    path: place.to_path_buf(),
+                    found: current,
+                    known: LATEST,
+                });
+            }
+            if current == 0 {
+                // A database with tables but no migrations is not ours.
+                let sql = match dialect {
+                    Dialect::Sqlite => {
+                        "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_migrations'"
+                    }
+                    Dialect::Postgres => {
+                        "SELECT COUNT(*) FROM information_schema.tables
+                         WHERE table_schema = current_schema() AND table_name <> 'schema_migrations'"
+                    }
+                };
+                if c.query_one(sql, &[])?.i64(0)? > 0 {
+                    return Err(DbError::Corrupt {
+                        path: place.to_path_buf(),
+                        detail: "it holds tables but no tardy schema version".into(),
+                    });
+                }
+            }
+            for (version, sql) in MIGRATIONS.iter().filter(|m| m.0 > current) {
+                for stmt in statements(dialect, sql) {
+                    c.execute(&stmt, &[])?;
+                }
+                c.execute(
+                    "INSERT INTO schema_migrations (version, applied_at) VALUES (?1, ?2)",
+                    sql_args!(*version, now_s()),
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    fn ensure_project(&mut self, name: &str) -> Result<i64, DbError> {
+        self.conn.execute(
+            "INSERT INTO projects (name) VALUES (?1) ON CONFLICT (name) DO NOTHING",
+            sql_args!(name),
+        )?;
+        self.conn
+            .query_one("SELECT id FROM projects WHERE name = ?1", sql_args!(name))?
+            .i64(0)
+    }
+
+    fn series_where(&self, clause: &str, arg: Value) -> Result<Vec<SeriesInfo>, DbError> {
+        let sql = format!(
+            "SELECT s.id, s.name, s.metric, s.unit, s.direction, s.kind, s.tags, s.command, s.threshold,
+                (SELECT COUNT(*) FROM points p WHERE p.series_id = s.id),
+                (SELECT p.value FROM points p WHERE p.series_id = s.id ORDER BY p.t DESC, p.id DESC LIMIT 1),
+                (SELECT p.commit_hash FROM points p WHERE p.series_id = s.id ORDER BY p.t DESC, p.id DESC LIMIT 1),
+                (SELECT COUNT(*) FROM tests t WHERE t.series_id = s.id),
+                (SELECT COUNT(DISTINCT a.id) FROM alert_members m JOIN alerts a ON a.id = m.alert_id
+                  WHERE m.series_id = s.id AND a.state = 'open')
+             FROM series s WHERE s.project_id = ?1 AND {clause} ORDER BY s.name"
+        );
+        let rows = self.conn.query(&sql, &[Value::Int(self.project_id), arg])?;
+        rows.iter()
+            .map(|r| {
+                Ok(SeriesInfo {
+                    id: r.i64(0)?,
+                    name: r.text(1)?,
+                    metric: r.text(2)?,
+                    unit: r.text(3)?,
+                    direction: Direction::parse(&r.text(4)?).unwrap_or(Direction::LowerIsBetter),
+                    kind: SeriesKind::parse(&r.text(5)?),
+                    tags: serde_json::from_str(&r.text(6)?).unwrap_or_default(),
+                    command: r.opt_text(7)?,
+                    threshold: r.opt_f64(8)?,
+                    points: r.i64(9)?,
+                    last_value: r.opt_f64(10)?,
+                    last_commit: r.opt_text(11)?,
+                    tests: r.i64(12)?,
+                    open_alerts: r.i64(13)?,
+                })
+            })
+            .collect()
+    }
+
+    fn load_alerts(&self, clause: &str, args: &[Value]) -> Result<Vec<Alert>, DbError> {
+        let sql = format!(
+            "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at
+             FROM alerts WHERE project_id = {} AND {clause} ORDER BY id DESC",
+            self.project_id
+        );
+        let mut alerts = Vec::new();
+        for r in self.conn.query(&sql, args)? {
+            alerts.push(Alert {
+                id: r.i64(0)?,
+                state: AlertState::parse(&r.text(1)?),
+                from_commit: r.opt_text(2)?,
+                to_commit: r.opt_text(3)?,
+                from_time: r.i64(4)?,
+                to_time: r.i64(5)?,
+                branch: r.opt_text(6)?,
+                environment: serde_json::from_str(&r.text(7)?).unwrap_or_default(),
+                created_at: r.i64(8)?,
+                members: Vec::new(),
+            });
+        }
+        for a in &mut alerts {
+            let rows = self.conn.query(
+                "SELECT m.series_id, s.name, t.name, s.unit, m.point_id, m.prev_point_id, m.mean_before,
+                        m.mean_after, m.change, m.pvalue, m.qvalue, m.regression
+                 FROM alert_members m JOIN series s ON s.id = m.series_id
+                 LEFT JOIN tests t ON t.id = m.test_key
+                 WHERE m.alert_id = ?1 ORDER BY ABS(m.change) DESC, s.name, t.name",
+                sql_args!(a.id),
+            )?;
+            a.members = rows
+                .iter()
+                .map(|r| {
+                    Ok(AlertMember {
+                        series_id: r.i64(0)?,
+                        series: r.text(1)?,
+                        test: r.opt_text(2)?,
+                        unit: r.text(3)?,
+                        point_id: r.i64(4)?,
+                        prev_point_id: r.i64(5)?,
+                        mean_before: r.f64(6)?,
+                        mean_after: r.f64(7)?,
+                        change: r.f64(8)?,
+                        pvalue: r.f64(9)?,
+                        qvalue: r.f64(10)?,
+                        regression: r.i64(11)? != 0,
+                    })
+                })
+                .collect::<Result<_, DbError>>()?;
+        }
+        Ok(alerts)
+    }
+
+    /// The batches' rows, inside the caller's transaction.
+    fn insert_batches(c: &C, project: i64, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
+        let mut out = vec![Vec::new(); batches.len()];
+        let mut fingerprints: HashMap<String, i64> = HashMap::new();
+        // Series in name order, so concurrent writers lock rows in one order
+        // (PostgreSQL would otherwise find deadlocks between two uploads).
+        let mut order: Vec<usize> = (0..batches.len()).collect();
+        order.sort_by(|&a, &b| batches[a].spec.name.cmp(&batches[b].spec.name));
+        for index in order {
+            let batch = &batches[index];
+            let s = &batch.spec;
+            if s.name.trim().is_empty() {
+                return Err(DbError::Invalid("a series needs a name".into()));
+            }
+            let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "{}".into());
+            c.execute(
+                "INSERT INTO series (project_id, name, metric, unit, direction, kind, tags, command, threshold)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                 ON CONFLICT (project_id, name) DO UPDATE SET
+                   command = COALESCE(excluded.command, series.command),
+                   threshold = COALESCE(excluded.threshold, series.threshold)",
+                sql_args!(
+                    project,
+                    &s.name,
+                    &s.metric,
+                    &s.unit,
+                    s.direction.as_str(),
+                    s.kind.as_str(),
+                    tags,
+                    &s.command,
+                    s.threshold
+                ),
+            )?;
+            let series_id = c
+                .query_one(
+                    "SELECT id FROM series WHERE project_id = ?1 AND name = ?2",
+                    sql_args!(project, &s.name),
+                )?
+                .i64(0)?;
+            let mut ids = Vec::with_capacity(batch.points.len());
+            let mut test_ids: HashMap<String, i64> = HashMap::new();
+            for p in &batch.points {
+                if !p.value.is_finite() {
+                    return Err(DbError::Invalid(format!(
+                        "series '{}': value {} is not a finite number",
+                        s.name, p.value
+                    )));
+                }
+                let fp_id = match &p.fingerprint {
+                    None => None,
+                    Some(fp) => {
+                        let (hash, body) = stable_fingerprint(fp);
+                        match fingerprints.get(&hash) {
+                            Some(&id) => Some(id),
+                            None => {
+                                c.execute(
+                                    "INSERT INTO fingerprints (hash, body) VALUES (?1, ?2) ON CONFLICT (hash) DO NOTHING",
+                                    sql_args!(&hash, body),
+                                )?;
+                                let id = c
+                                    .query_one(
+                                        "SELECT id FROM fingerprints WHERE hash = ?1",
+                                        sql_args!(&hash),
+                                    )?
+                                    .i64(0)?;
+                                fingerprints.insert(hash, id);
+                                Some(id)
+                            }
+                        }
+                    }
+                };
+                let pv = &p.provenance;
+                let t = pv.commit_time.unwrap_or(pv.run_time);
+                let id = c
+                    .query_one(
+                        "INSERT INTO points (series_id, commit_hash, branch, commit_time, run_time, t, fingerprint_id, value, n)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) RETURNING id",
+                        sql_args!(
+                            series_id,
+                            &pv.commit,
+                            &pv.branch,
+                            pv.commit_time,
+                            pv.run_time,
+                            t,
+                            fp_id,
+                            p.value,
+                            p.samples.len() as i64
+                        ),
+                    )?
+                    .i64(0)?;
+                for (seq, v) in p.samples.iter().enumerate() {
+                    if !v.is_finite() {
+                        return Err(DbError::Invalid(format!(
+                            "series '{}': sample {v} is not a finite number",
+                            s.name
+                        )));
+                    }
+                    c.execute(
+                        "INSERT INTO samples (point_id, seq, value) VALUES (?1, ?2, ?3)",
+                        sql_args!(id, seq as i64, *v),
+                    )?;
+                }
+                for test in &p.tests {
+                    let test_id = match test_ids.get(&test.name) {
+                        Some(&t) => t,
+                        None => {
+                            c.execute(
+                                "INSERT INTO tests (series_id, name) VALUES (?1, ?2) ON CONFLICT (series_id, name) DO NOTHING",
+                                sql_args!(series_id, &test.name),
+                            )?;
+                            let t = c
+                                .query_one(
+                                    "SELECT id FROM tests WHERE series_id = ?1 AND name = ?2",
+                                    sql_args!(series_id, &test.name),
+                                )?
+                                .i64(0)?;
+                            test_ids.insert(test.name.clone(), t);
+                            t
+                        }
+                    };
+                    if !test.duration.is_finite() {
+                        return Err(DbError::Invalid(format!(
+                            "test '{}': duration is not a finite number",
+                            test.name
+                        )));
+                    }
+                    c.execute(
+                        "INSERT INTO test_results (test_id, point_id, duration, status) VALUES (?1, ?2, ?3, ?4)
+                         ON CONFLICT (test_id, point_id) DO UPDATE SET duration = excluded.duration",
+                        sql_args!(test_id, id, test.duration, &test.status),
+                    )?;
+                }
+                ids.push(id);
+            }
+            out[index] = ids;
+        }
+        Ok(out)
+    }
+}
+
+/// A fingerprint without the fields that change from run to run (load,
+/// free memory, steal and throttling counters), and its hash for dedup.
+fn stable_fingerprint(fp: &Fingerprint) -> (String, String) {
+    let mut fp = fp.clone();
+    fp.load_avg_before = None;
+    fp.load_avg_after = None;
+    fp.memory_available_bytes = None;
+    fp.steal_ticks = None;
+    fp.cgroup_throttling = None;
+    let body = serde_json::to_string(&fp).unwrap_or_default();
+    // FNV-1a 64: stable across versions and platforms.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in body.bytes() {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    (format!("{h:016x}-{}", body.len()), body)
+}
+
+impl<C: Conn> History for SqlStore<C> {
+    fn save(&mut self, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
+        let project = self.project_id;
+        self.conn
+            .transaction(|c| Self::insert_batches(c, project, batches))
+    }
+
+    fn save_upload(
+        &mut self,
+        upload: &Upload,
+        batches: &[Batch],
+    ) -> Result<UploadOutcome, DbError> {
+        let project = self.project_id;
+        let first = batches
+            .iter()
+            .flat_map(|b| b.points.first())
+            .next()
+            .map(|p| p.provenance.clone())
+            .unwrap_or_default();
+        let names: Vec<&str> = batches.iter().map(|b| b.spec.name.as_str()).collect();
+        let points: usize = batches.iter().map(|b| b.points.len()).sum();
+        self.conn.transaction(|c| {
+            // The unique run id is claimed first: a concurrent retry waits
+            // here for this transaction and then finds it stored.
+            let claimed = c.query_opt(
+                "INSERT INTO uploads (project_id, run_id, kind, commit_hash, branch, series, points, received_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
+                 ON CONFLICT (project_id, run_id) DO NOTHING RETURNING id",
+                sql_args!(
+                    project,
+                    &upload.run_id,
+                    &upload.kind,
+                    &first.commit,
+                    &first.branch,
+                    serde_json::to_string(&names).unwrap_or_default(),
+                    points as i64,
+                    now_s()
+                ),
+            )?;
+            if claimed.is_none() {
+                let at = c
+                    .query_one(
+                        "SELECT received_at FROM uploads WHERE project_id = ?1 AND run_id = ?2",
+                        sql_args!(project, &upload.run_id),
+                    )?
+                    .i64(0)?;
+                return Ok(UploadOutcome::Duplicate { received_at: at });
+            }
+            Ok(UploadOutcome::Stored(Self::insert_batches(
+                c, project, batches,
+            )?))
+        })
+    }
+
+    fn uploads(&self, limit: i64) -> Result<Vec<UploadInfo>, DbError> {
+        self.conn
+            .query(
+                "SELECT id, run_id, kind, commit_hash, branch, series, points, received_at
+                 FROM uploads WHERE project_id = ?1 ORDER BY received_at DESC, id DESC LIMIT ?2",
+                sql_args!(self.project_id, limit),
+            )?
+            .iter()
+            .map(|r| {
+                Ok(UploadInfo {
+                    id: r.i64(0)?,
+                    run_id: r.text(1)?,
+                    kind: r.text(2)?,
+                    commit: r.opt_text(3)?,
+                    branch: r.opt_text(4)?,
+                    series: serde_json::from_str(&r.text(5)?).unwrap_or_default(),
+                    points: r.i64(6)?,
+                    received_at: r.i64(7)?,
+                })
+            })
+            .collect()
+    }
+
+    fn machines(&self) -> Result<Vec<MachineInfo>, DbError> {
+        self.conn
+            .query(
+                "SELECT f.id, f.body, MIN(p.t), MAX(p.t), COUNT(*), COUNT(DISTINCT p.series_id)
+                 FROM fingerprints f JOIN points p ON p.fingerprint_id = f.id
+                 JOIN series s ON s.id = p.series_id
+                 WHERE s.project_id = ?1 GROUP BY f.id, f.body ORDER BY MIN(p.t), f.id",
+                sql_args!(self.project_id),
+            )?
+            .iter()
+            .map(|r| {
+                Ok(MachineInfo {
+                    id: r.i64(0)?,
+                    fingerprint: serde_json::from_str(&r.text(1)?).ok(),
+                    first_seen: r.i64(2)?,
+                    last_seen: r.i64(3)?,
+                    points: r.i64(4)?,
+                    series: r.i64(5)?,
+                })
+            })
+            .collect()
+    }
+
+    fn list(&self) -> Result<Vec<SeriesInfo>, DbError> {
+        self.series_where("1 = ?2", Value::Int(1))
+    }
+
+    fn series(&self, name: &str) -> Result<Option<SeriesInfo>, DbError> {
+        Ok(self
+            .series_where("s.name = ?2", Value::from(name))?
+            .into_iter()
+            .next())
+    }
+
+    fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError> {
+        let sql = format!(
+            "SELECT {POINT_COLUMNS} FROM points p WHERE p.series_id = ?1
+               AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
+               AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
+             ORDER BY p.t, p.id"
+        );
+        self.conn
+            .query(&sql, sql_args!(series_id, &filter.branch, filter.since))?
+            .iter()
+            .map(point_from_row)
+            .collect()
+    }
+
+    fn samples(&self, point_id: i64) -> Result<Vec<f64>, DbError> {
+        self.conn
+            .query(
+                "SELECT value FROM samples WHERE point_id = ?1 ORDER BY seq",
+                sql_args!(point_id),
+            )?
+            .iter()
+            .map(|r| r.f64(0))
+            .collect()
+    }
+
+    fn tests(&self, series_id: i64) -> Result<Vec<TestId>, DbError> {
+        self.conn
+            .query(
+                "SELECT id, name FROM tests WHERE series_id = ?1 ORDER BY name",
+                sql_args!(series_id),
+            )?
+            .iter()
+            .map(|r| {
+                Ok(TestId {
+                    id: r.i64(0)?,
+                    name: r.text(1)?,
+                })
+            })
+            .collect()
+    }
+
+    fn for_each_test(
+        &self,
+        series_id: i64,
+        filter: &PointFilter,
+        f: &mut TestVisitor<'_>,
+    ) -> Result<(), DbError> {
+        let sql = "SELECT p.id, p.commit_hash, p.branch, p.commit_time, p.run_time, p.fingerprint_id, r.duration,
+                    CAST(1 AS BIGINT), t.id, t.name
+             FROM tests t JOIN test_results r ON r.test_id = t.id JOIN points p ON p.id = r.point_id
+             WHERE t.series_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
+               AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
+             ORDER BY t.id, p.t, p.id";
+        let mut current: Option<TestId> = None;
+        let mut points: Vec<Point> = Vec::new();
+        self.conn.query_each(
+            sql,
+            sql_args!(series_id, &filter.branch, filter.since),
+            &mut |row| {
+                let test = TestId {
+                    id: row.i64(8)?,
+                    name: row.text(9)?,
+                };
+                if current.as_ref().is_some_and(|c| c.id != test.id) {
+                    if let Some(c) = current.take() {
+                        f(&c, &points)?;
+                    }
+                    points.clear();
+                }
+                if current.is_none() {
+                    current = Some(test);
+                }
+                points.push(point_from_row(&row)?);
+                Ok(())
+            },
+        )?;
+        if let Some(c) = current {
+            f(&c, &points)?;
+        }
+        Ok(())
+    }
+
+    fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError> {
+        let body = self
+            .conn
+            .query_opt("SELECT body FROM fingerprints WHERE id = ?1", sql_args!(id))?
+            .map(|r| r.text(0))
+            .transpose()?;
+        Ok(body.and_then(|b| serde_json::from_str(&b).ok()))
+    }
+
+    fn detection(&self, key: &DetectionKey) -> Result<Option<DetectionState>, DbError> {
+        let state = self
+            .conn
+            .query_opt(
+                "SELECT state FROM detections WHERE series_id = ?1 AND test_key = ?2 AND scope = ?3",
+                sql_args!(key.series_id, key.test_key, &key.scope),
+            )?
+            .map(|r| r.text(0))
+            .transpose()?;
+        Ok(state.and_then(|s| serde_json::from_str(&s).ok()))
+    }
+
+    fn alerted_points(&self, series_id: i64) -> Result<Vec<(i64, i64)>, DbError> {
+        self.conn
+            .query(
+                "SELECT test_key, point_id FROM alert_members WHERE series_id = ?1",
+                sql_args!(series_id),
+            )?
+            .iter()
+            .map(|r| Ok((r.i64(0)?, r.i64(1)?)))
+            .collect()
+    }
+
+    fn commit_detection(
+        &mut self,
+        states: &[(DetectionKey, DetectionState)],
+        alerts: &[Alert],
+    ) -> Result<Vec<i64>, DbError> {
+        let project = self.project_id;
+        self.conn.transaction(|c| {
+            for (key, state) in states {
+                let body = serde_json::to_string(state).unwrap_or_default();
+                c.execute(
+                    "INSERT INTO detections (series_id, test_key, scope, state) VALUES (?1, ?2, ?3, ?4)
+                     ON CONFLICT (series_id, test_key, scope) DO UPDATE SET state = excluded.state",
+                    sql_args!(key.series_id, key.test_key, &key.scope, body),
+                )?;
+            }
+            let mut ids = Vec::new();
+            let mut test_keys: HashMap<(i64, String), i64> = HashMap::new();
+            for a in alerts {
+                let env = serde_json::to_string(&a.environment).unwrap_or_else(|_| "[]".into());
+                let id = c
+                    .query_one(
+                        "INSERT INTO alerts (project_id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at)
+                         VALUES (?1, 'open', ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
+                        sql_args!(
+                            project,
+                            &a.from_commit,
+                            &a.to_commit,
+                            a.from_time,
+                            a.to_time,
+                            &a.branch,
+                            env,
+                            now_s()
+                        ),
+                    )?
+                    .i64(0)?;
+                let mut inserted = 0;
+                for m in &a.members {
+                    let test_key = match &m.test {
+                        None => 0,
+                        Some(name) => match test_keys.get(&(m.series_id, name.clone())) {
+                            Some(&k) => k,
+                            None => {
+                                let k = c
+                                    .query_one(
+                                        "SELECT id FROM tests WHERE series_id = ?1 AND name = ?2",
+                                        sql_args!(m.series_id, name),
+                                    )?
+                                    .i64(0)?;
+                                test_keys.insert((m.series_id, name.clone()), k);
+                                k
+                            }
+                        },
+                    };
+                    inserted += c.execute(
+                        "INSERT INTO alert_members (alert_id, series_id, test_key, point_id, prev_point_id,
+                           mean_before, mean_after, change, pvalue, qvalue, regression)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                         ON CONFLICT (series_id, test_key, point_id) DO NOTHING",
+                        sql_args!(
+                            id,
+                            m.series_id,
+                            test_key,
+                            m.point_id,
+                            m.prev_point_id,
+                            m.mean_before,
+                            m.mean_after,
+                            m.change,
+                            m.pvalue,
+                            m.qvalue,
+                            m.regression as i64
+                        ),
+                    )?;
+                }
+                if inserted == 0 {
+                    // Another process alerted on every one of these meanwhile.
+                    c.execute("DELETE FROM alerts WHERE id = ?1", sql_args!(id))?;
+                } else {
+                    ids.push(id);
+                }
+            }
+            Ok(ids)
+        })
+    }
+
+    fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError> {
+        let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
+        self.load_alerts(&format!("state IN ({})", list.join(", ")), &[])
+    }
+
+    fn alert(&self, id: i64) -> Result<Option<Alert>, DbError> {
+        Ok(self
+            .load_alerts("id = ?1", sql_args!(id))?
+            .into_iter()
+            .next())
+    }
+
+    fn set_alert_state(&mut self, id: i64, state: AlertState) -> Result<(), DbError> {
+        let n = self.conn.execute(
+            "UPDATE alerts SET state = ?1 WHERE id = ?2 AND project_id = ?3",
+            sql_args!(state.as_str(), id, self.project_id),
+        )?;
+        if n == 0 {
+            return Err(DbError::NoAlert(id));
+        }
+        Ok(())
+    }
+
+    fn annotate(
+        &mut self,
+        series: Option<&str>,
+        from_commit: &str,
+        to_commit: Option<&str>,
+        text: &str,
+    ) -> Result<i64, DbError> {
+        let series_id = match series {
+            None => None,
+            Some(name) => Some(
+                self.series(name)?
+                    .ok_or_else(|| DbError::NoSeries(name.to_string()))?
+                    .id,
+            ),
+        };
+        self.conn
+            .query_one(
+                "INSERT INTO annotations (series_id, from_commit, to_commit, body, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5) RETURNING id",
+                sql_args!(series_id, from_commit, to_commit, text, now_s()),
+            )?
+            .i64(0)
+    }
+
+    fn annotations(&self) -> Result<Vec<Annotation>, DbError> {
+        self.conn
+            .query(
+                "SELECT a.id, s.name, a.from_commit, a.to_commit, a.body, a.created_at
+                 FROM annotations a LEFT JOIN series s ON s.id = a.series_id ORDER BY a.id",
+                &[],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(Annotation {
+                    id: r.i64(0)?,
+                    series: r.opt_text(1)?,
+                    from_commit: r.text(2)?,
+                    to_commit: r.opt_text(3)?,
+                    text: r.text(4)?,
+                    created_at: r.i64(5)?,
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,294 @@
+//! The history store's behaviour, run the same way against both backends:
+//! SQLite in a temporary file, and PostgreSQL in a throwaway database when
+//! `TARDY_TEST_POSTGRES` names a server (skipped with a printed reason
+//! otherwise; `.ci/run` starts one). Round trips, all-or-nothing batches,
+//! idempotent uploads under concurrency, detection into alerts, migrations
+//! raced by several servers.
+
+mod common;
+
+use tardy::history::detect::{DetectOptions, detect};
+use tardy::store::history::{
+    AlertState, NewPoint, PointFilter, Provenance, SeriesKind, SeriesSpec, TestResult, Upload,
+    UploadOutcome,
+};
+use tardy::store::{Batch, History, PgStore, SqliteStore};
+
+/// Opens a new connection to the same database, as often as asked.
+type Opener = Box<dyn Fn() -> Box<dyn History + Send> + Send + Sync>;
+
+/// Run `check` on SQLite, then on PostgreSQL when a server is configured.
+fn on_both(test: &str, check: fn(&Opener)) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("h.db");
+    let sqlite: Opener = Box::new(move || Box::new(SqliteStore::open(&path, "p").unwrap()));
+    check(&sqlite);
+    if let Some(pg) = common::temp_postgres(test) {
+        let url = pg.url.clone();
+        let postgres: Opener = Box::new(move || Box::new(PgStore::connect(&url, "p").unwrap()));
+        check(&postgres);
+    }
+}
+
+fn point(commit: &str, t: i64, v: f64) -> NewPoint {
+    NewPoint {
+        provenance: Provenance {
+            commit: Some(commit.into()),
+            branch: Some("main".into()),
+            commit_time: Some(t),
+            run_time: t + 5,
+        },
+        fingerprint: None,
+        value: v,
+        samples: vec![v, v * 1.01],
+        tests: vec![
+            TestResult {
+                name: "a::b".into(),
+                duration: v / 2.0,
+                status: "passed".into(),
+            },
+            TestResult {
+                name: "it's \"quoted\"; DROP TABLE points; --".into(),
+                duration: 0.25,
+                status: "failed".into(),
+            },
+        ],
+    }
+}
+
+fn suite() -> SeriesSpec {
+    let mut spec = SeriesSpec::new("suite", "suite", "s");
+    spec.kind = SeriesKind::Suite;
+    spec
+}
+
+#[test]
+fn round_trip() {
+    on_both("round_trip", |open| {
+        let mut db = open();
+        let ids = db
+            .save(&[Batch {
+                spec: suite(),
+                points: vec![point("b", 20, 2.0), point("a", 10, 1.0)],
+            }])
+            .unwrap();
+        assert_eq!(ids[0].len(), 2);
+        let info = db.series("suite").unwrap().unwrap();
+        assert_eq!((info.points, info.tests), (2, 2));
+        assert_eq!(info.last_value, Some(2.0));
+        assert_eq!(info.kind, SeriesKind::Suite);
+        let pts = db.points(info.id, &PointFilter::default()).unwrap();
+        assert_eq!(pts[0].commit.as_deref(), Some("a"));
+        assert_eq!(db.samples(pts[0].id).unwrap(), vec![1.0, 1.01]);
+        let mut seen = Vec::new();
+        db.for_each_test(info.id, &PointFilter::default(), &mut |t, p| {
+            seen.push((
+                t.name.clone(),
+                p.iter().map(|x| x.value).collect::<Vec<_>>(),
+            ));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen[0], ("a::b".to_string(), vec![0.5, 1.0]));
+        assert!(seen[1].0.contains("DROP TABLE"));
+        let filtered = db
+            .points(
+                info.id,
+                &PointFilter {
+                    branch: Some("main".into()),
+                    since: Some(15),
+                },
+            )
+            .unwrap();
+        assert_eq!(filtered.len(), 1);
+        let other = PointFilter {
+            branch: Some("x' OR '1'='1".into()),
+            since: None,
+        };
+        assert!(db.points(info.id, &other).unwrap().is_empty());
+        assert!(db.series("suite' OR '1'='1").unwrap().is_none());
+        // A second connection sees the same, and migrates nothing twice.
+        let again = open();
+        assert_eq!(again.list().unwrap().len(), 1);
+    });
+}
+
+#[test]
+fn a_bad_value_rolls_the_whole_save_back() {
+    on_both("bad_value", |open| {
+        let mut db = open();
+        let err = db.save(&[
+            Batch {
+                spec: SeriesSpec::new("ok", "wall", "s"),
+                points: vec![point("a", 1, 1.0)],
+            },
+            Batch {
+                spec: SeriesSpec::new("x", "wall", "s"),
+                points: vec![point("a", 1, 1.0), point("b", 2, f64::NAN)],
+            },
+        ]);
+        assert!(err.is_err());
+        assert!(db.list().unwrap().is_empty());
+        let upload = Upload {
+            run_id: "r".into(),
+            kind: "runs".into(),
+        };
+        let bad = Batch {
+            spec: SeriesSpec::new("y", "wall", "s"),
+            points: vec![point("a", 1, f64::INFINITY)],
+        };
+        assert!(db.save_upload(&upload, &[bad]).is_err());
+        assert!(db.uploads(10).unwrap().is_empty());
+        assert!(db.list().unwrap().is_empty());
+    });
+}
+
+#[test]
+fn an_upload_is_stored_once_however_often_it_is_sent() {
+    on_both("upload_once", |open| {
+        let batch = Batch {
+            spec: SeriesSpec::new("bench", "wall", "s"),
+            points: vec![point("c1", 100, 1.0)],
+        };
+        // 8 connections send the same run at once, twice each.
+        std::thread::scope(|s| {
+            for _ in 0..8 {
+                s.spawn(|| {
+                    let mut db = open();
+                    let upload = Upload {
+                        run_id: "same".into(),
+                        kind: "runs".into(),
+                    };
+                    for _ in 0..2 {
+                        db.save_upload(&upload, std::slice::from_ref(&batch))
+                            .unwrap();
+                    }
+                });
+            }
+        });
+        let db = open();
+        let info = db.series("bench").unwrap().unwrap();
+        assert_eq!(info.points, 1);
+        let ups = db.uploads(10).unwrap();
+        assert_eq!(ups.len(), 1);
+        assert_eq!(ups[0].series, vec!["bench".to_string()]);
+        assert_eq!(ups[0].commit.as_deref(), Some("c1"));
+        let mut db = open();
+        let again = db
+            .save_upload(
+                &Upload {
+                    run_id: "same".into(),
+                    kind: "runs".into(),
+                },
+                std::slice::from_ref(&batch),
+            )
+            .unwrap();
+        assert!(matches!(again, UploadOutcome::Duplicate { .. }));
+        // Different runs into one series from 8 connections: all kept.
+        std::thread::scope(|s| {
+            for k in 0..8 {
+                let batch = batch.clone();
+                s.spawn(move || {
+                    let mut db = open();
+                    let upload = Upload {
+                        run_id: format!("run-{k}"),
+                        kind: "runs".into(),
+                    };
+                    let out = db.save_upload(&upload, &[batch]).unwrap();
+                    assert!(matches!(out, UploadOutcome::Stored(_)));
+                });
+            }
+        });
+        assert_eq!(open().series("bench").unwrap().unwrap().points, 9);
+    });
+}
+
+#[test]
+fn a_step_becomes_one_alert_that_can_be_acknowledged() {
+    on_both("step_alert", |open| {
+        let mut db = open();
+        let points: Vec<NewPoint> = (0..40)
+            .map(|i| {
+                let base = if i < 25 { 10.0 } else { 12.0 };
+                point(
+                    &format!("c{i:03}"),
+                    1000 + i as i64,
+                    base + common::noise(i, 1) * 0.2,
+                )
+            })
+            .collect();
+        db.save(&[Batch {
+            spec: suite(),
+            points,
+        }])
+        .unwrap();
+        let report = detect(db.as_mut(), &[], &DetectOptions::default()).unwrap();
+        assert_eq!(report.new_alerts.len(), 1, "{report:?}");
+        let alert = &report.new_alerts[0];
+        assert_eq!(alert.from_commit.as_deref(), Some("c024"));
+        assert_eq!(alert.to_commit.as_deref(), Some("c025"));
+        // The suite and its test a::b (half the suite time) both stepped.
+        assert_eq!(alert.members.len(), 2, "{alert:?}");
+        // Nothing new: detection again alerts nothing.
+        let again = detect(db.as_mut(), &[], &DetectOptions::default()).unwrap();
+        assert!(again.new_alerts.is_empty());
+        assert_eq!(again.incremental, again.series);
+        let id = db.alerts(&[AlertState::Open]).unwrap()[0].id;
+        db.set_alert_state(id, AlertState::Acknowledged).unwrap();
+        assert!(db.alerts(&[AlertState::Open]).unwrap().is_empty());
+        assert!(
+            db.set_alert_state(id + 1000, AlertState::Dismissed)
+                .is_err()
+        );
+        db.annotate(Some("suite"), "c025", None, "moved to the new runner")
+            .unwrap();
+        assert_eq!(db.annotations().unwrap()[0].text, "moved to the new runner");
+    });
+}
+
+#[test]
+fn machines_are_listed_with_when_they_were_seen() {
+    on_both("machines", |open| {
+        let mut db = open();
+        let fp = tardy::probe::Fingerprint {
+            cpu_model: Some("Old CPU".into()),
+            ..Default::default()
+        };
+        let mut newer = fp.clone();
+        newer.cpu_model = Some("New CPU".into());
+        let mut pts = vec![
+            point("a", 10, 1.0),
+            point("b", 20, 1.0),
+            point("c", 30, 1.0),
+        ];
+        pts[0].fingerprint = Some(fp.clone());
+        pts[1].fingerprint = Some(fp);
+        pts[2].fingerprint = Some(newer);
+        db.save(&[Batch {
+            spec: SeriesSpec::new("m", "wall", "s"),
+            points: pts,
+        }])
+        .unwrap();
+        let m = db.machines().unwrap();
+        assert_eq!(m.len(), 2);
+        assert_eq!((m[0].first_seen, m[0].last_seen, m[0].points), (10, 20, 2));
+        assert_eq!(
+            m[1].fingerprint.as_ref().unwrap().cpu_model.as_deref(),
+            Some("New CPU")
+        );
+    });
+}
+
+#[test]
+fn servers_starting_together_migrate_once() {
+    on_both("migrate_race", |open| {
+        std::thread::scope(|s| {
+            for _ in 0..6 {
+                s.spawn(|| {
+                    open().list().unwrap();
+                });
+            }
+        });
+        assert!(open().list().unwrap().is_empty());
+    });
+}
