@@ -15,5 +15,6 @@ pub mod measure;
 pub mod model;
 pub mod probe;
 pub mod render;
+pub mod server;
 pub mod stats;
 pub mod store;

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
+use tardy::history::bisect::{bisect_argv, shell_line};
 use tardy::history::detect::{self, DetectOptions};
 use tardy::history::import::{self, Labels};
 use tardy::render::history as view;
@@ -852,69 +853,8 @@ fn bisect(db: &DbArgs, id: i64, series: Option<&str>, dry_run: bool) -> Result<i
         .alert(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| DbError::NoAlert(id).to_string())?;
-    let (Some(good), Some(bad)) = (&alert.from_commit, &alert.to_commit) else {
-        return Err(format!(
-            "alert #{id} has no commit range (its points were saved without git data)"
-        ));
-    };
-    let member = match series {
-        Some(name) => alert
-            .members
-            .iter()
-            .find(|m| m.series == name)
-            .ok_or_else(|| format!("alert #{id} does not include series '{name}'"))?,
-        None => alert
-            .members
-            .iter()
-            .find(|m| {
-                store
-                    .series(&m.series)
-                    .ok()
-                    .flatten()
-                    .is_some_and(|s| s.command.is_some())
-            })
-            .or(alert.members.first())
-            .ok_or_else(|| format!("alert #{id} has no series"))?,
-    };
-    let info = store
-        .series(&member.series)
-        .map_err(|e| e.to_string())?
-        .ok_or_else(|| DbError::NoSeries(member.series.clone()).to_string())?;
-    let Some(command) = &info.command else {
-        return Err(format!(
-            "series '{}' was not recorded by `tardy run --save`, so its command is unknown; run \
-`tardy bisect --good {good} --bad {bad} -- CMD` yourself",
-            info.name
-        ));
-    };
-    let mut argv: Vec<String> = vec![
-        "bisect".into(),
-        "--good".into(),
-        good.clone(),
-        "--bad".into(),
-        bad.clone(),
-    ];
-    let threshold = info
-        .threshold
-        .unwrap_or((member.change.abs() / 2.0).max(0.01));
-    argv.push("--threshold".into());
-    argv.push(format!("{:.2}", threshold * 100.0));
-    if !member.regression {
-        argv.push("--invert".into());
-    }
-    argv.push("--".into());
-    argv.push(command.clone());
-    let shown: Vec<String> = argv
-        .iter()
-        .map(|a| {
-            if a.contains([' ', '\'', '"', '$']) {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            } else {
-                a.clone()
-            }
-        })
-        .collect();
-    eprintln!("tardy {}", shown.join(" "));
+    let argv = bisect_argv(&store, &alert, series)?;
+    eprintln!("tardy {}", shell_line(&argv));
     if dry_run {
         return Ok(0);
     }

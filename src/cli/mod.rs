@@ -9,8 +9,10 @@ mod doctor;
 mod exec;
 pub mod history;
 mod ministat;
+mod push;
 mod report;
 mod run;
+mod serve;
 mod tests;
 
 /// Exit code for bad input, bad usage and failed measurements.
@@ -50,6 +52,12 @@ enum Command {
     History(Box<history::HistoryArgs>),
     /// Write one self-contained HTML report: series over time, alerts, result sets.
     Report(Box<report::ReportArgs>),
+    /// Serve the history to a team: ingest API for CI uploads and web pages.
+    Serve(Box<serve::ServeArgs>),
+    /// Upload results, test reports or points to a `tardy serve`.
+    Push(Box<push::PushArgs>),
+    /// Make tokens for `tardy serve --token-file`.
+    Token(serve::TokenArgs),
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -81,6 +89,9 @@ pub fn main() -> i32 {
         Command::Exec(args) => exec::main(args),
         Command::History(args) => history::main(*args),
         Command::Report(args) => report::main(*args),
+        Command::Serve(args) => serve::main(*args),
+        Command::Push(args) => push::main(*args),
+        Command::Token(args) => serve::token_main(args),
     }
 }
 

@@ -4,10 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use tardy::history::detect;
+use tardy::history::view;
 use tardy::ingest::{self, Format, NumberOptions};
-use tardy::render::report::{self, ResultsView, SeriesView};
-use tardy::stats::changepoint::{self, Options};
+use tardy::render::report::{self, ResultsView};
 use tardy::stats::summary::median_by_selection;
 use tardy::store::history::{AlertState, PointFilter};
 use tardy::store::{DbError, History};
@@ -77,17 +76,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
             .into_iter()
             .filter(|s| args.series.is_empty() || args.series.contains(&s.name))
         {
-            let points = store.points(info.id, &filter).map_err(err)?;
-            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let cps = changepoint::detect(&values, &Options::default()).change_points;
-            let segments = detect::segments(&store, &points, &cps).map_err(err)?;
-            let environment = detect::environment_boundaries(&store, &points).map_err(err)?;
-            series.push(SeriesView {
-                info,
-                points,
-                segments,
-                environment,
-            });
+            series.push(view::series_view(&store, info, &filter).map_err(err)?);
         }
         alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
     }

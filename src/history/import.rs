@@ -332,12 +332,33 @@ pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
 /// the other formats `tardy compare` accepts): one point per benchmark.
 pub fn results_batches(path: &str, labels: &Labels) -> Result<Vec<Batch>, IngestError> {
     let data = ingest::read_path(path, Format::Auto, &NumberOptions::default())?;
+    let run_time = std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or_else(now_s, |d| d.as_secs() as i64);
+    dataset_batches(&data, path, run_time, labels)
+}
+
+/// Batches from results already in memory (an upload's body), run now
+/// unless the labels say when.
+pub fn results_text_batches(
+    text: &str,
+    source: &str,
+    labels: &Labels,
+) -> Result<Vec<Batch>, IngestError> {
+    let data = ingest::read_text(text, source, Format::Auto, &NumberOptions::default())?;
+    dataset_batches(&data, source, now_s(), labels)
+}
+
+fn dataset_batches(
+    data: &ingest::Dataset,
+    source: &str,
+    run_time: i64,
+    labels: &Labels,
+) -> Result<Vec<Batch>, IngestError> {
     let provenance = labels.provenance.clone().unwrap_or_else(|| Provenance {
-        run_time: std::fs::metadata(path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or_else(now_s, |d| d.as_secs() as i64),
+        run_time,
         ..Provenance::default()
     });
     let fingerprint = labels.fingerprint.clone().or(data.machine.clone());
@@ -367,7 +388,11 @@ pub fn results_batches(path: &str, labels: &Labels) -> Result<Vec<Batch>, Ingest
         });
     }
     if out.is_empty() {
-        return Err(IngestError::at(path, None, "holds no measurements".into()));
+        return Err(IngestError::at(
+            source,
+            None,
+            "holds no measurements".into(),
+        ));
     }
     Ok(out)
 }

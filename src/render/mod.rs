@@ -19,3 +19,4 @@ pub mod svg;
 pub mod terminal;
 pub mod units;
 pub mod verdict;
+pub mod web;

@@ -8,17 +8,8 @@ use std::fmt::Write;
 use super::history::{date, short};
 use super::svg::{ChartMark, ChartPoint, ChartSegment, esc, strips, time_chart};
 use super::units::{p_value, percent};
-use crate::history::detect::Segment;
-use crate::store::history::{Alert, Point, SeriesInfo};
-
-/// A history series, ready to draw.
-pub struct SeriesView {
-    pub info: SeriesInfo,
-    pub points: Vec<Point>,
-    pub segments: Vec<Segment>,
-    /// (point index, what changed in the machine there).
-    pub environment: Vec<(usize, Vec<String>)>,
-}
+pub use crate::history::view::SeriesView;
+use crate::store::history::Alert;
 
 /// One results file's sets (name, values, median) in `unit`.
 pub struct ResultsView {
@@ -27,7 +18,7 @@ pub struct ResultsView {
     pub sets: Vec<(String, Vec<f64>, f64)>,
 }
 
-const STYLE: &str = r#"
+pub(crate) const STYLE: &str = r#"
 :root { --fg:#1d2330; --bg:#ffffff; --muted:#667085; --grid:#e4e7ec; --line:#2f6fdb; --seg:#111827;
         --change:#d92d20; --env:#dc6803; --card:#f8f9fb; }
 @media (prefers-color-scheme: dark) {
@@ -54,7 +45,7 @@ svg .mark.env { stroke: var(--env); stroke-dasharray: 1 3; stroke-width: 2.5; }
 @media print { body { margin: 0; } section { background: none; border: 1px solid #ccc; } }
 "#;
 
-fn value_fmt(unit: &str) -> impl Fn(f64) -> String + '_ {
+pub(crate) fn value_fmt(unit: &str) -> impl Fn(f64) -> String + '_ {
     move |v: f64| {
         if unit == "s" {
             super::compare::value(v, unit)
@@ -84,32 +75,8 @@ pub fn html(
         if alerts.len() == 1 { "" } else { "s" }
     );
     if !alerts.is_empty() {
-        out.push_str("<h2>Open alerts</h2>\n<section><table><tr><th>#</th><th>kind</th><th>commits</th><th>when</th><th class=\"num\">series</th><th>largest change</th></tr>\n");
-        for a in alerts {
-            let top = a.members.first().map_or(String::new(), |m| {
-                let name = match &m.test {
-                    Some(t) => format!("{} :: {t}", m.series),
-                    None => m.series.clone(),
-                };
-                format!("{} {}", signed(m.change), esc(&name))
-            });
-            let kind_class = if a.environment.is_empty() {
-                ""
-            } else {
-                " class=\"env\""
-            };
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td{kind_class}>{}</td><td><code>{}..{}</code></td><td>{}</td><td class=\"num\">{}</td><td>{top}</td></tr>",
-                a.id,
-                esc(a.kind()),
-                esc(&short(a.from_commit.as_deref())),
-                esc(&short(a.to_commit.as_deref())),
-                esc(&date(a.to_time)),
-                a.members.len()
-            );
-        }
-        out.push_str("</table></section>\n");
+        out.push_str("<h2>Open alerts</h2>\n");
+        out.push_str(&alerts_table(alerts, None));
     }
     if !series.is_empty() {
         out.push_str("<h2>Series</h2>\n");
@@ -143,7 +110,7 @@ pub fn html(
     out
 }
 
-fn signed(change: f64) -> String {
+pub(crate) fn signed(change: f64) -> String {
     let text = if change > 0.0 {
         format!("+{}", percent(change))
     } else {
@@ -153,7 +120,7 @@ fn signed(change: f64) -> String {
     format!("<span class=\"{class}\">{}</span>", esc(&text))
 }
 
-fn series_section(s: &SeriesView) -> String {
+pub(crate) fn series_section(s: &SeriesView) -> String {
     let fmt = value_fmt(&s.info.unit);
     let points: Vec<ChartPoint> = s
         .points
@@ -202,7 +169,10 @@ fn series_section(s: &SeriesView) -> String {
     }
     let mut out = format!(
         "<section><h3>{}</h3><p class=\"muted\">{} points · {} · {}{}</p>\n{}\n",
-        esc(&s.info.name),
+        esc(&match &s.test {
+            Some(t) => format!("{} :: {t}", s.info.name),
+            None => s.info.name.clone(),
+        }),
         s.points.len(),
         esc(&s.info.metric),
         s.info.direction.as_str(),
@@ -233,6 +203,44 @@ fn series_section(s: &SeriesView) -> String {
                 esc(&g.environment.join("; "))
             );
         }
+    }
+    out.push_str("</table></section>\n");
+    out
+}
+
+/// A table of alerts; with `link`, each alert's number links to
+/// `{link}{id}`.
+pub(crate) fn alerts_table(alerts: &[Alert], link: Option<&str>) -> String {
+    let mut out = String::from(
+        "<section><table><tr><th>#</th><th>kind</th><th>state</th><th>commits</th><th>when</th><th class=\"num\">series</th><th>largest change</th></tr>\n",
+    );
+    for a in alerts {
+        let top = a.members.first().map_or(String::new(), |m| {
+            let name = match &m.test {
+                Some(t) => format!("{} :: {t}", m.series),
+                None => m.series.clone(),
+            };
+            format!("{} {}", signed(m.change), esc(&name))
+        });
+        let kind_class = if a.environment.is_empty() {
+            ""
+        } else {
+            " class=\"env\""
+        };
+        let id = match link {
+            Some(l) => format!("<a href=\"{l}{}\">{}</a>", a.id, a.id),
+            None => a.id.to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{id}</td><td{kind_class}>{}</td><td>{}</td><td><code>{}..{}</code></td><td>{}</td><td class=\"num\">{}</td><td>{top}</td></tr>",
+            esc(a.kind()),
+            a.state.as_str(),
+            esc(&short(a.from_commit.as_deref())),
+            esc(&short(a.to_commit.as_deref())),
+            esc(&date(a.to_time)),
+            a.members.len()
+        );
     }
     out.push_str("</table></section>\n");
     out

@@ -223,6 +223,33 @@ pub fn strips(sets: &[(String, Vec<f64>, f64)], fmt: &dyn Fn(f64) -> String) -> 
     out
 }
 
+/// A small line of the values, for tables (no axes; the last point dotted).
+pub fn sparkline(values: &[f64]) -> String {
+    let (w, h) = (120.0, 24.0);
+    let finite: Vec<f64> = values.iter().copied().filter(|v| v.is_finite()).collect();
+    if finite.len() < 2 {
+        return String::new();
+    }
+    let lo = finite.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = finite.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let x = |i: usize| 2.0 + (w - 4.0) * i as f64 / (finite.len() - 1) as f64;
+    let y = |v: f64| h - 3.0 - (h - 6.0) * (v - lo) / span;
+    let path: Vec<String> = finite
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| format!("{:.1},{:.1}", x(i), y(v)))
+        .collect();
+    let last = finite.len() - 1;
+    format!(
+        "<svg class=\"spark\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\" xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\">\
+<polyline class=\"series\" points=\"{}\"/><circle class=\"dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\"/></svg>",
+        path.join(" "),
+        x(last),
+        y(finite[last])
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

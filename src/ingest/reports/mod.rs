@@ -261,8 +261,24 @@ fn sniff(head: &[u8]) -> Option<&'static str> {
 pub fn read_file(path: &Path, report: &mut Report) -> Result<(), IngestError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
-    let mut reader: Box<dyn std::io::BufRead> =
-        Box::new(std::io::BufReader::with_capacity(1 << 16, file));
+    read_reader(
+        Box::new(std::io::BufReader::with_capacity(1 << 16, file)),
+        &name,
+        report,
+    )
+}
+
+/// Read a report already in memory (plain or gzip), named `name` in errors.
+fn read_bytes(bytes: &[u8], name: &str, report: &mut Report) -> Result<(), IngestError> {
+    read_reader(Box::new(bytes), name, report)
+}
+
+fn read_reader(
+    mut reader: Box<dyn std::io::BufRead + '_>,
+    name: &str,
+    report: &mut Report,
+) -> Result<(), IngestError> {
+    let name = name.to_string();
     let head = reader
         .fill_buf()
         .map_err(|e| IngestError::io(&name, e))?
@@ -363,6 +379,18 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
             .collect::<Vec<_>>()
             .join(", ");
         return Err(IngestError::at(&what, None, "holds no test results".into()));
+    }
+    Ok(report)
+}
+
+/// Read one report held in memory (an upload's body) as a run.
+pub fn read_run_bytes(bytes: &[u8], name: &str) -> Result<Report, IngestError> {
+    let mut report = Report::default();
+    read_bytes(bytes, name, &mut report)?;
+    report.merge_duplicates();
+    report.mark_parents();
+    if report.cases.is_empty() {
+        return Err(IngestError::at(name, None, "holds no test results".into()));
     }
     Ok(report)
 }

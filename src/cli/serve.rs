@@ -1,0 +1,185 @@
+//! `tardy serve` (the team server) and `tardy token add` (a new upload or
+//! read token, whose hash goes into the token file).
+
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+
+use tardy::server::auth::{Scope, Tokens, new_token};
+use tardy::server::pool::Backend;
+use tardy::server::{ServeOptions, serve};
+
+use super::fail;
+
+#[derive(Args)]
+#[command(
+    about = "Serve the history to a team: an ingest API for CI uploads and web pages with the charts",
+    long_about = "Serve the history database over HTTP: CI runners upload results (`tardy push`, or POST \
+/api/v1/runs, /api/v1/tests, /api/v1/points with a bearer token), change points are detected after each upload, \
+and the pages show the project overview (series, open alerts, recent uploads, a pipeline of suite durations per \
+build), each series and test over time, alerts with the `tardy bisect` command to copy, and the machines. \
+SQLite is the zero-config default; with a postgres:// URL any number of servers can share one database. \
+The API is described in docs/api.md and docs/openapi.yaml.",
+    after_help = "Examples:\n  tardy token add --token-file tokens --label ci      # prints the token once\n  \
+tardy serve --token-file tokens\n  tardy serve --db postgres://tardy@db/tardy --listen 0.0.0.0:8080 --token-file tokens --read-token\n  \
+tardy push http://127.0.0.1:8080 results.json"
+)]
+pub struct ServeArgs {
+    /// The database: sqlite:PATH (or a path), or postgres://USER:PASSWORD@HOST/DB
+    /// [default: the repository's .tardy/tardy.db].
+    #[arg(long, value_name = "DB", env = "TARDY_DB")]
+    db: Option<String>,
+    /// Project name inside the database.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    project: String,
+    /// Address to listen on (port 0 picks a free port).
+    #[arg(long, value_name = "ADDR:PORT", default_value = "127.0.0.1:8080")]
+    listen: String,
+    /// File of accepted token hashes (see `tardy token add`); without it
+    /// the server takes no uploads.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Reads (pages and API) need a token too.
+    #[arg(long, requires = "token_file")]
+    read_token: bool,
+    /// Largest request body, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 32)]
+    max_body_mib: usize,
+    /// Seconds a client has to send its request headers (slow clients are cut off).
+    #[arg(long, value_name = "S", default_value_t = 10.0)]
+    header_timeout: f64,
+    /// Seconds a client has to send its request body.
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    body_timeout: f64,
+    /// Connections served at once; more are refused.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
+    /// Do not run change-point detection after each upload.
+    #[arg(long)]
+    no_detect: bool,
+}
+
+#[derive(Args)]
+#[command(about = "Manage the tokens of `tardy serve`")]
+pub struct TokenArgs {
+    #[command(subcommand)]
+    command: TokenCommand,
+}
+
+#[derive(Subcommand)]
+enum TokenCommand {
+    /// Make a token, print it once, and append its SHA-256 hash to the token file.
+    Add {
+        /// The token file of `tardy serve --token-file` (created 0600 if missing).
+        #[arg(long, value_name = "FILE")]
+        token_file: PathBuf,
+        /// What the token may do.
+        #[arg(long, value_parser = ["write", "read"], default_value = "write")]
+        scope: String,
+        /// A note kept next to the hash (who has it).
+        #[arg(long, default_value = "")]
+        label: String,
+    },
+}
+
+fn seconds(name: &str, v: f64) -> Result<Duration, String> {
+    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        Err(format!(
+            "--{name} must be between 0 and 86400 seconds, not {v}"
+        ))
+    }
+}
+
+pub fn main(args: ServeArgs) -> i32 {
+    match run(args) {
+        Ok(()) => 0,
+        Err(e) => fail(e),
+    }
+}
+
+fn run(args: ServeArgs) -> Result<(), String> {
+    let backend = match &args.db {
+        Some(db) => Backend::parse(db),
+        None => Backend::Sqlite(super::history::db_path(&None)),
+    };
+    let mut opts = ServeOptions::new(backend.clone(), &args.project);
+    opts.listen = args.listen.clone();
+    if let Some(f) = &args.token_file {
+        opts.tokens = Tokens::load(f).map_err(|e| e.to_string())?;
+    }
+    opts.read_protected = args.read_token;
+    if args.max_body_mib == 0 {
+        return Err("--max-body-mib must be at least 1".into());
+    }
+    opts.max_body = args.max_body_mib << 20;
+    opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
+    opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
+    opts.max_connections = args.max_connections.max(1);
+    opts.detect = !args.no_detect;
+    let tokens = opts.tokens.len();
+    let reads = if opts.read_protected {
+        "reads need a token"
+    } else {
+        "reads are public"
+    };
+    serve(opts, |addr| {
+        // The first line of stdout is the address (scripts read it).
+        println!("tardy serve: listening on http://{addr}");
+        let _ = std::io::stdout().flush();
+        eprintln!(
+            "tardy serve: database {}, {} token{}{}, {reads}; Ctrl-C stops",
+            backend.describe(),
+            tokens,
+            if tokens == 1 { "" } else { "s" },
+            if tokens == 0 {
+                " (uploads are off: see `tardy token add`)"
+            } else {
+                ""
+            },
+        );
+    })
+    .map_err(|e| e.to_string())?;
+    eprintln!("tardy serve: stopped");
+    Ok(())
+}
+
+pub fn token_main(args: TokenArgs) -> i32 {
+    match args.command {
+        TokenCommand::Add {
+            token_file,
+            scope,
+            label,
+        } => match add_token(&token_file, &scope, &label) {
+            Ok(()) => 0,
+            Err(e) => fail(e),
+        },
+    }
+}
+
+fn add_token(file: &PathBuf, scope: &str, label: &str) -> Result<(), String> {
+    let scope = Scope::parse(scope).unwrap_or(Scope::Write);
+    if file.exists() {
+        // Refuse to append to something that is not a token file.
+        Tokens::load(file).map_err(|e| e.to_string())?;
+    }
+    let (token, line) = new_token(scope, label).map_err(|e| format!("cannot make a token: {e}"))?;
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(file)
+        .map_err(|e| format!("cannot write '{}': {e}", file.display()))?;
+    writeln!(f, "{line}").map_err(|e| format!("cannot write '{}': {e}", file.display()))?;
+    println!("{token}");
+    eprintln!(
+        "tardy: added a {} token to {} (only its hash is stored; keep the token above, it is not shown again)",
+        scope.as_str(),
+        file.display()
+    );
+    Ok(())
+}

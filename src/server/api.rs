@@ -1,0 +1,553 @@
+//! The JSON API, version 1 (docs/api.md, docs/openapi.yaml): uploads of
+//! results, test reports and points (bearer token with write scope; one
+//! transaction each; a run id stored before is answered "duplicate" and
+//! nothing is written), then incremental change-point detection on the
+//! uploaded series; and reads of series, points, alerts, uploads, machines.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, RawQuery, Request, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::AppState;
+use super::auth::Scope;
+use super::error::ApiError;
+use crate::history::detect::{DetectOptions, detect};
+use crate::history::import::parse_time;
+use crate::history::upload::{self, UploadKind, UploadMeta};
+use crate::store::Batch;
+use crate::store::history::{AlertState, Direction, PointFilter, Upload, UploadOutcome};
+
+/// The query's parameters; a name outside `allowed` is an error (a typo
+/// would otherwise be silently ignored).
+pub fn query_params(
+    raw: Option<&str>,
+    allowed: &[&str],
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        if !allowed.contains(&k.as_ref()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown query parameter '{}' (expected one of: {})",
+                k.chars().take(40).collect::<String>(),
+                allowed.join(", ")
+            )));
+        }
+        if v.chars().any(char::is_control) || v.len() > 512 {
+            return Err(ApiError::bad_request(format!(
+                "query parameter '{k}' must be at most 512 characters without control characters"
+            )));
+        }
+        out.insert(k.into_owned(), v.into_owned());
+    }
+    Ok(out)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            v.strip_prefix("Bearer ")
+                .or_else(|| v.strip_prefix("bearer "))
+        })
+        .map(|t| t.trim().to_string())
+}
+
+/// The `tardy_token` cookie the login page sets.
+pub fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix("tardy_token="))
+        .map(str::to_string)
+}
+
+/// May this request do `need`? Writes need a write token; reads need a
+/// token only when the server was started with `--read-token`.
+pub fn authorize(st: &AppState, headers: &HeaderMap, need: Scope) -> Result<(), ApiError> {
+    if need == Scope::Read && !st.opts.read_protected {
+        return Ok(());
+    }
+    if need == Scope::Write && st.opts.tokens.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "uploads_off",
+            "this server takes no writes: start `tardy serve` with --token-file (see `tardy token add`)",
+        ));
+    }
+    let Some(token) = bearer(headers).or_else(|| cookie_token(headers)) else {
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing token: send 'Authorization: Bearer <token>'",
+        ));
+    };
+    match st.opts.tokens.check(&token) {
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unknown token",
+        )),
+        Some((scope, _)) if scope < need => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this token may only read",
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+fn check_content_type(kind: UploadKind, headers: &HeaderMap) -> Result<(), ApiError> {
+    let Some(ct) = headers.get(header::CONTENT_TYPE) else {
+        return Ok(());
+    };
+    let ct = ct
+        .to_str()
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    let ok: &[&str] = match kind {
+        UploadKind::Runs => &["application/json", "text/plain"],
+        UploadKind::Tests => &[
+            "application/xml",
+            "text/xml",
+            "application/json",
+            "application/x-ndjson",
+            "application/gzip",
+            "application/octet-stream",
+            "text/plain",
+        ],
+        UploadKind::Points => &["text/csv", "application/json", "text/plain"],
+    };
+    if ok.contains(&ct.as_str()) || (ct.ends_with("+json") && ok.contains(&"application/json")) {
+        Ok(())
+    } else {
+        Err(ApiError::new(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "unsupported_media_type",
+            format!(
+                "Content-Type '{}' is not accepted here (expected {})",
+                ct.chars().take(60).collect::<String>(),
+                ok.join(", ")
+            ),
+        ))
+    }
+}
+
+/// The body, within the size limit and the body timeout.
+async fn read_body(st: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
+    let max = st.opts.max_body;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the body is larger than this server's limit of {max} bytes (--max-body)"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max as u64) {
+        return Err(too_large());
+    }
+    match tokio::time::timeout(st.opts.body_timeout, axum::body::to_bytes(body, max)).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "the body did not arrive within {} s",
+                st.opts.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(Err(e)) => {
+            let mut src: Option<&dyn std::error::Error> = Some(&e);
+            while let Some(s) = src {
+                if s.to_string().contains("length limit") {
+                    return Err(too_large());
+                }
+                src = s.source();
+            }
+            Err(ApiError::bad_request(format!("cannot read the body: {e}")))
+        }
+        Ok(Ok(b)) => Ok(b),
+    }
+}
+
+fn clean(v: &str, what: &str) -> Result<String, ApiError> {
+    let v = v.trim();
+    if v.is_empty() || v.len() > 200 {
+        return Err(ApiError::bad_request(format!(
+            "{what} must be 1 to 200 characters"
+        )));
+    }
+    Ok(v.to_string())
+}
+
+/// The upload's metadata (query parameters and `X-Tardy-*` headers) and
+/// its run id if the client named one.
+fn upload_meta(
+    raw: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<(UploadMeta, Option<String>), ApiError> {
+    let q = query_params(
+        raw,
+        &[
+            "commit",
+            "branch",
+            "commit_time",
+            "series",
+            "suite",
+            "machine",
+            "direction",
+            "run_id",
+        ],
+    )?;
+    let mut meta = UploadMeta::default();
+    if let Some(c) = q.get("commit") {
+        meta.commit = Some(clean(c, "commit")?);
+    }
+    if let Some(b) = q.get("branch") {
+        meta.branch = Some(clean(b, "branch")?);
+    }
+    if let Some(t) = q.get("commit_time") {
+        meta.commit_time = Some(parse_time(t).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "commit_time '{t}' is not a date (RFC 3339) or Unix seconds"
+            ))
+        })?);
+    }
+    if let Some(s) = q.get("series").or(q.get("suite")) {
+        meta.series = Some(clean(s, "series")?);
+    }
+    if let Some(d) = q.get("direction") {
+        meta.direction = Some(Direction::parse(d).ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "direction '{d}' is not lower-is-better or higher-is-better"
+            ))
+        })?);
+    }
+    if let Some(fp) = headers.get("x-tardy-fingerprint") {
+        let fp = fp
+            .to_str()
+            .ok()
+            .and_then(|s| serde_json::from_str(s).ok())
+            .ok_or_else(|| {
+                ApiError::bad_request(
+                    "X-Tardy-Fingerprint is not a tardy machine fingerprint (JSON)",
+                )
+            })?;
+        meta.fingerprint = Some(fp);
+    }
+    if let Some(m) = q.get("machine") {
+        let mut fp = meta.fingerprint.take().unwrap_or_default();
+        fp.hostname = Some(clean(m, "machine")?);
+        meta.fingerprint = Some(fp);
+    }
+    let run_id = headers
+        .get("x-tardy-run-id")
+        .map(|v| v.to_str().unwrap_or("\u{0}").to_string())
+        .or_else(|| q.get("run_id").cloned());
+    if let Some(id) = &run_id {
+        let ok = !id.is_empty()
+            && id.len() <= 128
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._:-".contains(c));
+        if !ok {
+            return Err(ApiError::bad_request(
+                "run id must be 1 to 128 characters of letters, digits, '.', '_', ':' or '-'",
+            ));
+        }
+    }
+    Ok((meta, run_id))
+}
+
+async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Response, ApiError> {
+    let (parts, body) = req.into_parts();
+    authorize(&st, &parts.headers, Scope::Write)?;
+    check_content_type(kind, &parts.headers)?;
+    let (meta, run_id) = upload_meta(parts.uri.query(), &parts.headers)?;
+    let bytes = read_body(&st, &parts.headers, body).await?;
+    if bytes.is_empty() {
+        return Err(ApiError::bad_request("the body is empty"));
+    }
+    let run_id = run_id.unwrap_or_else(|| upload::content_run_id(kind, &meta, &bytes));
+    let parsed = tokio::task::spawn_blocking(move || upload::batches(kind, &bytes, "body", &meta))
+        .await
+        .map_err(|_| {
+            ApiError::new(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "reading the body failed",
+            )
+        })?;
+    let batches: Vec<Batch> = parsed.map_err(|e| {
+        ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "invalid_body",
+            e.to_string(),
+        )
+    })?;
+    let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
+    let points: usize = batches.iter().map(|b| b.points.len()).sum();
+    let detect_after = st.opts.detect;
+    let rec = Upload {
+        run_id: run_id.clone(),
+        kind: kind.as_str().into(),
+    };
+    let (outcome, detection) = st
+        .db(move |store| {
+            let outcome = store.save_upload(&rec, &batches)?;
+            let mut detection = None;
+            if detect_after && matches!(outcome, UploadOutcome::Stored(_)) {
+                // Stored already: a failed detection is reported, not fatal.
+                let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
+                detection = Some(
+                    detect(store, &names, &DetectOptions::default()).map_err(|e| e.to_string()),
+                );
+            }
+            Ok((outcome, detection))
+        })
+        .await?;
+    let (status, body) = match outcome {
+        UploadOutcome::Duplicate { received_at } => (
+            StatusCode::OK,
+            json!({"status": "duplicate", "run_id": run_id, "received_at": received_at,
+                   "message": "this run id was stored before; nothing was written"}),
+        ),
+        UploadOutcome::Stored(_) => {
+            let alerts: Vec<serde_json::Value> = match &detection {
+                Some(Ok(r)) => r
+                    .new_alerts
+                    .iter()
+                    .map(|a| {
+                        json!({"id": a.id, "kind": a.kind(), "from_commit": a.from_commit,
+                               "to_commit": a.to_commit, "series": a.members.len(),
+                               "url": format!("/alert/{}", a.id)})
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            let mut body = json!({"status": "stored", "run_id": run_id, "series": names,
+                                  "points": points, "alerts": alerts});
+            if let Some(Err(e)) = detection {
+                eprintln!("tardy serve: detection after upload {run_id} failed: {e}");
+                body["detection_error"] = json!(e);
+            }
+            (StatusCode::CREATED, body)
+        }
+    };
+    Ok((status, Json(body)).into_response())
+}
+
+pub async fn upload_runs(
+    State(st): State<Arc<AppState>>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    upload(st, req, UploadKind::Runs).await
+}
+
+pub async fn upload_tests(
+    State(st): State<Arc<AppState>>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    upload(st, req, UploadKind::Tests).await
+}
+
+pub async fn upload_points(
+    State(st): State<Arc<AppState>>,
+    req: Request,
+) -> Result<Response, ApiError> {
+    upload(st, req, UploadKind::Points).await
+}
+
+pub async fn health(State(st): State<Arc<AppState>>) -> Result<Response, ApiError> {
+    let series = st.db(|s| s.list()).await?.len();
+    Ok(Json(json!({
+        "status": "ok",
+        "version": env!("CARGO_PKG_VERSION"),
+        "database": st.pool.backend().describe(),
+        "series": series,
+    }))
+    .into_response())
+}
+
+pub async fn series(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    query_params(q.as_deref(), &[])?;
+    Ok(Json(st.db(|s| s.list()).await?).into_response())
+}
+
+pub async fn points(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    let q = query_params(q.as_deref(), &["series", "branch", "since"])?;
+    let name = q
+        .get("series")
+        .cloned()
+        .ok_or_else(|| ApiError::bad_request("missing query parameter 'series'"))?;
+    let filter = PointFilter {
+        branch: q.get("branch").cloned(),
+        since: match q.get("since") {
+            None => None,
+            Some(t) => Some(parse_time(t).ok_or_else(|| {
+                ApiError::bad_request(format!("since '{t}' is not a date or Unix seconds"))
+            })?),
+        },
+    };
+    let body = st
+        .db(move |s| {
+            let info = s
+                .series(&name)?
+                .ok_or_else(|| crate::store::DbError::NoSeries(name.clone()))?;
+            let points = s.points(info.id, &filter)?;
+            Ok(json!({"series": info, "points": points}))
+        })
+        .await?;
+    Ok(Json(body).into_response())
+}
+
+/// `open` (default), `acknowledged`, `dismissed` or `all`.
+pub fn alert_states(q: Option<&String>) -> Result<Vec<AlertState>, ApiError> {
+    Ok(match q.map(String::as_str) {
+        None | Some("open") => vec![AlertState::Open],
+        Some("acknowledged") => vec![AlertState::Acknowledged],
+        Some("dismissed") => vec![AlertState::Dismissed],
+        Some("all") => vec![
+            AlertState::Open,
+            AlertState::Acknowledged,
+            AlertState::Dismissed,
+        ],
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "state '{}' is not open, acknowledged, dismissed or all",
+                other.chars().take(40).collect::<String>()
+            )));
+        }
+    })
+}
+
+pub async fn alerts(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    let q = query_params(q.as_deref(), &["state"])?;
+    let states = alert_states(q.get("state"))?;
+    Ok(Json(st.db(move |s| s.alerts(&states)).await?).into_response())
+}
+
+pub fn alert_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|&i| i > 0).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no alert '{}'",
+            raw.chars().take(40).collect::<String>()
+        ))
+    })
+}
+
+pub async fn alert(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    let id = alert_id(&id)?;
+    let a = st
+        .db(move |s| s.alert(id)?.ok_or(crate::store::DbError::NoAlert(id)))
+        .await?;
+    Ok(Json(a).into_response())
+}
+
+/// `ack`/`acknowledge`, `dismiss` or `reopen`.
+pub fn action_state(action: &str) -> Result<AlertState, ApiError> {
+    match action {
+        "ack" | "acknowledge" => Ok(AlertState::Acknowledged),
+        "dismiss" => Ok(AlertState::Dismissed),
+        "reopen" => Ok(AlertState::Open),
+        other => Err(ApiError::not_found(format!(
+            "no action '{}' (ack, dismiss or reopen)",
+            other.chars().take(40).collect::<String>()
+        ))),
+    }
+}
+
+pub async fn alert_action(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path((id, action)): Path<(String, String)>,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Write)?;
+    let id = alert_id(&id)?;
+    let state = action_state(&action)?;
+    st.db(move |s| s.set_alert_state(id, state)).await?;
+    Ok(Json(json!({"id": id, "state": state})).into_response())
+}
+
+pub async fn uploads(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    let q = query_params(q.as_deref(), &["limit"])?;
+    let limit = match q.get("limit") {
+        None => 50,
+        Some(l) => l
+            .parse::<i64>()
+            .ok()
+            .filter(|n| (1..=1000).contains(n))
+            .ok_or_else(|| ApiError::bad_request("limit must be a number from 1 to 1000"))?,
+    };
+    Ok(Json(st.db(move |s| s.uploads(limit)).await?).into_response())
+}
+
+pub async fn machines(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&st, &headers, Scope::Read)?;
+    Ok(Json(st.db(|s| s.machines()).await?).into_response())
+}
+
+pub async fn not_found(req: Request) -> Response {
+    let path = req.uri().path().to_string();
+    if path.starts_with("/api/") {
+        ApiError::not_found(format!(
+            "no such endpoint: {}",
+            path.chars().take(80).collect::<String>()
+        ))
+        .into_response()
+    } else {
+        super::pages::not_found_page(&path)
+    }
+}
+
+pub async fn method_not_allowed(req: Request) -> Response {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        format!("{} is not allowed on {}", req.method(), req.uri().path()),
+    )
+    .into_response()
+}

@@ -1,0 +1,167 @@
+//! Bearer tokens: the token file holds only their SHA-256 hashes, one per
+//! line (`sha256:HEX SCOPE LABEL`, SCOPE `write` or `read`), so a leaked
+//! file grants nothing. `tardy token add` makes a token and appends its hash.
+
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+/// What a token may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Scope {
+    Read,
+    Write,
+}
+
+impl Scope {
+    pub fn parse(s: &str) -> Option<Scope> {
+        match s {
+            "read" => Some(Scope::Read),
+            "write" => Some(Scope::Write),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Read => "read",
+            Scope::Write => "write",
+        }
+    }
+}
+
+/// The tokens a server accepts.
+#[derive(Debug, Clone, Default)]
+pub struct Tokens {
+    entries: Vec<([u8; 32], Scope, String)>,
+}
+
+/// A problem with the token file, naming the line.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenError {
+    #[error("cannot read token file '{path}': {detail}")]
+    Io { path: String, detail: String },
+    #[error("{path}:{line}: expected 'sha256:<64 hex digits> write|read [label]', found '{found}'")]
+    Syntax {
+        path: String,
+        line: usize,
+        found: String,
+    },
+}
+
+fn hash(token: &str) -> [u8; 32] {
+    Sha256::digest(token.trim().as_bytes()).into()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(s: &str) -> Option<[u8; 32]> {
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Compare without stopping at the first differing byte.
+fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Tokens {
+    /// Read a token file; a missing file holds no tokens only when
+    /// `missing_ok`.
+    pub fn load(path: &Path) -> Result<Tokens, TokenError> {
+        let name = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| TokenError::Io {
+            path: name.clone(),
+            detail: e.to_string(),
+        })?;
+        Tokens::parse(&text, &name)
+    }
+
+    pub fn parse(text: &str, name: &str) -> Result<Tokens, TokenError> {
+        let mut entries = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let mut parts = line.splitn(3, char::is_whitespace);
+            let digest = parts
+                .next()
+                .and_then(|h| h.strip_prefix("sha256:"))
+                .and_then(unhex);
+            let scope = parts.next().map(str::trim).and_then(Scope::parse);
+            match (digest, scope) {
+                (Some(d), Some(s)) => {
+                    entries.push((d, s, parts.next().unwrap_or("").trim().to_string()))
+                }
+                _ => {
+                    return Err(TokenError::Syntax {
+                        path: name.to_string(),
+                        line: i + 1,
+                        found: line.chars().take(40).collect(),
+                    });
+                }
+            }
+        }
+        Ok(Tokens { entries })
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// The scope of `token` (and its label), if it is one of ours.
+    pub fn check(&self, token: &str) -> Option<(Scope, &str)> {
+        let h = hash(token);
+        // Every entry is compared, so timing does not tell which matched.
+        let mut found = None;
+        for (d, scope, label) in &self.entries {
+            if same(d, &h) && found.is_none() {
+                found = Some((*scope, label.as_str()));
+            }
+        }
+        found
+    }
+}
+
+/// A new random token and the line that stores its hash.
+pub fn new_token(scope: Scope, label: &str) -> std::io::Result<(String, String)> {
+    let mut bytes = [0u8; 24];
+    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
+    let token = format!("tardy_{}", hex(&bytes));
+    let label: String = label.chars().filter(|c| !c.is_control()).collect();
+    let line = format!("sha256:{} {} {}", hex(&hash(&token)), scope.as_str(), label);
+    Ok((token, line.trim_end().to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_are_checked_by_hash() {
+        let (w, wl) = new_token(Scope::Write, "ci").unwrap();
+        let (r, rl) = new_token(Scope::Read, "").unwrap();
+        assert!(!wl.contains(&w) && w.starts_with("tardy_"));
+        let t = Tokens::parse(&format!("# tokens\n{wl}\n\n{rl}\n"), "f").unwrap();
+        assert_eq!(t.check(&w), Some((Scope::Write, "ci")));
+        assert_eq!(t.check(&r).map(|x| x.0), Some(Scope::Read));
+        assert_eq!(t.check("tardy_nope"), None);
+        assert_eq!(t.check(""), None);
+        let e = Tokens::parse("sha256:zz write\n", "tokens").unwrap_err();
+        assert!(e.to_string().starts_with("tokens:1:"), "{e}");
+        assert!(Tokens::parse(&format!("{} admin", &wl[..71]), "f").is_err());
+    }
+}

@@ -1,0 +1,241 @@
+//! The other end of the API: uploading a body to a `tardy serve` from CI
+//! (`tardy push`, `tardy run --push`), with retries and exponential
+//! backoff on failures that may pass (connection refused or reset,
+//! timeouts, 408, 429, 5xx; `Retry-After` is honoured). The run id is sent
+//! with every attempt, so a retry after a lost answer is stored once.
+
+use std::time::Duration;
+
+use crate::history::upload::{UploadKind, UploadMeta, content_run_id};
+
+/// How to upload.
+#[derive(Debug, Clone)]
+pub struct PushOptions {
+    pub token: Option<String>,
+    /// Attempts after the first.
+    pub retries: u32,
+    /// The first pause between attempts; doubled each time, capped at 30 s.
+    pub backoff: Duration,
+    /// Per attempt.
+    pub timeout: Duration,
+}
+
+impl Default for PushOptions {
+    fn default() -> Self {
+        PushOptions {
+            token: None,
+            retries: 5,
+            backoff: Duration::from_millis(500),
+            timeout: Duration::from_secs(60),
+        }
+    }
+}
+
+/// What the server answered.
+#[derive(Debug, Clone)]
+pub struct Pushed {
+    pub status: u16,
+    pub body: serde_json::Value,
+    pub run_id: String,
+    pub attempts: u32,
+}
+
+/// The endpoint of `kind` under `base` (`http://host:port`).
+pub fn endpoint(base: &str, kind: UploadKind) -> String {
+    format!("{}/api/v1/{}", base.trim_end_matches('/'), kind.as_str())
+}
+
+fn query(meta: &UploadMeta) -> String {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    if let Some(c) = &meta.commit {
+        q.append_pair("commit", c);
+    }
+    if let Some(b) = &meta.branch {
+        q.append_pair("branch", b);
+    }
+    if let Some(t) = meta.commit_time {
+        q.append_pair("commit_time", &t.to_string());
+    }
+    if let Some(s) = &meta.series {
+        q.append_pair("series", s);
+    }
+    if let Some(d) = meta.direction {
+        q.append_pair("direction", d.as_str());
+    }
+    q.finish()
+}
+
+/// JSON with every non-ASCII character escaped, so it fits in a header.
+fn ascii_json(v: &impl serde::Serialize) -> String {
+    let s = serde_json::to_string(v).unwrap_or_default();
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            let mut buf = [0u16; 2];
+            for u in c.encode_utf16(&mut buf) {
+                out.push_str(&format!("\\u{u:04x}"));
+            }
+        }
+    }
+    out
+}
+
+fn content_type(kind: UploadKind, body: &[u8]) -> &'static str {
+    let head = String::from_utf8_lossy(&body[..body.len().min(64)]).to_string();
+    let t = head.trim_start_matches('\u{feff}').trim_start();
+    match kind {
+        _ if body.starts_with(&[0x1f, 0x8b]) => "application/gzip",
+        UploadKind::Tests if t.starts_with('<') => "application/xml",
+        UploadKind::Tests => "application/x-ndjson",
+        UploadKind::Points if t.starts_with('{') => "application/json",
+        UploadKind::Points => "text/csv",
+        UploadKind::Runs if t.starts_with('{') || t.starts_with('[') => "application/json",
+        UploadKind::Runs => "text/plain",
+    }
+}
+
+/// A pause of `base * 2^attempt` (at most 30 s), with +-25% jitter so
+/// runners that failed together do not retry together.
+fn backoff(base: Duration, attempt: u32) -> Duration {
+    let d = base
+        .saturating_mul(1u32 << attempt.min(16))
+        .min(Duration::from_secs(30));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |t| t.subsec_nanos());
+    let jitter = 0.75 + (nanos % 1000) as f64 / 2000.0;
+    d.mul_f64(jitter)
+}
+
+/// Upload `body` as `kind`. A 2xx answer is Ok, as is a 4xx (the server
+/// will not change its mind; the caller reports it); transport failures and
+/// 408/429/5xx are retried, and the last one is the error.
+pub fn push(
+    base: &str,
+    kind: UploadKind,
+    body: &[u8],
+    meta: &UploadMeta,
+    run_id: Option<&str>,
+    opts: &PushOptions,
+) -> Result<Pushed, String> {
+    let run_id = run_id.map_or_else(|| content_run_id(kind, meta, body), str::to_string);
+    let mut url = endpoint(base, kind);
+    let q = query(meta);
+    if !q.is_empty() {
+        url = format!("{url}?{q}");
+    }
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(opts.timeout))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut last = String::new();
+    for attempt in 0..=opts.retries {
+        if attempt > 0 {
+            std::thread::sleep(backoff(opts.backoff, attempt - 1));
+        }
+        let mut req = agent
+            .post(&url)
+            .header("Content-Type", content_type(kind, body))
+            .header("X-Tardy-Run-Id", &run_id);
+        if let Some(t) = &opts.token {
+            req = req.header("Authorization", &format!("Bearer {t}"));
+        }
+        if let Some(fp) = &meta.fingerprint {
+            req = req.header("X-Tardy-Fingerprint", &ascii_json(fp));
+        }
+        match req.send(body) {
+            Err(e) => last = format!("{url}: {e}"),
+            Ok(mut resp) => {
+                let status = resp.status().as_u16();
+                let retry_after = resp
+                    .headers()
+                    .get("retry-after")
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| v.trim().parse::<u64>().ok());
+                let text = resp
+                    .body_mut()
+                    .with_config()
+                    .limit(4 << 20)
+                    .read_to_string()
+                    .unwrap_or_default();
+                let body: serde_json::Value =
+                    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+                if matches!(status, 408 | 429 | 500..=599) {
+                    last = format!(
+                        "{url}: HTTP {status}: {}",
+                        body.pointer("/error/message")
+                            .and_then(|m| m.as_str())
+                            .unwrap_or("")
+                    );
+                    if let Some(s) = retry_after {
+                        std::thread::sleep(Duration::from_secs(s.min(60)));
+                    }
+                    continue;
+                }
+                return Ok(Pushed {
+                    status,
+                    body,
+                    run_id,
+                    attempts: attempt + 1,
+                });
+            }
+        }
+    }
+    Err(format!(
+        "gave up after {} attempt{}: {last}",
+        opts.retries + 1,
+        if opts.retries == 0 { "" } else { "s" }
+    ))
+}
+
+/// Which endpoint a file goes to, from its name and first bytes: test
+/// reports (XML, `go test -json`, gzip) to tests, CSV and points JSON to
+/// points, results (tardy, hyperfine, Go benchmarks...) to runs.
+pub fn guess_kind(name: &str, body: &[u8]) -> UploadKind {
+    let lower = name.to_ascii_lowercase();
+    let head = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
+    let t = head.trim_start_matches('\u{feff}').trim_start();
+    if body.starts_with(&[0x1f, 0x8b]) || t.starts_with('<') {
+        return UploadKind::Tests;
+    }
+    if t.starts_with('{') && t.lines().next().is_some_and(|l| l.contains("\"Action\"")) {
+        return UploadKind::Tests;
+    }
+    if lower.ends_with(".csv") {
+        return UploadKind::Points;
+    }
+    if t.starts_with('{')
+        && let Ok(v) = serde_json::from_slice::<serde_json::Value>(body)
+        && v.get("series")
+            .and_then(|s| s.as_array())
+            .is_some_and(|a| a.iter().all(|x| x.get("points").is_some()))
+    {
+        return UploadKind::Points;
+    }
+    UploadKind::Runs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kinds_from_content() {
+        assert_eq!(guess_kind("r.xml", b"<testsuites/>"), UploadKind::Tests);
+        assert_eq!(
+            guess_kind("t.json", b"{\"Time\":\"x\",\"Action\":\"run\"}\n"),
+            UploadKind::Tests
+        );
+        assert_eq!(guess_kind("h.csv", b"time,a\n"), UploadKind::Points);
+        assert_eq!(
+            guess_kind("p.json", br#"{"series":[{"name":"a","points":[]}]}"#),
+            UploadKind::Points
+        );
+        assert_eq!(guess_kind("r.json", br#"{"results":[]}"#), UploadKind::Runs);
+        assert_eq!(ascii_json(&"é"), "\"\\u00e9\"");
+        assert!(backoff(Duration::from_millis(500), 20) <= Duration::from_millis(37_500));
+    }
+}

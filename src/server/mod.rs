@@ -1,0 +1,219 @@
+//! `tardy serve`: the team's server. An ingest API (`/api/v1/...`, see
+//! docs/api.md) that CI runners upload results, test reports and points to,
+//! JSON reads, and server-rendered pages drawn with the report's SVG charts.
+//! The data lives in the history store (SQLite or PostgreSQL, [`pool`]);
+//! the server keeps no state of its own, so several may share one
+//! PostgreSQL database.
+//!
+//! [`auth`] checks bearer tokens, [`api`] serves the API, [`pages`] the web
+//! pages, [`error`] turns failures into JSON answers; [`client`] is the
+//! uploading side (`tardy push`). The listener here
+//! bounds what a client can hold: header and body read timeouts (slow
+//! clients are cut off), a body size limit and a connection limit.
+
+pub mod api;
+pub mod auth;
+pub mod client;
+pub mod error;
+pub mod pages;
+pub mod pool;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::routing::{get, post};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+
+use auth::Tokens;
+use pool::{Backend, Pool};
+
+/// How to serve.
+#[derive(Debug, Clone)]
+pub struct ServeOptions {
+    pub backend: Backend,
+    pub project: String,
+    pub listen: String,
+    pub tokens: Tokens,
+    /// Reads need a token too (read or write scope).
+    pub read_protected: bool,
+    /// Largest request body accepted.
+    pub max_body: usize,
+    /// A client must send its request headers within this time...
+    pub header_timeout: Duration,
+    /// ...and its body within this one.
+    pub body_timeout: Duration,
+    pub max_connections: usize,
+    /// Run change-point detection after each upload.
+    pub detect: bool,
+}
+
+impl ServeOptions {
+    pub fn new(backend: Backend, project: &str) -> ServeOptions {
+        ServeOptions {
+            backend,
+            project: project.to_string(),
+            listen: "127.0.0.1:8080".into(),
+            tokens: Tokens::default(),
+            read_protected: false,
+            max_body: 32 << 20,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(60),
+            max_connections: 512,
+            detect: true,
+        }
+    }
+}
+
+/// Why the server could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("{0}")]
+    Db(#[from] crate::store::DbError),
+    #[error("cannot listen on {addr}: {detail}")]
+    Listen { addr: String, detail: String },
+    #[error("cannot start the server's runtime: {0}")]
+    Runtime(std::io::Error),
+}
+
+/// What every request sees.
+pub struct AppState {
+    pub pool: Pool,
+    pub opts: ServeOptions,
+}
+
+impl AppState {
+    /// Run blocking database work off the async threads.
+    pub async fn db<T: Send + 'static>(
+        self: &Arc<Self>,
+        f: impl FnOnce(&mut dyn crate::store::History) -> Result<T, crate::store::DbError>
+        + Send
+        + 'static,
+    ) -> Result<T, error::ApiError> {
+        let st = self.clone();
+        match tokio::task::spawn_blocking(move || st.pool.with(f)).await {
+            Ok(r) => r.map_err(error::ApiError::from),
+            Err(_) => Err(error::ApiError::new(
+                axum::http::StatusCode::INTERNAL_SERVER_ERROR,
+                "internal",
+                "the request's worker failed",
+            )),
+        }
+    }
+}
+
+/// The routes.
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/healthz", get(api::health))
+        .route("/api/v1/runs", post(api::upload_runs))
+        .route("/api/v1/tests", post(api::upload_tests))
+        .route("/api/v1/points", post(api::upload_points).get(api::points))
+        .route("/api/v1/series", get(api::series))
+        .route("/api/v1/alerts", get(api::alerts))
+        .route("/api/v1/alerts/{id}", get(api::alert))
+        .route("/api/v1/alerts/{id}/{action}", post(api::alert_action))
+        .route("/api/v1/uploads", get(api::uploads))
+        .route("/api/v1/machines", get(api::machines))
+        .route("/", get(pages::overview))
+        .route("/series", get(pages::series))
+        .route("/test", get(pages::test))
+        .route("/alert/{id}", get(pages::alert).post(pages::alert_form))
+        .route("/machines", get(pages::machines))
+        .route("/login", get(pages::login_form).post(pages::login))
+        .route("/static/{*path}", get(pages::static_file))
+        .fallback(api::not_found)
+        .method_not_allowed_fallback(api::method_not_allowed)
+        .with_state(state)
+}
+
+/// Serve until SIGINT or SIGTERM. `ready` is called with the bound address
+/// (port 0 picks a free one) before the first request is taken.
+pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    let pool = Pool::new(opts.backend.clone(), &opts.project, 16)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(ServeError::Runtime)?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(&opts.listen)
+            .await
+            .map_err(|e| ServeError::Listen {
+                addr: opts.listen.clone(),
+                detail: e.to_string(),
+            })?;
+        let addr = listener.local_addr().map_err(|e| ServeError::Listen {
+            addr: opts.listen.clone(),
+            detail: e.to_string(),
+        })?;
+        ready(addr);
+        let state = Arc::new(AppState { pool, opts });
+        accept_loop(listener, state).await;
+        Ok(())
+    })
+}
+
+async fn shutdown_signal() {
+    use tokio::signal::unix::{SignalKind, signal};
+    let term = signal(SignalKind::terminate());
+    let int = signal(SignalKind::interrupt());
+    match (term, int) {
+        (Ok(mut t), Ok(mut i)) => {
+            tokio::select! {
+                _ = t.recv() => {}
+                _ = i.recv() => {}
+            }
+        }
+        _ => std::future::pending::<()>().await,
+    }
+}
+
+async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
+    let max = state.opts.max_connections;
+    let slots = Arc::new(tokio::sync::Semaphore::new(max));
+    let app = router(state.clone());
+    let shutdown = shutdown_signal();
+    tokio::pin!(shutdown);
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    loop {
+        let accepted = tokio::select! {
+            _ = &mut shutdown => break,
+            a = listener.accept() => a,
+        };
+        let Ok((stream, _peer)) = accepted else {
+            // Out of file descriptors and the like: let it pass.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            continue;
+        };
+        // Over the limit, the newest connection is refused.
+        let Ok(slot) = slots.clone().try_acquire_owned() else {
+            drop(stream);
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        let service = TowerToHyperService::new(app.clone());
+        let header_timeout = state.opts.header_timeout;
+        let mut stopping = stopping.clone();
+        tokio::spawn(async move {
+            let conn = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(header_timeout)
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::pin!(conn);
+            tokio::select! {
+                _ = conn.as_mut() => {}
+                _ = stopping.changed() => {
+                    // Finish the request in flight, then close.
+                    conn.as_mut().graceful_shutdown();
+                    let _ = conn.await;
+                }
+            }
+            drop(slot);
+        });
+    }
+    let _ = stop.send(true);
+    // Let requests in flight finish (their writes commit or roll back).
+    let _ = tokio::time::timeout(Duration::from_secs(10), slots.acquire_many(max as u32)).await;
+}

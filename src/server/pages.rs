@@ -1,0 +1,381 @@
+//! The web pages: each handler gathers what its page shows from the store
+//! (on a blocking thread) and hands it to [`crate::render::web`]. Changing
+//! an alert's state from a page needs a write token (typed into the form,
+//! or the sign-in cookie); with `--read-token` every page needs a token.
+
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use axum::extract::{Path, RawQuery, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+
+use super::AppState;
+use super::api::{alert_id, authorize, query_params};
+use super::auth::Scope;
+use super::error::ApiError;
+use crate::history::bisect::{bisect_argv, shell_line};
+use crate::history::view::{series_view, test_view};
+use crate::render::web::{self, Overview, Pipeline, PipelineRow};
+use crate::stats::summary::median_by_selection;
+use crate::store::DbError;
+use crate::store::history::{AlertState, PointFilter, SeriesKind};
+
+/// Builds shown in the pipeline and points in the overview's sparklines.
+const RECENT: usize = 12;
+
+/// An error as an HTML page (the API answers JSON instead).
+fn html_error(st: &AppState, e: ApiError) -> Response {
+    let mut r = (
+        e.status,
+        Html(web::error_page(
+            &st.opts.project,
+            e.status.as_u16(),
+            &e.message,
+        )),
+    )
+        .into_response();
+    if e.status == StatusCode::UNAUTHORIZED {
+        r = (
+            StatusCode::UNAUTHORIZED,
+            Html(web::login_page(&st.opts.project, &e.message)),
+        )
+            .into_response();
+    }
+    r
+}
+
+fn respond(st: &AppState, r: Result<String, ApiError>) -> Response {
+    match r {
+        Ok(html) => Html(html).into_response(),
+        Err(e) => html_error(st, e),
+    }
+}
+
+pub fn not_found_page(path: &str) -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        Html(web::error_page(
+            "tardy",
+            404,
+            &format!(
+                "There is no page at {}.",
+                path.chars().take(80).collect::<String>()
+            ),
+        )),
+    )
+        .into_response()
+}
+
+pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let r = async {
+        authorize(&st, &headers, Scope::Read)?;
+        let project = st.opts.project.clone();
+        st.db(move |s| {
+            let list = s.list()?;
+            let mut series = Vec::new();
+            let mut suites = Vec::new();
+            for info in list {
+                let points = s.points(info.id, &PointFilter::default())?;
+                let recent: Vec<f64> = points
+                    .iter()
+                    .rev()
+                    .take(60)
+                    .rev()
+                    .map(|p| p.value)
+                    .collect();
+                if info.kind == SeriesKind::Suite {
+                    suites.push((info.clone(), points));
+                }
+                series.push((info, recent));
+            }
+            let alerts = s.alerts(&[AlertState::Open])?;
+            let uploads = s.uploads(15)?;
+            let pipeline = pipeline(&suites);
+            Ok(web::overview(&Overview {
+                project: &project,
+                series: &series,
+                alerts: &alerts,
+                uploads: &uploads,
+                pipeline: &pipeline,
+            }))
+        })
+        .await
+    }
+    .await;
+    respond(&st, r)
+}
+
+/// The last builds (commits, else run times) across the suites, and each
+/// suite's duration in each with its ratio to the suite's median there.
+fn pipeline(
+    suites: &[(
+        crate::store::history::SeriesInfo,
+        Vec<crate::store::history::Point>,
+    )],
+) -> Pipeline {
+    let key = |p: &crate::store::history::Point| {
+        p.commit
+            .clone()
+            .unwrap_or_else(|| crate::render::history::date(p.time()))
+    };
+    // Builds in time order, newest RECENT.
+    let mut builds: Vec<(i64, String)> = Vec::new();
+    for (_, points) in suites {
+        for p in points.iter().rev().take(RECENT) {
+            let k = key(p);
+            if !builds.iter().any(|(_, b)| *b == k) {
+                builds.push((p.time(), k));
+            }
+        }
+    }
+    builds.sort();
+    let builds: Vec<String> = builds
+        .into_iter()
+        .rev()
+        .take(RECENT)
+        .rev()
+        .map(|b| b.1)
+        .collect();
+    let rows = suites
+        .iter()
+        .map(|(info, points)| {
+            let values: Vec<Option<f64>> = builds
+                .iter()
+                .map(|b| points.iter().rev().find(|p| key(p) == *b).map(|p| p.value))
+                .collect();
+            let mut shown: Vec<f64> = values.iter().flatten().copied().collect();
+            let median = if shown.is_empty() {
+                f64::NAN
+            } else {
+                median_by_selection(&mut shown)
+            };
+            PipelineRow {
+                suite: info.name.clone(),
+                unit: info.unit.clone(),
+                cells: values
+                    .into_iter()
+                    .map(|v| v.map(|v| (v, if median > 0.0 { v / median } else { 1.0 })))
+                    .collect(),
+            }
+        })
+        .collect();
+    Pipeline {
+        builds: builds
+            .iter()
+            .map(|b| crate::render::history::short(Some(b)))
+            .collect(),
+        rows,
+    }
+}
+
+fn filter_from(q: &std::collections::BTreeMap<String, String>) -> PointFilter {
+    PointFilter {
+        branch: q.get("branch").cloned().filter(|b| !b.is_empty()),
+        since: None,
+    }
+}
+
+pub async fn series(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Response {
+    let r = async {
+        authorize(&st, &headers, Scope::Read)?;
+        let q = query_params(q.as_deref(), &["name", "branch"])?;
+        let name = q
+            .get("name")
+            .cloned()
+            .ok_or_else(|| ApiError::bad_request("which series? (/series?name=NAME)"))?;
+        let filter = filter_from(&q);
+        let project = st.opts.project.clone();
+        st.db(move |s| {
+            let info = s
+                .series(&name)?
+                .ok_or_else(|| DbError::NoSeries(name.clone()))?;
+            let tests: Vec<String> = s.tests(info.id)?.into_iter().map(|t| t.name).collect();
+            let annotations: Vec<_> = s
+                .annotations()?
+                .into_iter()
+                .filter(|a| a.series.as_deref().is_none_or(|n| n == name))
+                .collect();
+            let view = series_view(s, info, &filter)?;
+            Ok(web::series_page(&project, &view, &annotations, &tests))
+        })
+        .await
+    }
+    .await;
+    respond(&st, r)
+}
+
+pub async fn test(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Response {
+    let r = async {
+        authorize(&st, &headers, Scope::Read)?;
+        let q = query_params(q.as_deref(), &["series", "name", "branch"])?;
+        let (Some(series), Some(name)) = (q.get("series").cloned(), q.get("name").cloned()) else {
+            return Err(ApiError::bad_request(
+                "which test? (/test?series=SUITE&name=TEST)",
+            ));
+        };
+        let filter = filter_from(&q);
+        let project = st.opts.project.clone();
+        st.db(move |s| {
+            let info = s
+                .series(&series)?
+                .ok_or_else(|| DbError::NoSeries(series.clone()))?;
+            match test_view(s, info, &name, &filter)? {
+                Some(view) => Ok(Ok(web::test_page(&project, &view))),
+                None => Ok(Err(ApiError::not_found(format!(
+                    "suite '{series}' has no test '{name}'"
+                )))),
+            }
+        })
+        .await?
+    }
+    .await;
+    respond(&st, r)
+}
+
+pub async fn alert(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Path(id): Path<String>,
+) -> Response {
+    let r = async {
+        authorize(&st, &headers, Scope::Read)?;
+        let id = alert_id(&id)?;
+        let project = st.opts.project.clone();
+        st.db(move |s| {
+            let alert = s.alert(id)?.ok_or(DbError::NoAlert(id))?;
+            let bisect = bisect_argv(s, &alert, None).map(|a| format!("tardy {}", shell_line(&a)));
+            Ok(web::alert_page(&project, &alert, &bisect))
+        })
+        .await
+    }
+    .await;
+    respond(&st, r)
+}
+
+/// The alert page's buttons: `state=acknowledged|dismissed|open` and the
+/// write token (form field, else cookie).
+pub async fn alert_form(
+    State(st): State<Arc<AppState>>,
+    mut headers: HeaderMap,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> Response {
+    let r = async {
+        let form = query_params(std::str::from_utf8(&body).ok(), &["state", "token"])?;
+        if let Some(t) = form.get("token").filter(|t| !t.is_empty()) {
+            let v = HeaderValue::from_str(&format!("Bearer {t}"))
+                .map_err(|_| ApiError::bad_request("the token has characters no token has"))?;
+            headers.insert(header::AUTHORIZATION, v);
+        }
+        authorize(&st, &headers, Scope::Write)?;
+        let id = alert_id(&id)?;
+        let state = match form.get("state").map(String::as_str) {
+            Some("acknowledged") => AlertState::Acknowledged,
+            Some("dismissed") => AlertState::Dismissed,
+            Some("open") => AlertState::Open,
+            _ => {
+                return Err(ApiError::bad_request(
+                    "state must be acknowledged, dismissed or open",
+                ));
+            }
+        };
+        st.db(move |s| s.set_alert_state(id, state)).await?;
+        Ok(id)
+    }
+    .await;
+    match r {
+        Ok(id) => Redirect::to(&format!("/alert/{id}")).into_response(),
+        Err(e) => html_error(&st, e),
+    }
+}
+
+pub async fn machines(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let r = async {
+        authorize(&st, &headers, Scope::Read)?;
+        let project = st.opts.project.clone();
+        st.db(move |s| {
+            let list = s.machines()?;
+            let mut rows = Vec::new();
+            for (i, m) in list.iter().enumerate() {
+                let changes = match (i.checked_sub(1).map(|j| &list[j]), &m.fingerprint) {
+                    (Some(prev), Some(fp)) => prev
+                        .fingerprint
+                        .as_ref()
+                        .map(|p| {
+                            p.differences(fp)
+                                .into_iter()
+                                .map(|(what, a, b)| format!("{what}: {a} -> {b}"))
+                                .collect()
+                        })
+                        .unwrap_or_default(),
+                    _ => Vec::new(),
+                };
+                rows.push((m.clone(), changes));
+            }
+            Ok(web::machines_page(&project, &rows))
+        })
+        .await
+    }
+    .await;
+    respond(&st, r)
+}
+
+pub async fn login_form(State(st): State<Arc<AppState>>) -> Response {
+    Html(web::login_page(
+        &st.opts.project,
+        "Paste a token (read or write) to see this server's pages.",
+    ))
+    .into_response()
+}
+
+/// Check the token and keep it in a cookie for the pages.
+pub async fn login(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
+    let form = match query_params(std::str::from_utf8(&body).ok(), &["token"]) {
+        Ok(f) => f,
+        Err(e) => return html_error(&st, e),
+    };
+    let token = form.get("token").cloned().unwrap_or_default();
+    if st.opts.tokens.check(&token).is_none() {
+        return (
+            StatusCode::UNAUTHORIZED,
+            Html(web::login_page(
+                &st.opts.project,
+                "That token is not known here.",
+            )),
+        )
+            .into_response();
+    }
+    let mut r = Redirect::to("/").into_response();
+    if let Ok(v) = HeaderValue::from_str(&format!(
+        "tardy_token={token}; HttpOnly; SameSite=Strict; Path=/"
+    )) {
+        r.headers_mut().insert(header::SET_COOKIE, v);
+    }
+    r
+}
+
+/// The only static file is the stylesheet; any other path (`..` included)
+/// is not found.
+pub async fn static_file(Path(path): Path<String>) -> Response {
+    if path == "tardy.css" {
+        (
+            [
+                (header::CONTENT_TYPE, "text/css; charset=utf-8"),
+                (header::CACHE_CONTROL, "max-age=3600"),
+            ],
+            web::stylesheet(),
+        )
+            .into_response()
+    } else {
+        not_found_page(&format!("/static/{path}"))
+    }
+}
