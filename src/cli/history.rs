@@ -459,6 +459,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 fdr,
                 filter: filter.point_filter()?,
                 full,
+                ..DetectOptions::default()
             };
             let mut db = open(&args.db).map_err(err)?;
             let report = detect::detect(&mut db, &series, &opts).map_err(err)?;

@@ -25,6 +25,10 @@ pub struct DetectOptions {
     pub filter: PointFilter,
     /// Recompute every series from scratch (ignore saved weak points).
     pub full: bool,
+    /// Alert only on change points with at least this many points on each
+    /// side: with one point a side has no spread, and the t-test calls any
+    /// difference certain.
+    pub min_side: usize,
 }
 
 impl Default for DetectOptions {
@@ -34,6 +38,7 @@ impl Default for DetectOptions {
             fdr: 0.05,
             filter: PointFilter::default(),
             full: false,
+            min_side: 2,
         }
     }
 }
@@ -49,6 +54,8 @@ pub struct DetectReport {
     pub change_points: usize,
     /// Change points left out by the false-discovery control.
     pub rejected_by_fdr: usize,
+    /// Change points not alerted yet: a side has fewer than `min_side` points.
+    pub too_few_points: usize,
     pub new_alerts: Vec<Alert>,
 }
 
@@ -204,6 +211,10 @@ pub fn detect(
             continue;
         }
         if f.alerted {
+            continue;
+        }
+        if f.cp.stats.n_before < opts.min_side || f.cp.stats.n_after < opts.min_side {
+            report.too_few_points += 1;
             continue;
         }
         let series = &selected[f.series];

@@ -83,3 +83,145 @@ pub fn temp_postgres(test: &str) -> Option<TempPostgres> {
     let url = format!("{base}/{name}");
     Some(TempPostgres { admin, name, url })
 }
+
+/// A `tardy serve` running on a free port, stopped when dropped.
+pub struct Server {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Server {
+    /// Start `tardy serve --listen 127.0.0.1:0 ARGS...` in `dir`.
+    pub fn start(dir: &Path, args: &[&str]) -> Server {
+        use std::io::BufRead as _;
+        let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tardy"))
+            .current_dir(dir)
+            .env_remove("TARDY_DB")
+            .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0"])
+            .args(args)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        let mut out = std::io::BufReader::new(child.stdout.take().unwrap());
+        out.read_line(&mut line).unwrap();
+        if line.is_empty() {
+            let mut err = String::new();
+            std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut err).unwrap();
+            panic!("tardy serve did not start: {err}");
+        }
+        let url = line.trim().rsplit(' ').next().unwrap().to_string();
+        assert!(url.starts_with("http://127.0.0.1:"), "{line}");
+        Server { child, url }
+    }
+
+    /// SIGTERM, and wait for the process to finish its requests and exit.
+    pub fn stop(mut self) -> std::process::ExitStatus {
+        unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// An HTTP answer: status, body, and the body as JSON when it is.
+pub struct Answer {
+    pub status: u16,
+    pub text: String,
+    pub headers: Vec<(String, String)>,
+}
+
+impl Answer {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.text).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.text))
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(std::time::Duration::from_secs(60)))
+        .build()
+        .into()
+}
+
+fn answer(r: Result<ureq::http::Response<ureq::Body>, ureq::Error>) -> Answer {
+    let mut r = r.unwrap();
+    let headers = r
+        .headers()
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_str().unwrap_or("").to_string()))
+        .collect();
+    Answer {
+        status: r.status().as_u16(),
+        text: r.body_mut().read_to_string().unwrap_or_default(),
+        headers,
+    }
+}
+
+/// GET with optional headers.
+pub fn get(url: &str, headers: &[(&str, &str)]) -> Answer {
+    let mut req = agent().get(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.call())
+}
+
+/// POST a body with headers.
+pub fn post(url: &str, headers: &[(&str, &str)], body: &[u8]) -> Answer {
+    let mut req = agent().post(url);
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
+    answer(req.send(body))
+}
+
+/// A JUnit report of a 20-test suite for build `build`; test `pkg.A.t7`
+/// takes 50 ms longer from build `slow_from` on.
+pub fn junit(build: usize, slow_from: usize) -> String {
+    let mut cases = String::new();
+    let mut total = 0.0;
+    for t in 0..20 {
+        let mut d = 0.1 + 0.01 * t as f64 + noise(build, t) * 0.002;
+        if t == 7 && build >= slow_from {
+            d += 0.05;
+        }
+        total += d;
+        cases.push_str(&format!(
+            "<testcase classname=\"pkg.A\" name=\"t{t}\" time=\"{d:.4}\"/>\n"
+        ));
+    }
+    format!(
+        "<?xml version=\"1.0\"?>\n<testsuite name=\"unit\" tests=\"20\" time=\"{total:.4}\">\n{cases}</testsuite>\n"
+    )
+}
+
+/// Make a write token (and a read one) in `dir/tokens`: (write, read).
+pub fn tokens(dir: &Path) -> (String, String) {
+    let mk = |scope: &str| {
+        let out = tardy(dir)
+            .args(["token", "add", "--token-file", "tokens", "--scope", scope])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    (mk("write"), mk("read"))
+}

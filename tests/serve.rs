@@ -1,0 +1,730 @@
+//! `tardy serve` and `tardy push` end to end, on the real binary over real
+//! sockets: uploads of results, test reports and points; idempotent
+//! retries (also across a restart); detection after upload and the alert
+//! page; and every kind of bad input and abuse the issue names — malformed
+//! bodies, wrong content types, oversized bodies, missing and wrong tokens,
+//! SQL injection in every parameter, path traversal, slow clients. The same
+//! upload test runs on PostgreSQL when a server is configured.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::time::Duration;
+
+use common::{Server, get, junit, post, tardy, tokens};
+
+fn data(name: &str) -> String {
+    format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+fn bearer(t: &str) -> String {
+    format!("Bearer {t}")
+}
+
+/// Upload 30 builds of a suite whose test t7 slows down at build 18, and
+/// check what the server makes of it. Returns the alert id.
+fn thirty_builds(url: &str, write: &str) -> i64 {
+    let auth = bearer(write);
+    let mut alert = None;
+    for b in 0..30 {
+        let a = post(
+            &format!(
+                "{url}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&commit_time={}",
+                1_700_000_000 + b * 3600
+            ),
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/xml"),
+            ],
+            junit(b, 18).as_bytes(),
+        );
+        assert_eq!(a.status, 201, "{}", a.text);
+        let j = a.json();
+        // (E-Divisive at p 0.001 may also flag a sub-1% wobble elsewhere.)
+        for x in j["alerts"].as_array().unwrap() {
+            if x["to_commit"] == "c18" {
+                assert_eq!(x["from_commit"], "c17", "{j}");
+                assert_eq!(x["kind"], "regression", "{j}");
+                alert = Some(x["id"].as_i64().unwrap());
+            }
+        }
+    }
+    alert.expect("an alert c17..c18 after the step")
+}
+
+fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
+    let auth = bearer(write);
+    // tardy push: results JSON, then the same again (stored once).
+    let push = |args: &[&str]| {
+        tardy(dir)
+            .env("TARDY_TOKEN", write)
+            .arg("push")
+            .arg(url)
+            .args(args)
+            .output()
+            .unwrap()
+    };
+    let out = push(&[&data("compare/hyperfine.json"), "--commit", "r1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("stored 2 points in 2 series"), "{err}");
+    let out = push(&[&data("compare/hyperfine.json"), "--commit", "r1"]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already stored"), "{err}");
+    let series = get(&format!("{url}/api/v1/series"), &[]).json();
+    let sleep = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "sleep 0.01")
+        .unwrap();
+    assert_eq!(sleep["points"], 1);
+
+    // Points as CSV and as JSON.
+    let csv = "time,commit,build_s,size_kb\n2026-01-01,a1,61.0,900\n2026-01-02,a2,61.4,905\n";
+    let a = post(
+        &format!("{url}/api/v1/points?series=ci&branch=main"),
+        &[("Authorization", &auth), ("Content-Type", "text/csv")],
+        csv.as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+    assert_eq!(a.json()["points"], 4);
+    let pj = r#"{"series":[{"name":"latency","unit":"ms","points":[{"value":3.5,"commit":"p1","time":"2026-01-03"}]}]}"#;
+    let a = post(
+        &format!("{url}/api/v1/points"),
+        &[
+            ("Authorization", &auth),
+            ("Content-Type", "application/json"),
+        ],
+        pj.as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+    let p = get(&format!("{url}/api/v1/points?series=ci%2Fbuild_s"), &[]).json();
+    assert_eq!(p["points"].as_array().unwrap().len(), 2);
+    assert_eq!(p["points"][1]["commit"], "a2");
+
+    // A suite over 30 builds: detection after each upload finds the step.
+    let id = thirty_builds(url, write);
+    let alert = get(&format!("{url}/api/v1/alerts/{id}"), &[]).json();
+    let tests: Vec<&str> = alert["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|m| m["test"].as_str())
+        .collect();
+    assert!(tests.contains(&"pkg.A :: t7"), "{alert}");
+
+    // Pages.
+    for (path, needles) in [
+        (
+            "/",
+            vec!["Open alerts", "Pipeline", "unit", "Recent uploads", "<svg"],
+        ),
+        (
+            "/series?name=unit",
+            vec!["<svg class=\"chart\"", "mark change", "pkg.A :: t7", "Runs"],
+        ),
+        (
+            "/test?series=unit&name=pkg.A%20%3A%3A%20t7",
+            vec!["pkg.A :: t7", "<svg class=\"chart\"", "mark change"],
+        ),
+        (
+            &format!("/alert/{id}"),
+            vec!["Bisect this", "pkg.A :: t7", "c17", "Acknowledge"],
+        ),
+        ("/machines", vec!["Machines"]),
+        ("/static/tardy.css", vec!["prefers-color-scheme"]),
+    ] {
+        let a = get(&format!("{url}{path}"), &[]);
+        assert_eq!(a.status, 200, "{path}: {}", a.text);
+        for n in needles {
+            assert!(a.text.contains(n), "{path} lacks {n:?}");
+        }
+    }
+    // The alert's buttons: a read token may not, a write token may.
+    let form = format!("state=acknowledged&token={read}");
+    let a = post(
+        &format!("{url}/alert/{id}"),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form.as_bytes(),
+    );
+    assert_eq!(a.status, 403, "{}", a.text);
+    let form = format!("state=acknowledged&token={write}");
+    let a = post(
+        &format!("{url}/alert/{id}"),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        form.as_bytes(),
+    );
+    assert_eq!(a.status, 303, "{}", a.text);
+    let alert = get(&format!("{url}/api/v1/alerts/{id}"), &[]).json();
+    assert_eq!(alert["state"], "acknowledged");
+    let a = post(
+        &format!("{url}/api/v1/alerts/{id}/reopen"),
+        &[("Authorization", &auth)],
+        b"",
+    );
+    assert_eq!(a.status, 200, "{}", a.text);
+    let open = get(&format!("{url}/api/v1/alerts"), &[]).json();
+    assert!(
+        open.as_array().unwrap().iter().any(|a| a["id"] == id),
+        "{open}"
+    );
+}
+
+#[test]
+fn uploads_detection_and_pages_on_sqlite() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, read) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &["--db", "sqlite:h.db", "--token-file", "tokens"],
+    );
+    uploads_and_pages(&s.url, &write, &read, dir.path());
+}
+
+#[test]
+fn uploads_detection_and_pages_on_postgres_with_two_servers() {
+    let Some(pg) = common::temp_postgres("serve_two_servers") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (write, read) = tokens(dir.path());
+    let args = ["--db", pg.url.as_str(), "--token-file", "tokens"];
+    let a = Server::start(dir.path(), &args);
+    let b = Server::start(dir.path(), &args);
+    uploads_and_pages(&a.url, &write, &read, dir.path());
+    // The second server sees the same data, and the same run sent to it
+    // is recognised.
+    let series = get(&format!("{}/api/v1/series", b.url), &[]).json();
+    assert!(
+        series
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s["name"] == "unit")
+    );
+    let out = tardy(dir.path())
+        .env("TARDY_TOKEN", &write)
+        .args([
+            "push",
+            &b.url,
+            &data("compare/hyperfine.json"),
+            "--commit",
+            "r1",
+        ])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("already stored"));
+}
+
+#[test]
+fn a_retry_after_a_restart_is_stored_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let args = ["--db", "sqlite:h.db", "--token-file", "tokens"];
+    let s = Server::start(dir.path(), &args);
+    let body = junit(1, 99);
+    let send = |url: &str| {
+        post(
+            &format!("{url}/api/v1/tests?suite=unit&commit=x1"),
+            &[
+                ("Authorization", &bearer(&write)),
+                ("X-Tardy-Run-Id", "ci-job-4711"),
+            ],
+            body.as_bytes(),
+        )
+    };
+    assert_eq!(send(&s.url).status, 201);
+    assert!(s.stop().success());
+    let s = Server::start(dir.path(), &args);
+    let a = send(&s.url);
+    assert_eq!(a.status, 200, "{}", a.text);
+    assert_eq!(a.json()["status"], "duplicate");
+    let ups = get(&format!("{}/api/v1/uploads", s.url), &[]).json();
+    assert_eq!(ups.as_array().unwrap().len(), 1);
+}
+
+/// The error body of every refusal: JSON with status, code and message.
+fn refused(a: &common::Answer, status: u16, code: &str) {
+    assert_eq!(a.status, status, "{}", a.text);
+    let j = a.json();
+    assert_eq!(j["error"]["status"], status, "{j}");
+    assert_eq!(j["error"]["code"], code, "{j}");
+    assert!(!j["error"]["message"].as_str().unwrap().is_empty());
+}
+
+#[test]
+fn bad_input_is_refused_with_a_json_error_and_nothing_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, read) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &[
+            "--db",
+            "sqlite:h.db",
+            "--token-file",
+            "tokens",
+            "--max-body-mib",
+            "1",
+        ],
+    );
+    let url = &s.url;
+    let w = bearer(&write);
+    let tests_url = format!("{url}/api/v1/tests?suite=unit&commit=c1");
+    let xml = junit(0, 99);
+    // Tokens.
+    refused(&post(&tests_url, &[], xml.as_bytes()), 401, "unauthorized");
+    refused(
+        &post(
+            &tests_url,
+            &[("Authorization", "Bearer tardy_0000")],
+            xml.as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
+    refused(
+        &post(
+            &tests_url,
+            &[("Authorization", "Basic dXNlcjpwdw==")],
+            xml.as_bytes(),
+        ),
+        401,
+        "unauthorized",
+    );
+    refused(
+        &post(
+            &tests_url,
+            &[("Authorization", &bearer(&read))],
+            xml.as_bytes(),
+        ),
+        403,
+        "forbidden",
+    );
+    // Content types.
+    for ct in ["multipart/form-data; boundary=x", "text/html", "image/png"] {
+        refused(
+            &post(
+                &tests_url,
+                &[("Authorization", &w), ("Content-Type", ct)],
+                xml.as_bytes(),
+            ),
+            415,
+            "unsupported_media_type",
+        );
+    }
+    refused(
+        &post(
+            &format!("{url}/api/v1/runs"),
+            &[("Authorization", &w), ("Content-Type", "application/xml")],
+            b"{}",
+        ),
+        415,
+        "unsupported_media_type",
+    );
+    // Oversized, declared in Content-Length and streamed in chunks.
+    let addr = url.trim_start_matches("http://");
+    for framing in ["Content-Length: 2097152", "Transfer-Encoding: chunked"] {
+        let mut c = TcpStream::connect(addr).unwrap();
+        let head = format!(
+            "POST /api/v1/tests?suite=unit HTTP/1.1\r\nHost: x\r\nAuthorization: {w}\r\n{framing}\r\n\r\n"
+        );
+        c.write_all(head.as_bytes()).unwrap();
+        let chunk = vec![b'<'; 64 << 10];
+        for _ in 0..32 {
+            let sent = if framing.starts_with("Transfer") {
+                c.write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                    .and_then(|_| c.write_all(&chunk))
+                    .and_then(|_| c.write_all(b"\r\n"))
+            } else {
+                c.write_all(&chunk)
+            };
+            if sent.is_err() {
+                break; // the server answered and closed early: fine
+            }
+        }
+        let answer = until_closed(c).expect("answered");
+        assert!(answer.starts_with("HTTP/1.1 413"), "{framing}: {answer}");
+        assert!(answer.contains("\"too_large\""), "{answer}");
+    }
+    // Malformed bodies.
+    for (endpoint, body) in [
+        (
+            "tests?suite=unit",
+            b"<testsuite><testcase name=\"x\" time=\"abc\"/>".to_vec(),
+        ),
+        ("tests?suite=unit", b"<testsuite>".to_vec()),
+        ("tests?suite=unit", b"hello".to_vec()),
+        ("runs", b"{\"results\": [".to_vec()),
+        ("runs", b"{\"results\": []}".to_vec()),
+        ("runs", vec![0xff, 0xfe, 0x00]),
+        ("points", b"time,x\n2026-01-01,1\n2026-01-02,abc\n".to_vec()),
+        (
+            "points",
+            b"{\"series\":[{\"name\":\"x\",\"points\":[{\"value\":\"NaN\"}]}]}".to_vec(),
+        ),
+        (
+            "points",
+            b"{\"series\":[{\"name\":\"x\",\"points\":[{\"value\":1e999}]}]}".to_vec(),
+        ),
+    ] {
+        refused(
+            &post(
+                &format!("{url}/api/v1/{endpoint}"),
+                &[("Authorization", &w)],
+                &body,
+            ),
+            if body.is_empty() { 400 } else { 422 },
+            "invalid_body",
+        );
+    }
+    refused(
+        &post(&tests_url, &[("Authorization", &w)], b""),
+        400,
+        "bad_request",
+    );
+    // Metadata.
+    refused(
+        &post(
+            &format!("{tests_url}&comit=typo"),
+            &[("Authorization", &w)],
+            xml.as_bytes(),
+        ),
+        400,
+        "bad_request",
+    );
+    refused(
+        &post(
+            &format!("{tests_url}&commit_time=soon"),
+            &[("Authorization", &w)],
+            xml.as_bytes(),
+        ),
+        400,
+        "bad_request",
+    );
+    refused(
+        &post(
+            &tests_url,
+            &[("Authorization", &w), ("X-Tardy-Run-Id", "../../x y")],
+            xml.as_bytes(),
+        ),
+        400,
+        "bad_request",
+    );
+    refused(
+        &post(
+            &tests_url,
+            &[("Authorization", &w), ("X-Tardy-Fingerprint", "{not json")],
+            xml.as_bytes(),
+        ),
+        400,
+        "bad_request",
+    );
+    // Nothing of all that was written.
+    assert_eq!(
+        get(&format!("{url}/api/v1/series"), &[]).json(),
+        serde_json::json!([])
+    );
+    assert_eq!(
+        get(&format!("{url}/api/v1/uploads"), &[]).json(),
+        serde_json::json!([])
+    );
+
+    // SQL injection in every parameter: stored as text, nothing else.
+    let evil = "x'); DROP TABLE points; --";
+    let enc: String = form_urlencoded::byte_serialize(evil.as_bytes()).collect();
+    let a = post(
+        &format!("{url}/api/v1/tests?suite={enc}&commit={enc}&branch={enc}&machine={enc}"),
+        &[("Authorization", &w), ("X-Tardy-Run-Id", "x-1")],
+        xml.as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+    let p = get(
+        &format!("{url}/api/v1/points?series={enc}&branch={enc}"),
+        &[],
+    )
+    .json();
+    assert_eq!(p["points"][0]["commit"], evil);
+    refused(
+        &get(
+            &format!("{url}/api/v1/points?series=x%27%20OR%20%271%27%3D%271"),
+            &[],
+        ),
+        404,
+        "not_found",
+    );
+    refused(
+        &get(
+            &format!("{url}/api/v1/alerts?state=open%27%20OR%201%3D1"),
+            &[],
+        ),
+        400,
+        "bad_request",
+    );
+    refused(
+        &get(&format!("{url}/api/v1/alerts/1%20OR%201=1"), &[]),
+        404,
+        "not_found",
+    );
+    refused(
+        &get(&format!("{url}/api/v1/uploads?limit=1;DELETE"), &[]),
+        400,
+        "bad_request",
+    );
+    let page = get(&format!("{url}/series?name={enc}"), &[]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text.contains("x&#39;); DROP TABLE points; --"),
+        "escaped in HTML"
+    );
+    assert!(!page.text.contains(evil), "never raw in HTML");
+    assert_eq!(
+        get(&format!("{url}/api/v1/series"), &[])
+            .json()
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
+
+    // Path traversal in the static route.
+    for path in [
+        "/static/../Cargo.toml",
+        "/static/%2e%2e/%2e%2e/etc/passwd",
+        "/static/..%2f..%2fetc%2fpasswd",
+        "/static//etc/passwd",
+        "/static/tardy.css/../../h.db",
+    ] {
+        let a = get(&format!("{url}{path}"), &[]);
+        assert!(a.status == 404, "{path}: {}", a.status);
+        assert!(
+            !a.text.contains("root:") && !a.text.contains("[package]"),
+            "{path}"
+        );
+    }
+    // Unknown routes and methods.
+    refused(
+        &get(&format!("{url}/api/v1/nothing"), &[]),
+        404,
+        "not_found",
+    );
+    refused(
+        &get(&format!("{url}/api/v1/runs"), &[]),
+        405,
+        "method_not_allowed",
+    );
+    refused(
+        &post(
+            &format!("{url}/api/v1/alerts/99/ack"),
+            &[("Authorization", &w)],
+            b"",
+        ),
+        404,
+        "not_found",
+    );
+    refused(
+        &post(
+            &format!("{url}/api/v1/alerts/1/explode"),
+            &[("Authorization", &w)],
+            b"",
+        ),
+        404,
+        "not_found",
+    );
+}
+
+#[test]
+fn a_server_without_tokens_takes_no_uploads_and_read_tokens_guard_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    refused(
+        &post(&format!("{}/api/v1/runs", s.url), &[], b"{}"),
+        403,
+        "uploads_off",
+    );
+    drop(s);
+    let (write, read) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &[
+            "--db",
+            "sqlite:h.db",
+            "--token-file",
+            "tokens",
+            "--read-token",
+        ],
+    );
+    refused(
+        &get(&format!("{}/api/v1/series", s.url), &[]),
+        401,
+        "unauthorized",
+    );
+    let page = get(&format!("{}/", s.url), &[]);
+    assert_eq!(page.status, 401);
+    assert!(page.text.contains("Sign in"));
+    assert_eq!(
+        get(
+            &format!("{}/api/v1/series", s.url),
+            &[("Authorization", &bearer(&read))]
+        )
+        .status,
+        200
+    );
+    assert_eq!(
+        get(
+            &format!("{}/api/v1/series", s.url),
+            &[("Authorization", &bearer(&write))]
+        )
+        .status,
+        200
+    );
+    // Signing in sets a cookie the pages accept.
+    let login = post(
+        &format!("{}/login", s.url),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        format!("token={read}").as_bytes(),
+    );
+    assert_eq!(login.status, 303);
+    let cookie = login
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(cookie.starts_with("tardy_token="));
+    assert_eq!(
+        get(&format!("{}/", s.url), &[("Cookie", &cookie)]).status,
+        200
+    );
+    let bad = post(
+        &format!("{}/login", s.url),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        b"token=nope",
+    );
+    assert_eq!(bad.status, 401);
+    // The token file holds hashes only.
+    let file = std::fs::read_to_string(dir.path().join("tokens")).unwrap();
+    assert!(!file.contains(&write) && !file.contains(&read));
+    assert!(file.lines().all(|l| l.starts_with("sha256:")));
+}
+
+/// Read from `stream` until the server closes it (or 20 s pass); what it sent.
+fn until_closed(mut stream: TcpStream) -> Option<String> {
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut got = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) => return Some(String::from_utf8_lossy(&got).to_string()),
+            Ok(n) => got.extend_from_slice(&buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {
+                return Some(String::from_utf8_lossy(&got).to_string());
+            }
+            Err(_) => return None,
+        }
+    }
+}
+
+#[test]
+fn slow_clients_are_cut_off() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &[
+            "--db",
+            "sqlite:h.db",
+            "--token-file",
+            "tokens",
+            "--header-timeout",
+            "1",
+            "--body-timeout",
+            "1",
+        ],
+    );
+    let addr = s.url.trim_start_matches("http://").to_string();
+    // Headers that never end.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    slow.write_all(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")
+        .unwrap();
+    assert!(
+        until_closed(slow).is_some(),
+        "the server kept a half-sent request open"
+    );
+    // A body that never arrives.
+    let mut slow = TcpStream::connect(&addr).unwrap();
+    let head = format!(
+        "POST /api/v1/points HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {write}\r\nContent-Type: text/csv\r\nContent-Length: 1000\r\n\r\ntime,x\n"
+    );
+    slow.write_all(head.as_bytes()).unwrap();
+    let answer = until_closed(slow).expect("the server kept a body-less request open");
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
+    assert!(answer.contains("\"timeout\""), "{answer}");
+    // An idle connection is closed too, and the server still serves.
+    let idle = TcpStream::connect(&addr).unwrap();
+    assert!(until_closed(idle).is_some());
+    assert_eq!(get(&format!("{}/healthz", s.url), &[]).status, 200);
+    // Garbage instead of HTTP.
+    let mut junk = TcpStream::connect(&addr).unwrap();
+    junk.write_all(b"\x16\x03\x01\x00\xa5 not http at all\r\n\r\n")
+        .unwrap();
+    let answer = until_closed(junk).expect("closed");
+    assert!(
+        answer.is_empty() || answer.starts_with("HTTP/1.1 400"),
+        "{answer}"
+    );
+}
+
+#[test]
+fn push_reports_failures_and_retries() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens on this port: every retry fails, then one clear line.
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    drop(l);
+    let out = tardy(dir.path())
+        .args([
+            "push",
+            &format!("http://127.0.0.1:{port}"),
+            &data("compare/hyperfine.json"),
+        ])
+        .args(["--retries", "2", "--commit", "x"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("gave up after 3 attempts"), "{err}");
+    // A refusal (wrong token) is not retried and is named.
+    let (_, read) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &["--db", "sqlite:h.db", "--token-file", "tokens"],
+    );
+    let out = tardy(dir.path())
+        .env("TARDY_TOKEN", &read)
+        .args([
+            "push",
+            &s.url,
+            &data("compare/hyperfine.json"),
+            "--commit",
+            "x",
+        ])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("HTTP 403") && err.contains("may only read"),
+        "{err}"
+    );
+    let out = tardy(dir.path())
+        .args(["push", "localhost:1", "x.json"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a server URL"));
+}
