@@ -249,8 +249,13 @@ pub fn test_page(project: &str, view: &SeriesView) -> String {
 }
 
 /// The alert page: every affected series by commit range, the state with
-/// buttons to change it, and the `tardy bisect` command to copy.
-pub fn alert_page(project: &str, alert: &Alert, bisect: &Result<String, String>) -> String {
+/// buttons to change it, and the `tardy bisect` command to copy (`bisect`:
+/// the command, and a note on it).
+pub fn alert_page(
+    project: &str,
+    alert: &Alert,
+    bisect: &(Option<String>, Option<String>),
+) -> String {
     let mut out = format!(
         "<h1>Alert #{}: {}</h1>\n<p>State: <strong class=\"state-{}\">{}</strong> · commits <code>{}..{}</code> · {} to {}{}</p>\n",
         alert.id,
@@ -291,18 +296,18 @@ pub fn alert_page(project: &str, alert: &Alert, bisect: &Result<String, String>)
         );
     }
     out.push_str("</section>\n<h2>Bisect this</h2>\n");
-    match bisect {
-        Ok(cmd) => {
-            let _ = writeln!(
-                out,
-                "<section><pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('bisect').textContent)\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span></section>",
-                esc(cmd)
-            );
-        }
-        Err(why) => {
-            let _ = writeln!(out, "<section class=\"muted\">{}</section>", esc(why));
-        }
+    out.push_str("<section>");
+    if let Some(cmd) = &bisect.0 {
+        let _ = write!(
+            out,
+            "<pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('bisect').textContent)\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span>",
+            esc(cmd)
+        );
     }
+    if let Some(note) = &bisect.1 {
+        let _ = write!(out, "<p class=\"muted\">{}</p>", esc(note));
+    }
+    out.push_str("</section>\n");
     let _ = writeln!(
         out,
         "<h2>Affected series ({})</h2>\n<section><table><tr><th>series</th><th>test</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">change</th><th class=\"num\">q</th></tr>",

@@ -252,7 +252,21 @@ pub async fn alert(
         let project = st.opts.project.clone();
         st.db(move |s| {
             let alert = s.alert(id)?.ok_or(DbError::NoAlert(id))?;
-            let bisect = bisect_argv(s, &alert, None).map(|a| format!("tardy {}", shell_line(&a)));
+            let bisect = match bisect_argv(s, &alert, None) {
+                Ok(argv) => (Some(format!("tardy {}", shell_line(&argv))), None),
+                // Without a stored command: the range, and a command to fill in.
+                Err(why) => match (&alert.from_commit, &alert.to_commit) {
+                    (Some(good), Some(bad)) => (
+                        Some(format!(
+                            "tardy bisect --good {} --bad {} -- 'YOUR BENCHMARK OR TEST COMMAND'",
+                            shell_line(std::slice::from_ref(good)),
+                            shell_line(std::slice::from_ref(bad))
+                        )),
+                        Some(why),
+                    ),
+                    _ => (None, Some(why)),
+                },
+            };
             Ok(web::alert_page(&project, &alert, &bisect))
         })
         .await
@@ -311,10 +325,22 @@ pub async fn machines(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Re
                         .fingerprint
                         .as_ref()
                         .map(|p| {
-                            p.differences(fp)
+                            let mut d: Vec<String> = p
+                                .differences(fp)
                                 .into_iter()
                                 .map(|(what, a, b)| format!("{what}: {a} -> {b}"))
-                                .collect()
+                                .collect();
+                            if p.hostname != fp.hostname {
+                                d.insert(
+                                    0,
+                                    format!(
+                                        "hostname: {} -> {}",
+                                        p.hostname.as_deref().unwrap_or("?"),
+                                        fp.hostname.as_deref().unwrap_or("?")
+                                    ),
+                                );
+                            }
+                            d
                         })
                         .unwrap_or_default(),
                     _ => Vec::new(),
