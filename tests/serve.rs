@@ -728,3 +728,59 @@ fn push_reports_failures_and_retries() {
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a server URL"));
 }
+
+#[test]
+fn run_push_uploads_the_measured_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &["--db", "sqlite:h.db", "--token-file", "tokens"],
+    );
+    let out = tardy(dir.path())
+        .env("TARDY_TOKEN", &write)
+        .args([
+            "run", "--runs", "3", "--save", "startup", "--commit", "abc123",
+        ])
+        .args(["--push", &s.url, "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("stored 1 point in 1 series"), "{err}");
+    let p = get(&format!("{}/api/v1/points?series=startup", s.url), &[]).json();
+    assert_eq!(p["points"][0]["commit"], "abc123");
+    assert_eq!(p["points"][0]["n"], 3);
+    let m = get(&format!("{}/api/v1/machines", s.url), &[]).json();
+    assert_eq!(
+        m.as_array().unwrap().len(),
+        1,
+        "the results' fingerprint was stored"
+    );
+    // --commit without --save or --push labels nothing: refused.
+    let out = tardy(dir.path())
+        .args(["run", "--runs", "1", "--commit", "x", "true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--save SERIES or --push URL"));
+}
+
+#[test]
+fn every_path_in_the_openapi_file_is_served() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    let spec = std::fs::read_to_string(format!("{}/docs/openapi.yaml", env!("CARGO_MANIFEST_DIR")))
+        .unwrap();
+    let paths: Vec<&str> = spec
+        .lines()
+        .filter_map(|l| l.strip_prefix("  /").and_then(|p| p.strip_suffix(':')))
+        .collect();
+    assert!(paths.len() >= 9, "{paths:?}");
+    for p in paths {
+        let path = p.replace("{id}", "1").replace("{action}", "ack");
+        let a = get(&format!("{}/{path}", s.url), &[]);
+        let unknown = a.status == 404 && a.text.contains("no such endpoint");
+        assert!(!unknown, "/{p} is documented but not served");
+    }
+}

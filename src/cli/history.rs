@@ -32,21 +32,27 @@ pub struct DbArgs {
 #[derive(Args, Clone, Debug)]
 pub struct SaveMeta {
     /// The commit the results belong to (default: HEAD of the repository here).
-    #[arg(long, value_name = "REV", help_heading = "History", requires = "save")]
+    #[arg(long, value_name = "REV", help_heading = "History")]
     pub commit: Option<String>,
     /// The branch (default: the current branch).
-    #[arg(
-        long,
-        value_name = "BRANCH",
-        help_heading = "History",
-        requires = "save"
-    )]
+    #[arg(long, value_name = "BRANCH", help_heading = "History")]
     pub branch: Option<String>,
     #[command(flatten)]
     pub db: DbArgs,
 }
 
 impl SaveMeta {
+    /// `--commit`/`--branch` label what is saved (or pushed): alone they
+    /// would be silently ignored.
+    pub fn check_used(&self, used: bool, by: &str) -> Result<(), String> {
+        if !used && (self.commit.is_some() || self.branch.is_some()) {
+            return Err(format!(
+                "--commit and --branch label saved results: add {by}"
+            ));
+        }
+        Ok(())
+    }
+
     /// The saved point's provenance (see [`provenance_now`]).
     pub fn provenance(&self) -> Result<Provenance, String> {
         provenance_now(self.commit.as_deref(), self.branch.as_deref())

@@ -9,7 +9,7 @@ mod doctor;
 mod exec;
 pub mod history;
 mod ministat;
-mod push;
+pub mod push;
 mod report;
 mod run;
 mod serve;

@@ -187,8 +187,48 @@ pub struct RunArgs {
     /// commands), with the commit, branch, time and machine fingerprint.
     #[arg(long, value_name = "SERIES", help_heading = "History")]
     save: Option<String>,
+    /// Upload the results to a `tardy serve` at URL (series named by --save
+    /// when given), with the commit and branch; retried on failure.
+    #[arg(long, value_name = "URL", help_heading = "History")]
+    push: Option<String>,
+    /// Write token for --push (or $TARDY_TOKEN).
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "TARDY_TOKEN",
+        hide_env_values = true,
+        help_heading = "History"
+    )]
+    push_token: Option<String>,
     #[command(flatten)]
     history: super::history::SaveMeta,
+}
+
+/// Upload the results to `url`; the server's answer, described.
+fn push_results(args: &RunArgs, url: &str, results: &Results) -> Result<bool, String> {
+    use tardy::history::upload::UploadKind;
+    let meta = super::push::meta_here(
+        args.history.commit.as_deref(),
+        args.history.branch.as_deref(),
+        args.save.as_deref(),
+    )?;
+    let opts = super::push::options(args.push_token.clone(), 5, 60.0)?;
+    let body = render::json::results(results);
+    let pushed =
+        tardy::server::client::push(url, UploadKind::Runs, body.as_bytes(), &meta, None, &opts)
+            .map_err(|e| format!("--push: {e}"))?;
+    if pushed.status >= 400 {
+        return Err(format!(
+            "--push: the server refused the results (HTTP {}): {}",
+            pushed.status,
+            pushed
+                .body
+                .pointer("/error/message")
+                .and_then(|m| m.as_str())
+                .unwrap_or("")
+        ));
+    }
+    Ok(super::push::report(url, "results", &pushed))
 }
 
 /// Save the measured runs of every benchmark as one point each.
@@ -571,6 +611,12 @@ pub fn main(args: RunArgs) -> i32 {
         Ok(b) => b,
         Err(e) => return fail(e),
     };
+    if let Err(e) = args.history.check_used(
+        args.save.is_some() || args.push.is_some(),
+        "--save SERIES or --push URL",
+    ) {
+        return fail(e);
+    }
     // Open the history database before measuring: a bad one fails now, not after.
     let mut history_db = match &args.save {
         None => None,
@@ -625,6 +671,12 @@ pub fn main(args: RunArgs) -> i32 {
         .benchmarks
         .iter()
         .any(|b| b.runs.iter().any(|r| !r.warmup));
+    if let Some(url) = &args.push
+        && measured
+        && let Err(e) = push_results(&args, url, &results)
+    {
+        return fail(e);
+    }
     if args.json {
         print!("{}", render::json::results(&results));
     } else if measured {

@@ -110,6 +110,7 @@ fn run(args: TestsArgs) -> Result<i32, String> {
             time,
             history,
         } => {
+            history.check_used(save.is_some(), "--save SUITE")?;
             let mut db = match &save {
                 Some(_) => Some(super::history::open(&history.db).map_err(|e| e.to_string())?),
                 None => None,
