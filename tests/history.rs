@@ -698,3 +698,81 @@ fn tests_show_save_stores_the_suite_and_every_test() {
         .unwrap();
     assert_eq!(o.status.code(), Some(2));
 }
+
+#[test]
+fn report_shows_verdicts_the_tests_waterfall_and_machines() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let data = |n: &str| format!("{}/tests/data/{n}", env!("CARGO_MANIFEST_DIR"));
+    for name in ["a.json", "b.json"] {
+        let out = tardy(d)
+            .args(["doctor", "--quick", "--only", "clock", "--save", name])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let out = tardy(d)
+        .args(["report", "--no-history", "-o", "r.html"])
+        .args([&data("compare/old.txt"), &data("compare/new.txt")])
+        .args([
+            &data("reports/seed000-before.xml"),
+            &data("reports/seed000-after.xml"),
+        ])
+        .args(["a.json", "b.json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    for needle in [
+        "<h2>Verdicts</h2>",
+        "class=\"verdict-slower\">slower",
+        "old.txt: Sum-2",
+        "<h2>Tests: ",
+        "15.6 ms, the default Windows timer resolution",
+        "class=\"bar up\"",
+        "<h2>Machines: a.json → b.json</h2>",
+        "clock_gettime",
+    ] {
+        assert!(html.contains(needle), "the report lacks {needle:?}");
+    }
+    assert!(!html.contains("<script"));
+    // One chart alone as SVG; several charts is an error that says how to pick.
+    let out = tardy(d)
+        .args(["report", "--no-history", "--format", "svg", "-o", "w.svg"])
+        .args([
+            &data("reports/seed000-before.xml"),
+            &data("reports/seed000-after.xml"),
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let svg = std::fs::read_to_string(d.join("w.svg")).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains("<style>") && svg.contains("<rect"));
+    assert!(!svg.contains("<html"));
+    let out = tardy(d)
+        .args(["report", "--no-history", "--format", "svg", "-o", "x.svg"])
+        .args([&data("compare/old.txt"), &data("compare/new.txt")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("charts; choose one"));
+    // Three test reports or one doctor file: which pair is unclear.
+    let out = tardy(d)
+        .args(["report", "--no-history", "-o", "x.html", "a.json"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("compares two"));
+}

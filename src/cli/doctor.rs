@@ -73,7 +73,7 @@ pub fn main(args: DoctorArgs) -> i32 {
 }
 
 /// Read a saved doctor report, checking its shape and version.
-fn load(path: &Path) -> Result<DoctorReport, String> {
+pub(super) fn load(path: &Path) -> Result<DoctorReport, String> {
     let name = path.display();
     let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
     let v: serde_json::Value = serde_json::from_str(&text)

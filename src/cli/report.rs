@@ -4,9 +4,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use tardy::analyze::compare::{self, Side};
+use tardy::analyze::suite;
+use tardy::diagnose::machine;
 use tardy::history::view;
+use tardy::ingest::reports;
 use tardy::ingest::{self, Format, NumberOptions};
-use tardy::render::report::{self, ResultsView};
+use tardy::render::report::{self, ResultsView, TestsView};
+use tardy::stats::compare::{Correction, Options as CompareOptions};
 use tardy::stats::summary::median_by_selection;
 use tardy::store::history::{AlertState, PointFilter};
 use tardy::store::{DbError, History};
@@ -40,8 +45,44 @@ pub struct ReportArgs {
     /// Page title.
     #[arg(long, default_value = "tardy report")]
     title: String,
+    /// html: the whole page; svg: one chart alone (there must be exactly
+    /// one: pick a series with --series, or give one set of files).
+    #[arg(long, value_parser = ["html", "svg"], default_value = "html")]
+    format: String,
     #[command(flatten)]
     db: super::history::DbArgs,
+}
+
+/// What a file given to `tardy report` holds.
+enum Kind {
+    Results,
+    Tests,
+    Doctor,
+}
+
+/// From the first bytes: test reports (XML, gzip, `go test -json`), doctor
+/// reports (JSON of schema tardy-doctor), else results.
+fn kind_of(path: &str) -> Result<Kind, String> {
+    use std::io::Read;
+    let mut head = vec![0u8; 4096];
+    let n = std::fs::File::open(path)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| format!("{path}: cannot read: {e}"))?;
+    head.truncate(n);
+    let text = String::from_utf8_lossy(&head);
+    let t = text.trim_start_matches('\u{feff}').trim_start();
+    Ok(
+        if head.starts_with(&[0x1f, 0x8b])
+            || t.starts_with('<')
+            || (t.starts_with('{') && t.lines().next().is_some_and(|l| l.contains("\"Action\"")))
+        {
+            Kind::Tests
+        } else if t.starts_with('{') && t.contains("\"tardy.doctor\"") {
+            Kind::Doctor
+        } else {
+            Kind::Results
+        },
+    )
 }
 
 pub fn main(args: ReportArgs) -> i32 {
@@ -81,39 +122,131 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
     }
     let mut results = Vec::new();
+    let mut datasets = Vec::new();
+    let mut test_reports = Vec::new();
+    let mut doctors = Vec::new();
     for f in &args.files {
+        match kind_of(f)? {
+            Kind::Tests => {
+                let r = reports::read_run(&[PathBuf::from(f)], false).map_err(|e| e.to_string())?;
+                test_reports.push((f.clone(), r));
+                continue;
+            }
+            Kind::Doctor => {
+                doctors.push((f.clone(), super::doctor::load(std::path::Path::new(f))?));
+                continue;
+            }
+            Kind::Results => {}
+        }
         let data = ingest::read_path(f, Format::Auto, &NumberOptions::default())
             .map_err(|e| e.to_string())?;
-        let unit = data
-            .series
-            .first()
-            .map_or("s".to_string(), |s| s.unit.clone());
-        let sets = data
-            .series
-            .iter()
-            .map(|s| {
-                let mut v = s.values.clone();
-                let median = if v.is_empty() {
-                    f64::NAN
-                } else {
-                    median_by_selection(&mut v)
-                };
-                (s.name.clone(), s.values.clone(), median)
-            })
-            .collect();
-        results.push(ResultsView {
-            source: f.clone(),
-            unit,
-            sets,
-        });
+        datasets.push(data);
     }
-    if series.is_empty() && results.is_empty() {
+    // One chart per unit, every file's sets in it side by side (a set is
+    // named by its file when there are several files).
+    let several = datasets.len() > 1;
+    for d in &datasets {
+        let file = std::path::Path::new(&d.source)
+            .file_name()
+            .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
+        for s in &d.series {
+            let mut v = s.values.clone();
+            let median = if v.is_empty() {
+                f64::NAN
+            } else {
+                median_by_selection(&mut v)
+            };
+            let name = if several {
+                format!("{file}: {}", s.name)
+            } else {
+                s.name.clone()
+            };
+            match results
+                .iter_mut()
+                .find(|r: &&mut ResultsView| r.unit == s.unit)
+            {
+                Some(r) => {
+                    r.sets.push((name, s.values.clone(), median));
+                    if !r.source.split(", ").any(|x| x == file) {
+                        r.source = format!("{}, {file}", r.source);
+                    }
+                }
+                None => results.push(ResultsView {
+                    source: file.clone(),
+                    unit: s.unit.clone(),
+                    sets: vec![(name, s.values.clone(), median)],
+                }),
+            }
+        }
+    }
+    // Two or more result files: every later one against the first.
+    let verdicts = if datasets.len() >= 2 {
+        let sides: Vec<Side> = datasets.into_iter().map(|d| Side::new(vec![d])).collect();
+        Some(
+            compare::compare(&sides, &CompareOptions::default(), Correction::Holm)
+                .map_err(|e| e.to_string())?,
+        )
+    } else {
+        None
+    };
+    let tests = match test_reports.len() {
+        0 => Vec::new(),
+        1 => {
+            let (source, r) = test_reports.remove(0);
+            vec![TestsView::One {
+                source,
+                show: suite::show(&r, 25),
+            }]
+        }
+        2 => {
+            let (after, a) = test_reports.remove(1);
+            let (before, b) = test_reports.remove(0);
+            vec![TestsView::Diff {
+                before,
+                after,
+                diff: suite::diff(&[b], &[a]),
+            }]
+        }
+        n => {
+            return Err(format!(
+                "{n} test reports given: a report shows one, or the difference of two (before, after)"
+            ));
+        }
+    };
+    let doctor = match doctors.len() {
+        0 => None,
+        2 => Some(machine::compare(
+            &doctors[0].1,
+            &doctors[1].1,
+            &doctors[0].0,
+            &doctors[1].0,
+        )),
+        n => {
+            return Err(format!(
+                "{n} doctor report{} given: a report compares two (`tardy doctor --save` on each machine)",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
+    };
+    if series.is_empty() && results.is_empty() && tests.is_empty() && doctor.is_none() {
         return Err(
-            "nothing to report: no history database here (see `tardy run --save`) and no result files given"
+            "nothing to report: no history database here (see `tardy run --save`) and no files given"
                 .into(),
         );
     }
-    let html = report::html(&args.title, &series, &alerts, &results);
+    let page = report::Page {
+        title: &args.title,
+        series: &series,
+        alerts: &alerts,
+        results: &results,
+        compare: verdicts.as_ref(),
+        tests: &tests,
+        doctor: doctor.as_ref(),
+    };
+    let html = match args.format.as_str() {
+        "svg" => report::single_chart(&page).map_err(|e| format!("--format svg: {e}"))?,
+        _ => report::html(&page),
+    };
     tardy::store::write_atomic(&args.output, html.as_bytes()).map_err(|e| e.to_string())?;
     eprintln!(
         "tardy: wrote {} ({} series, {} result file{}, {} KiB)",

@@ -8,6 +8,9 @@ use std::fmt::Write;
 use super::history::{date, short};
 use super::svg::{ChartMark, ChartPoint, ChartSegment, esc, strips, time_chart};
 use super::units::{p_value, percent};
+use crate::analyze::compare::Report as CompareReport;
+use crate::analyze::suite::{Diff, Show};
+use crate::diagnose::machine::MachineComparison;
 pub use crate::history::view::SeriesView;
 use crate::store::history::Alert;
 
@@ -38,6 +41,9 @@ svg .grid { stroke: var(--grid); stroke-width: 1; }
 svg .axis, svg .label { fill: var(--muted); font-size: 11px; }
 svg .series { fill: none; stroke: var(--line); stroke-width: 1; opacity: 0.5; }
 svg .dot { fill: var(--line); }
+svg .bar.up { fill: var(--change); opacity: 0.8; } svg .bar.down { fill: #12b76a; opacity: 0.8; }
+.verdict-slower { color: var(--change); font-weight: 600; } .verdict-faster { color: #12b76a; font-weight: 600; }
+.verdict-same, .verdict-inconclusive { color: var(--muted); }
 svg .segment { stroke: var(--seg); stroke-width: 2; }
 svg .mark { stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .mark.change { stroke: var(--change); }
@@ -55,13 +61,41 @@ pub(crate) fn value_fmt(unit: &str) -> impl Fn(f64) -> String + '_ {
     }
 }
 
+/// A `tardy tests diff` of two reports, or the slowest tests of one.
+pub enum TestsView {
+    Diff {
+        before: String,
+        after: String,
+        diff: Diff,
+    },
+    One {
+        source: String,
+        show: Show,
+    },
+}
+
+/// Everything one report shows; empty parts are left out.
+#[derive(Default)]
+pub struct Page<'a> {
+    pub title: &'a str,
+    pub series: &'a [SeriesView],
+    pub alerts: &'a [Alert],
+    pub results: &'a [ResultsView],
+    /// The verdicts of every later result file against the first.
+    pub compare: Option<&'a CompareReport>,
+    pub tests: &'a [TestsView],
+    pub doctor: Option<&'a MachineComparison>,
+}
+
 /// The whole page.
-pub fn html(
-    title: &str,
-    series: &[SeriesView],
-    alerts: &[Alert],
-    results: &[ResultsView],
-) -> String {
+pub fn html(page: &Page) -> String {
+    let Page {
+        title,
+        series,
+        alerts,
+        results,
+        ..
+    } = *page;
     let mut out = String::new();
     let _ = write!(
         out,
@@ -106,7 +140,224 @@ pub fn html(
         }
         out.push_str("</table></section>\n");
     }
+    if let Some(c) = page.compare {
+        out.push_str(&compare_section(c));
+    }
+    for t in page.tests {
+        out.push_str(&tests_section(t));
+    }
+    if let Some(d) = page.doctor {
+        out.push_str(&doctor_section(d));
+    }
     out.push_str("</body></html>\n");
+    out
+}
+
+/// The verdict table of `tardy compare`.
+pub(crate) fn compare_section(c: &CompareReport) -> String {
+    let mut out = format!(
+        "<h2>Verdicts</h2>\n<section><p class=\"muted\">{:.0}% confidence, {} correction across {} comparison{}, target effect ±{}</p>\n\
+<table><tr><th>benchmark</th><th>baseline → candidate</th><th class=\"num\">n</th><th class=\"num\">baseline</th><th class=\"num\">candidate</th><th class=\"num\">ratio</th><th>interval</th><th class=\"num\">p</th><th>verdict</th></tr>\n",
+        c.confidence * 100.0,
+        esc(&format!("{:?}", c.correction)),
+        c.rows.len(),
+        if c.rows.len() == 1 { "" } else { "s" },
+        esc(&percent(c.target_effect))
+    );
+    for r in &c.rows {
+        let verdict = format!("{:?}", r.verdict).to_lowercase();
+        let interval = match (r.ci_low, r.ci_high) {
+            (Some(l), Some(h)) => format!("{:.3}x – {:.3}x", l, h),
+            _ => String::new(),
+        };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{} → {}</td><td class=\"num\">{}/{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}x</td><td>{}</td><td class=\"num\">{}</td><td class=\"verdict-{verdict}\">{verdict}</td></tr>",
+            esc(&r.name),
+            esc(&r.baseline),
+            esc(&r.candidate),
+            r.n[0],
+            r.n[1],
+            esc(&super::compare::value(r.center[0], &r.unit)),
+            esc(&super::compare::value(r.center[1], &r.unit)),
+            r.ratio,
+            esc(&interval),
+            esc(&p_value(r.p_adjusted))
+        );
+        for n in &r.notes {
+            let _ = writeln!(
+                out,
+                "<tr><td></td><td colspan=\"8\" class=\"muted\">{}</td></tr>",
+                esc(n)
+            );
+        }
+    }
+    out.push_str("</table>\n");
+    for w in &c.warnings {
+        let _ = writeln!(out, "<p class=\"env\">{}</p>", esc(w));
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+fn seconds(v: f64) -> String {
+    super::compare::value(v, "s")
+}
+
+/// A tests diff as a waterfall of the biggest per-test changes, with the
+/// shape of the slowdown; or one report's slowest tests.
+pub(crate) fn tests_section(t: &TestsView) -> String {
+    const TOP: usize = 25;
+    match t {
+        TestsView::One { source, show } => {
+            let rows: Vec<(String, f64, String)> = show
+                .slowest_tests
+                .iter()
+                .take(TOP)
+                .map(|n| {
+                    (
+                        n.name.clone(),
+                        n.seconds,
+                        format!("{} {}", n.name, seconds(n.seconds)),
+                    )
+                })
+                .collect();
+            format!(
+                "<h2>Tests: {}</h2>\n<section><p class=\"muted\">{} tests, {} in total{}</p>{}</section>\n",
+                esc(source),
+                show.tests,
+                esc(&seconds(show.total_s)),
+                show.suite_wall_s.map_or(String::new(), |w| format!(
+                    ", suite wall time {}",
+                    esc(&seconds(w))
+                )),
+                super::svg::bars(&rows, &seconds)
+            )
+        }
+        TestsView::Diff {
+            before,
+            after,
+            diff,
+        } => {
+            let mut changed: Vec<&crate::analyze::suite::TestRow> =
+                diff.tests.iter().filter(|r| r.delta_s.is_some()).collect();
+            changed.sort_by(|a, b| {
+                b.delta_s
+                    .unwrap_or(0.0)
+                    .abs()
+                    .total_cmp(&a.delta_s.unwrap_or(0.0).abs())
+            });
+            let rows: Vec<(String, f64, String)> = changed
+                .iter()
+                .take(TOP)
+                .map(|r| {
+                    let d = r.delta_s.unwrap_or(0.0);
+                    (
+                        r.name.clone(),
+                        d,
+                        format!(
+                            "{}: {} -> {}",
+                            r.name,
+                            r.before_s.map_or("-".into(), seconds),
+                            r.after_s.map_or("-".into(), seconds)
+                        ),
+                    )
+                })
+                .collect();
+            let signed_s = |v: f64| {
+                if v > 0.0 {
+                    format!("+{}", seconds(v))
+                } else {
+                    format!("-{}", seconds(-v))
+                }
+            };
+            let mut out = format!(
+                "<h2>Tests: {} → {}</h2>\n<section><p>{} matched tests: total {} → {} ({}){}</p>\n",
+                esc(before),
+                esc(after),
+                diff.matched,
+                esc(&seconds(diff.total_before_s)),
+                esc(&seconds(diff.total_after_s)),
+                signed(if diff.total_before_s > 0.0 {
+                    diff.total_after_s / diff.total_before_s - 1.0
+                } else {
+                    0.0
+                }),
+                if diff.added.is_empty() && diff.removed.is_empty() {
+                    String::new()
+                } else {
+                    format!(
+                        "; {} added, {} removed",
+                        diff.added.len(),
+                        diff.removed.len()
+                    )
+                }
+            );
+            for shape in &diff.shapes {
+                let _ = writeln!(
+                    out,
+                    "<p><strong>{}</strong> <span class=\"muted\">({:.0}% of the change)</span><br>{}</p>",
+                    esc(&shape.summary),
+                    shape.explained_share * 100.0,
+                    esc(&shape.advice)
+                );
+            }
+            let _ = writeln!(
+                out,
+                "<h3>The {} biggest changes</h3>{}",
+                rows.len(),
+                super::svg::bars(&rows, &signed_s)
+            );
+            for w in &diff.warnings {
+                let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(w));
+            }
+            out.push_str("</section>\n");
+            out
+        }
+    }
+}
+
+/// `tardy doctor --compare` as a table.
+pub(crate) fn doctor_section(c: &MachineComparison) -> String {
+    let mut out = format!(
+        "<h2>Machines: {} → {}</h2>\n<section>",
+        esc(&c.a_source),
+        esc(&c.b_source)
+    );
+    for d in &c.diagnosis {
+        let _ = writeln!(out, "<p><strong>{}</strong></p>", esc(d));
+    }
+    if !c.settings.is_empty() {
+        out.push_str(
+            "<h3>Settings that differ</h3><table><tr><th>setting</th><th>A</th><th>B</th></tr>\n",
+        );
+        for s in &c.settings {
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&s.setting),
+                esc(&s.a),
+                esc(&s.b)
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("<h3>Probes, largest difference first</h3><table><tr><th>probe</th><th>measure</th><th class=\"num\">A</th><th class=\"num\">B</th><th class=\"num\">B/A</th><th class=\"num\">p</th><th>verdict (B)</th></tr>\n");
+    for p in &c.probes {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}x</td><td class=\"num\">{}</td><td class=\"verdict-{}\">{}</td></tr>",
+            esc(&p.probe),
+            esc(&p.label),
+            esc(&super::doctor::value(p.a_median, &p.unit)),
+            esc(&super::doctor::value(p.b_median, &p.unit)),
+            p.ratio,
+            p.p_value.map_or(String::new(), p_value),
+            esc(&p.verdict),
+            esc(&p.verdict)
+        );
+    }
+    out.push_str("</table></section>\n");
     out
 }
 
@@ -120,7 +371,8 @@ pub(crate) fn signed(change: f64) -> String {
     format!("<span class=\"{class}\">{}</span>", esc(&text))
 }
 
-pub(crate) fn series_section(s: &SeriesView) -> String {
+/// A series' time chart alone.
+fn series_chart(s: &SeriesView) -> String {
     let fmt = value_fmt(&s.info.unit);
     let points: Vec<ChartPoint> = s
         .points
@@ -167,6 +419,12 @@ pub(crate) fn series_section(s: &SeriesView) -> String {
             kind: "env",
         });
     }
+    time_chart(&points, &segments, &marks, &fmt)
+}
+
+pub(crate) fn series_section(s: &SeriesView) -> String {
+    let fmt = value_fmt(&s.info.unit);
+    let chart = series_chart(s);
     let mut out = format!(
         "<section><h3>{}</h3><p class=\"muted\">{} points · {} · {}{}</p>\n{}\n",
         esc(&match &s.test {
@@ -180,7 +438,7 @@ pub(crate) fn series_section(s: &SeriesView) -> String {
             .command
             .as_ref()
             .map_or(String::new(), |c| format!(" · <code>{}</code>", esc(c))),
-        time_chart(&points, &segments, &marks, &fmt)
+        chart
     );
     out.push_str("<table><tr><th>points</th><th>commits</th><th class=\"num\">mean</th><th class=\"num\">spread</th><th class=\"num\">change</th><th>p</th></tr>\n");
     for g in &s.segments {
@@ -244,4 +502,43 @@ pub(crate) fn alerts_table(alerts: &[Alert], link: Option<&str>) -> String {
     }
     out.push_str("</table></section>\n");
     out
+}
+
+/// The page's only chart as a standalone SVG file (light colours inlined),
+/// or why there is not exactly one.
+pub fn single_chart(page: &Page) -> Result<String, String> {
+    let mut charts: Vec<String> = page.series.iter().map(series_chart).collect();
+    for r in page.results {
+        charts.push(strips(&r.sets, &value_fmt(&r.unit)));
+    }
+    for t in page.tests {
+        let html = tests_section(t);
+        if let (Some(a), Some(b)) = (html.find("<svg"), html.rfind("</svg>")) {
+            charts.push(html[a..b + 6].to_string());
+        }
+    }
+    if charts.len() != 1 {
+        return Err(format!(
+            "the inputs hold {} charts; choose one (--series NAME, --no-history, or one set of files)",
+            charts.len()
+        ));
+    }
+    let chart = charts.remove(0);
+    let light = STYLE
+        .split("@media")
+        .next()
+        .unwrap_or("")
+        .replace(":root", "svg");
+    let rules: String = STYLE
+        .lines()
+        .filter(|l| l.trim_start().starts_with("svg "))
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(chart.replacen(
+        "xmlns=\"http://www.w3.org/2000/svg\">",
+        &format!(
+            "xmlns=\"http://www.w3.org/2000/svg\" width=\"880\"><style>{light}\n{rules}\nsvg {{ background: #ffffff; font-family: sans-serif; }}</style>"
+        ),
+        1,
+    ) + "\n")
 }

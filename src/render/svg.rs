@@ -250,6 +250,69 @@ pub fn sparkline(values: &[f64]) -> String {
     )
 }
 
+/// Horizontal bars from a zero line, one row each (a waterfall of changes
+/// when values are signed): `rows` are (label, value, tooltip).
+pub fn bars(rows: &[(String, f64, String)], fmt: &dyn Fn(f64) -> String) -> String {
+    let row = 22.0;
+    let (w, left, right) = (880.0, 300.0, 90.0);
+    let h = row * rows.len() as f64 + 8.0;
+    let mut out = format!(
+        "<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" xmlns=\"http://www.w3.org/2000/svg\">"
+    );
+    let finite = rows.iter().map(|r| r.1).filter(|v| v.is_finite());
+    let lo = finite.clone().fold(0.0f64, f64::min);
+    let hi = finite.fold(0.0f64, f64::max);
+    let span = if hi > lo { hi - lo } else { 1.0 };
+    let x = |v: f64| left + (w - left - right) * (v - lo) / span;
+    let zero = x(0.0);
+    let _ = write!(
+        out,
+        "<line class=\"grid\" x1=\"{zero:.1}\" x2=\"{zero:.1}\" y1=\"0\" y2=\"{h}\"/>"
+    );
+    for (i, (label, v, tip)) in rows.iter().enumerate() {
+        if !v.is_finite() {
+            continue;
+        }
+        let y = 4.0 + row * i as f64;
+        let (x0, x1) = if *v >= 0.0 {
+            (zero, x(*v))
+        } else {
+            (x(*v), zero)
+        };
+        let class = if *v > 0.0 { "bar up" } else { "bar down" };
+        let shown: String = if label.chars().count() > 44 {
+            let tail: String = label
+                .chars()
+                .rev()
+                .take(43)
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            format!("…{tail}")
+        } else {
+            label.clone()
+        };
+        let _ = write!(
+            out,
+            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
+<rect class=\"{class}\" x=\"{x0:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}</title></rect>\
+<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
+            left - 8.0,
+            y + 14.0,
+            esc(&shown),
+            (x1 - x0).max(1.0),
+            row - 6.0,
+            esc(tip),
+            x1.max(x0) + 4.0,
+            y + 14.0,
+            esc(&fmt(*v))
+        );
+    }
+    out.push_str("</svg>");
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
