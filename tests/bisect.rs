@@ -1,15 +1,12 @@
 //! `tardy bisect` on real git repositories made here, whose commits change how long a
 //! real command takes (sleeps, so the effect is large against this machine's noise).
 
-use assert_cmd::Command;
+mod common;
+
+use common::tardy;
+
 use serde_json::Value;
 use std::path::Path;
-
-fn tardy(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("tardy").unwrap();
-    c.current_dir(dir).env("NO_COLOR", "1");
-    c
-}
 
 fn git(dir: &Path, args: &[&str]) -> String {
     let out = std::process::Command::new("git")

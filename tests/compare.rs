@@ -1,19 +1,14 @@
 //! `tardy compare` on real files: the binary as a user runs it.
 
-use assert_cmd::Command;
+mod common;
+
+use common::cmd as tardy;
+
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
-fn tardy() -> Command {
-    let mut c = Command::cargo_bin("tardy").unwrap();
-    c.env("NO_COLOR", "1").env_remove("GITHUB_STEP_SUMMARY");
-    c
-}
-
 fn data(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/data/compare")
-        .join(name)
+    common::data("compare").join(name)
 }
 
 /// Deterministic "timings": a sawtooth around `center` with 2% spread.

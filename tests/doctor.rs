@@ -2,7 +2,10 @@
 //! a test change the condition (timer slack, touched memory, a busy neighbour, an
 //! unwritable directory), and `--compare` names the difference.
 
-use assert_cmd::Command;
+mod common;
+
+use common::cmd as tardy;
+
 use serde_json::Value;
 use std::os::unix::process::CommandExt;
 
@@ -12,12 +15,6 @@ static MACHINE: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 fn turn() -> std::sync::MutexGuard<'static, ()> {
     MACHINE.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-fn tardy() -> Command {
-    let mut c = Command::cargo_bin("tardy").unwrap();
-    c.env("NO_COLOR", "1");
-    c
 }
 
 fn bin() -> std::path::PathBuf {

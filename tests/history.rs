@@ -4,19 +4,13 @@
 //! once, fed a malformed file or killed mid-write. Every test uses the real
 //! binary on a database in a temporary directory.
 
-use assert_cmd::Command;
+mod common;
+
+use common::{noise, tardy};
+
 use serde_json::Value;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
-
-fn tardy(dir: &Path) -> Command {
-    let mut c = Command::cargo_bin("tardy").unwrap();
-    c.current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env_remove("TARDY_DB")
-        .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir));
-    c
-}
 
 fn db(dir: &Path) -> PathBuf {
     dir.join("h.db")
@@ -46,16 +40,6 @@ fn run_ok(dir: &Path, args: &[&str]) -> String {
 
 fn json(dir: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&run_ok(dir, args)).unwrap()
-}
-
-/// Deterministic noise in [-0.5, 0.5).
-fn noise(i: usize, k: usize) -> f64 {
-    let mut x = (i as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)
-        ^ (k as u64 + 1).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    x ^= x >> 31;
-    x = x.wrapping_mul(0x94D0_49BB_1331_11EB);
-    x ^= x >> 29;
-    (x % 10_000) as f64 / 10_000.0 - 0.5
 }
 
 /// An Otava CSV: `metrics` columns, `n` rows, metric k steps up by `step`

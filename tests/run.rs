@@ -1,15 +1,12 @@
 //! `tardy run` on real processes: the binary as a user runs it.
 
-use assert_cmd::Command;
+mod common;
+
+use common::cmd as tardy;
+
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
-
-fn tardy() -> Command {
-    let mut c = Command::cargo_bin("tardy").expect("binary built");
-    c.env("NO_COLOR", "1");
-    c
-}
 
 /// Run `tardy run --json ARGS...`, expect success, return the parsed results.
 fn run_json(args: &[&str]) -> Value {

@@ -19,6 +19,13 @@ fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
 }
 
+/// A server on `dir/h.db` taking the tokens of `dir/tokens`, with `extra` options.
+fn sqlite_server(dir: &Path, extra: &[&str]) -> Server {
+    let mut args = vec!["--db", "sqlite:h.db", "--token-file", "tokens"];
+    args.extend_from_slice(extra);
+    Server::start(dir, &args)
+}
+
 fn bearer(t: &str) -> String {
     format!("Bearer {t}")
 }
@@ -177,10 +184,7 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
 fn uploads_detection_and_pages_on_sqlite() {
     let dir = tempfile::tempdir().unwrap();
     let (write, read) = tokens(dir.path());
-    let s = Server::start(
-        dir.path(),
-        &["--db", "sqlite:h.db", "--token-file", "tokens"],
-    );
+    let s = sqlite_server(dir.path(), &[]);
     uploads_and_pages(&s.url, &write, &read, dir.path());
 }
 
@@ -259,17 +263,7 @@ fn refused(a: &common::Answer, status: u16, code: &str) {
 fn bad_input_is_refused_with_a_json_error_and_nothing_written() {
     let dir = tempfile::tempdir().unwrap();
     let (write, read) = tokens(dir.path());
-    let s = Server::start(
-        dir.path(),
-        &[
-            "--db",
-            "sqlite:h.db",
-            "--token-file",
-            "tokens",
-            "--max-body-mib",
-            "1",
-        ],
-    );
+    let s = sqlite_server(dir.path(), &["--max-body-mib", "1"]);
     let url = &s.url;
     let w = bearer(&write);
     let tests_url = format!("{url}/api/v1/tests?suite=unit&commit=c1");
@@ -546,16 +540,7 @@ fn a_server_without_tokens_takes_no_uploads_and_read_tokens_guard_reads() {
     );
     drop(s);
     let (write, read) = tokens(dir.path());
-    let s = Server::start(
-        dir.path(),
-        &[
-            "--db",
-            "sqlite:h.db",
-            "--token-file",
-            "tokens",
-            "--read-token",
-        ],
-    );
+    let s = sqlite_server(dir.path(), &["--read-token"]);
     refused(
         &get(&format!("{}/api/v1/series", s.url), &[]),
         401,
@@ -634,18 +619,9 @@ fn until_closed(mut stream: TcpStream) -> Option<String> {
 fn slow_clients_are_cut_off() {
     let dir = tempfile::tempdir().unwrap();
     let (write, _) = tokens(dir.path());
-    let s = Server::start(
+    let s = sqlite_server(
         dir.path(),
-        &[
-            "--db",
-            "sqlite:h.db",
-            "--token-file",
-            "tokens",
-            "--header-timeout",
-            "1",
-            "--body-timeout",
-            "1",
-        ],
+        &["--header-timeout", "1", "--body-timeout", "1"],
     );
     let addr = s.url.trim_start_matches("http://").to_string();
     // Headers that never end.
@@ -701,10 +677,7 @@ fn push_reports_failures_and_retries() {
     assert!(err.contains("gave up after 3 attempts"), "{err}");
     // A refusal (wrong token) is not retried and is named.
     let (_, read) = tokens(dir.path());
-    let s = Server::start(
-        dir.path(),
-        &["--db", "sqlite:h.db", "--token-file", "tokens"],
-    );
+    let s = sqlite_server(dir.path(), &[]);
     let out = tardy(dir.path())
         .env("TARDY_TOKEN", &read)
         .args([
@@ -733,10 +706,7 @@ fn push_reports_failures_and_retries() {
 fn run_push_uploads_the_measured_results() {
     let dir = tempfile::tempdir().unwrap();
     let (write, _) = tokens(dir.path());
-    let s = Server::start(
-        dir.path(),
-        &["--db", "sqlite:h.db", "--token-file", "tokens"],
-    );
+    let s = sqlite_server(dir.path(), &[]);
     let out = tardy(dir.path())
         .env("TARDY_TOKEN", &write)
         .args([

@@ -4,16 +4,30 @@
 
 use std::path::Path;
 
-/// The real `tardy` binary, run in `dir`, without colour, without the
-/// user's database, and with git confined to `dir`.
-pub fn tardy(dir: &Path) -> assert_cmd::Command {
+/// The real `tardy` binary, without colour and without the user's
+/// database, token or CI summary file.
+pub fn cmd() -> assert_cmd::Command {
     let mut c = assert_cmd::Command::cargo_bin("tardy").unwrap();
-    c.current_dir(dir)
-        .env("NO_COLOR", "1")
+    c.env("NO_COLOR", "1")
         .env_remove("TARDY_DB")
         .env_remove("TARDY_TOKEN")
+        .env_remove("GITHUB_STEP_SUMMARY");
+    c
+}
+
+/// [`cmd`] run in `dir`, with git confined to `dir`.
+pub fn tardy(dir: &Path) -> assert_cmd::Command {
+    let mut c = cmd();
+    c.current_dir(dir)
         .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir));
     c
+}
+
+/// A file or directory under tests/data.
+pub fn data(rel: &str) -> std::path::PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(rel)
 }
 
 /// Deterministic noise in [-0.5, 0.5).
