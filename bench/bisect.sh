@@ -5,14 +5,10 @@
 # right commit and the command runs each used, and the ratio of runs.
 # Target (issue 6): >= 95% correct with <= half the runs.
 # Needs: cc, git, python3 with scipy, a release build (made here). SEEDS (default 3).
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 SEEDS=${SEEDS:-3}
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
 python3 -c "import scipy" 2>/dev/null || { echo "bench/bisect.sh: pip install scipy" >&2; exit 2; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 cat > "$tmp/loop.c" <<'C'
 #include <stdio.h>
 int main(void) {

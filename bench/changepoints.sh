@@ -7,12 +7,7 @@
 # points, 1-5% noise), runs `otava analyze` (JSON) and `tardy history analyze`
 # (JSON) on it, checks that both report the same (metric, index) change
 # points, and prints the median of 3 wall times of each and the ratio.
-set -euo pipefail
-cd "$(dirname "$0")/.."
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
-WORK=$(mktemp -d)
-trap 'rm -rf "$WORK"' EXIT
+. "$(dirname "$0")/lib.sh"
 SERIES=${SERIES:-100} POINTS=${POINTS:-2000}
 python3 - "$WORK" "$SERIES" "$POINTS" <<'PY'
 import random, sys, datetime

@@ -7,13 +7,9 @@
 #                      vs  taskset -c 0 perf bench sched pipe (two processes on CPU 0, one
 #                      pipe round trip per op; unpinned, perf's figure swings 2-70 us here)
 # Needs: a release build (made here), perf, python3.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 REPS=${REPS:-3}
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 now() { date +%s%N; }
 for i in $(seq "$REPS"); do
   t0=$(now); "$TARDY" doctor --json > "$tmp/full$i.json"; t1=$(now)

@@ -3,15 +3,11 @@
 # (~150 MB), in one run: median wall time of REPS alternating runs, the ratio, and tardy's
 # peak memory. Target (issue 4): tardy under 1 s and >= 20x faster than junitparser.
 # Needs: python3 with junitparser (pip install junitparser), /usr/bin/time, a release build.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${N:-1000000}
 REPS=${REPS:-3}
 python3 -c "import junitparser" 2>/dev/null || { echo "bench/ingest.sh: pip install junitparser" >&2; exit 2; }
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 python3 - "$tmp/big.xml" "$N" <<'PY'
 import random, sys
 path, n = sys.argv[1], int(sys.argv[2])

@@ -7,15 +7,11 @@
 #   - the total wall time of the whole command, and
 #   - the mean time per run each tool reports.
 # Needs: hyperfine (apt-get install hyperfine), python3, a release build.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 PAIRS=${PAIRS:-7}
 RUNS=${RUNS:-300}
 command -v hyperfine >/dev/null || { echo "bench/overhead.sh: hyperfine is not installed (apt-get install hyperfine)" >&2; exit 2; }
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 
 now() { date +%s%N; }
 run_hyperfine() {

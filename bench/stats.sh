@@ -3,15 +3,11 @@
 # Prints the median wall time of each over REPS alternating runs and the ratio.
 # Target (issue 3): tardy compare finishes in under 0.5 s.
 # Needs: ministat (apt-get install ministat), python3, a release build.
-set -euo pipefail
-cd "$(dirname "$0")/.."
+. "$(dirname "$0")/lib.sh"
 N=${N:-1000000}
 REPS=${REPS:-5}
 command -v ministat >/dev/null || { echo "bench/stats.sh: ministat is not installed (apt-get install ministat)" >&2; exit 2; }
-cargo build --release --quiet
-TARDY=$PWD/target/release/tardy
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$WORK
 python3 - "$tmp" "$N" <<'PY'
 import random, sys
 d, n = sys.argv[1], int(sys.argv[2])
