@@ -760,3 +760,32 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("compares two"));
 }
+
+#[test]
+fn the_history_commands_work_on_postgres_too() {
+    let Some(pg) = common::temp_postgres("history_cli_postgres") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = tardy(d)
+        .args(["run", "--runs", "3", "--save", "startup", "--commit", "c1"])
+        .args(["--db", &pg.url, "--", "true"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("postgres://"), "{err}");
+    assert!(
+        !err.contains(":tardy@"),
+        "the password is not printed: {err}"
+    );
+    let out = tardy(d)
+        .args(["history", "--db", &pg.url, "list", "--json"])
+        .output()
+        .unwrap();
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(list[0]["name"], "startup");
+    assert_eq!(list[0]["points"], 1);
+    assert!(!d.join(".tardy").exists(), "no SQLite file was made");
+}

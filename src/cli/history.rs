@@ -10,17 +10,19 @@ use tardy::history::detect::{self, DetectOptions};
 use tardy::history::import::{self, Labels};
 use tardy::render::history as view;
 use tardy::render::style::Style;
+use tardy::server::pool::Backend;
 use tardy::stats::changepoint::{self, Options};
 use tardy::store::history::{AlertState, Direction, PointFilter, Provenance, SeriesKind};
-use tardy::store::{Batch, DbError, History, SqliteStore};
+use tardy::store::{Batch, DbError, History};
 
 use super::{EXIT_ERROR, fail};
 
 /// Where the database is and which project.
 #[derive(Args, Clone, Debug)]
 pub struct DbArgs {
-    /// The history database (default: .tardy/tardy.db at the repository's top,
-    /// else in the current directory; or $TARDY_DB).
+    /// The history database: a SQLite file (default: .tardy/tardy.db at the
+    /// repository's top, else in the current directory; or $TARDY_DB), or
+    /// postgres://USER:PASSWORD@HOST/DB.
     #[arg(long, value_name = "PATH", global = true, env = "TARDY_DB")]
     pub db: Option<PathBuf>,
     /// Project name inside the database.
@@ -298,11 +300,19 @@ pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
     root.join(".tardy").join("tardy.db")
 }
 
+/// Where the history is: a SQLite file (`PATH` or `sqlite:PATH`) or a
+/// PostgreSQL database (`postgres://...`).
+pub fn backend(db: &Option<PathBuf>) -> Backend {
+    Backend::parse(&db_path(db).to_string_lossy())
+}
+
 /// Open the history database for `tardy run --save` and friends.
-pub fn open(args: &DbArgs) -> Result<SqliteStore, DbError> {
-    let path = db_path(&args.db);
-    let store = SqliteStore::open(&path, &args.project)?;
-    ignore_dir(&path);
+pub fn open(args: &DbArgs) -> Result<Box<dyn History + Send>, DbError> {
+    let backend = backend(&args.db);
+    let store = backend.open(&args.project)?;
+    if let Backend::Sqlite(path) = &backend {
+        ignore_dir(path);
+    }
     Ok(store)
 }
 
@@ -413,7 +423,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             };
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
             let cps = changepoint::detect(&values, &opts).change_points;
-            let segments = detect::segments(&db, &points, &cps).map_err(err)?;
+            let segments = detect::segments(&*db, &points, &cps).map_err(err)?;
             if as_json {
                 #[derive(serde::Serialize)]
                 struct Out<'a> {
@@ -468,7 +478,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 ..DetectOptions::default()
             };
             let mut db = open(&args.db).map_err(err)?;
-            let report = detect::detect(&mut db, &series, &opts).map_err(err)?;
+            let report = detect::detect(db.as_mut(), &series, &opts).map_err(err)?;
             if as_json {
                 print(&json(&report));
             } else {
@@ -860,7 +870,7 @@ fn bisect(db: &DbArgs, id: i64, series: Option<&str>, dry_run: bool) -> Result<i
         .alert(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| DbError::NoAlert(id).to_string())?;
-    let argv = bisect_argv(&store, &alert, series)?;
+    let argv = bisect_argv(&*store, &alert, series)?;
     eprintln!("tardy {}", shell_line(&argv));
     if dry_run {
         return Ok(0);

@@ -11,10 +11,11 @@ use tardy::history::view;
 use tardy::ingest::reports;
 use tardy::ingest::{self, Format, NumberOptions};
 use tardy::render::report::{self, ResultsView, TestsView};
+use tardy::server::pool::Backend;
 use tardy::stats::compare::{Correction, Options as CompareOptions};
 use tardy::stats::summary::median_by_selection;
+use tardy::store::DbError;
 use tardy::store::history::{AlertState, PointFilter};
-use tardy::store::{DbError, History};
 
 use super::fail;
 
@@ -96,11 +97,18 @@ fn run(args: &ReportArgs) -> Result<(), String> {
     let err = |e: DbError| e.to_string();
     let mut series = Vec::new();
     let mut alerts = Vec::new();
-    let path = super::history::db_path(&args.db.db);
-    if !args.no_history && args.db.db.is_some() && !path.exists() {
-        return Err(format!("no history database at '{}'", path.display()));
-    }
-    let use_history = !args.no_history && (path.exists() || !args.series.is_empty());
+    // A SQLite file must exist (a report never creates one); a PostgreSQL
+    // URL is simply used.
+    let exists = match super::history::backend(&args.db.db) {
+        Backend::Sqlite(path) => {
+            if !args.no_history && args.db.db.is_some() && !path.exists() {
+                return Err(format!("no history database at '{}'", path.display()));
+            }
+            path.exists()
+        }
+        Backend::Postgres(_) => true,
+    };
+    let use_history = !args.no_history && (exists || !args.series.is_empty());
     if use_history {
         let store = super::history::open(&args.db).map_err(err)?;
         let all = store.list().map_err(err)?;
@@ -117,7 +125,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
             .into_iter()
             .filter(|s| args.series.is_empty() || args.series.contains(&s.name))
         {
-            series.push(view::series_view(&store, info, &filter).map_err(err)?);
+            series.push(view::series_view(&*store, info, &filter).map_err(err)?);
         }
         alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
     }

@@ -235,10 +235,9 @@ fn push_results(args: &RunArgs, url: &str, results: &Results) -> Result<bool, St
 fn save_history(
     args: &RunArgs,
     name: &str,
-    db: &mut tardy::store::SqliteStore,
+    db: &mut dyn tardy::store::History,
     results: &Results,
 ) -> Result<usize, String> {
-    use tardy::store::History;
     use tardy::store::history::{NewPoint, SeriesSpec};
     let provenance = args.history.provenance()?;
     let only_one = results.benchmarks.len() == 1;
@@ -658,11 +657,11 @@ pub fn main(args: RunArgs) -> i32 {
         return fail(e);
     }
     if let (Some(name), Some(db)) = (&args.save, history_db.as_mut()) {
-        match save_history(&args, name, db, &results) {
+        match save_history(&args, name, db.as_mut(), &results) {
             Ok(n) => eprintln!(
                 "tardy: saved {n} point{} to {} (series {name})",
                 if n == 1 { "" } else { "s" },
-                db.path().display()
+                super::history::backend(&args.history.db.db).describe()
             ),
             Err(e) => return fail(e),
         }

@@ -117,7 +117,6 @@ fn run(args: TestsArgs) -> Result<i32, String> {
             };
             let report = reports::read_run(&paths, common.keep_going).map_err(|e| e.to_string())?;
             if let (Some(name), Some(db)) = (&save, db.as_mut()) {
-                use tardy::store::History;
                 let mut provenance = history.provenance()?;
                 if let Some(t) = &time {
                     provenance.run_time =
@@ -135,7 +134,7 @@ fn run(args: TestsArgs) -> Result<i32, String> {
                 db.save(&[batch]).map_err(|e| e.to_string())?;
                 eprintln!(
                     "tardy: saved suite {name} ({tests} tests) to {}",
-                    db.path().display()
+                    super::history::backend(&history.db.db).describe()
                 );
             }
             let s = suite::show(&report, common.top);
