@@ -754,3 +754,25 @@ fn every_path_in_the_openapi_file_is_served() {
         assert!(!unknown, "/{p} is documented but not served");
     }
 }
+
+#[test]
+fn a_minimum_magnitude_keeps_small_wobbles_out_of_the_alerts() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &["--min-magnitude", "0.05"]);
+    let id = thirty_builds(&s.url, &write);
+    let open = get(&format!("{}/api/v1/alerts", s.url), &[]).json();
+    let open = open.as_array().unwrap();
+    assert_eq!(open.len(), 1, "{open:?}");
+    assert_eq!(open[0]["id"], id);
+    // The suite moved 1.3%, test t7 29%: only t7 is over 5%.
+    let members = open[0]["members"].as_array().unwrap();
+    assert_eq!(members.len(), 1, "{members:?}");
+    assert_eq!(members[0]["test"], "pkg.A :: t7");
+    let out = tardy(dir.path())
+        .args(["serve", "--min-magnitude=-1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--min-magnitude"));
+}

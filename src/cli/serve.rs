@@ -60,6 +60,13 @@ pub struct ServeArgs {
     /// Do not run change-point detection after each upload.
     #[arg(long)]
     no_detect: bool,
+    /// Detection after uploads: ignore changes of at most this fraction
+    /// (e.g. 0.02 = 2%; Otava's -M).
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
+    min_magnitude: f64,
+    /// Detection after uploads: significance level of a change point (Otava's -P).
+    #[arg(long = "p-value", value_name = "P", default_value_t = 0.001)]
+    p_value: f64,
 }
 
 #[derive(Args)]
@@ -120,7 +127,21 @@ fn run(args: ServeArgs) -> Result<(), String> {
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
     opts.max_connections = args.max_connections.max(1);
-    opts.detect = !args.no_detect;
+    if !(args.min_magnitude.is_finite() && args.min_magnitude >= 0.0) {
+        return Err(format!(
+            "--min-magnitude must be a fraction of at least 0, not {}",
+            args.min_magnitude
+        ));
+    }
+    if !(args.p_value > 0.0 && args.p_value < 1.0) {
+        return Err(format!("--p-value must be in (0, 1), not {}", args.p_value));
+    }
+    opts.detect = (!args.no_detect).then(|| {
+        let mut d = tardy::history::detect::DetectOptions::default();
+        d.changepoint.min_magnitude = args.min_magnitude;
+        d.changepoint.max_pvalue = args.p_value;
+        d
+    });
     let tokens = opts.tokens.len();
     let reads = if opts.read_protected {
         "reads need a token"

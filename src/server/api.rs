@@ -17,7 +17,7 @@ use serde_json::json;
 use super::AppState;
 use super::auth::Scope;
 use super::error::ApiError;
-use crate::history::detect::{DetectOptions, detect};
+use crate::history::detect::detect;
 use crate::history::import::parse_time;
 use crate::history::upload::{self, UploadKind, UploadMeta};
 use crate::store::Batch;
@@ -302,7 +302,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     })?;
     let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
     let points: usize = batches.iter().map(|b| b.points.len()).sum();
-    let detect_after = st.opts.detect;
+    let detect_after = st.opts.detect.clone();
     let rec = Upload {
         run_id: run_id.clone(),
         kind: kind.as_str().into(),
@@ -311,12 +311,12 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
         .db(move |store| {
             let outcome = store.save_upload(&rec, &batches)?;
             let mut detection = None;
-            if detect_after && matches!(outcome, UploadOutcome::Stored(_)) {
+            if let Some(opts) = detect_after
+                && matches!(outcome, UploadOutcome::Stored(_))
+            {
                 // Stored already: a failed detection is reported, not fatal.
                 let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
-                detection = Some(
-                    detect(store, &names, &DetectOptions::default()).map_err(|e| e.to_string()),
-                );
+                detection = Some(detect(store, &names, &opts).map_err(|e| e.to_string()));
             }
             Ok((outcome, detection))
         })

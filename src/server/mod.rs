@@ -46,8 +46,8 @@ pub struct ServeOptions {
     /// ...and its body within this one.
     pub body_timeout: Duration,
     pub max_connections: usize,
-    /// Run change-point detection after each upload.
-    pub detect: bool,
+    /// Run change-point detection after each upload, with these options.
+    pub detect: Option<crate::history::detect::DetectOptions>,
 }
 
 impl ServeOptions {
@@ -62,7 +62,7 @@ impl ServeOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             max_connections: 512,
-            detect: true,
+            detect: Some(crate::history::detect::DetectOptions::default()),
         }
     }
 }
