@@ -150,6 +150,17 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
             assert!(a.text.contains(n), "{path} lacks {n:?}");
         }
     }
+    let missing = get(&format!("{url}/test?series=unit&name=nope"), &[]);
+    assert_eq!(missing.status, 404);
+    assert!(
+        missing
+            .text
+            .contains("suite &#39;unit&#39; has no test &#39;nope&#39;"),
+        "{}",
+        missing.text
+    );
+    assert_eq!(get(&format!("{url}/series?name=nope"), &[]).status, 404);
+    assert_eq!(get(&format!("{url}/series"), &[]).status, 400);
     // The alert's buttons: a read token may not, a write token may.
     let form = format!("state=acknowledged&token={read}");
     let a = post(

@@ -42,7 +42,9 @@ impl ApiError {
 impl From<DbError> for ApiError {
     fn from(e: DbError) -> ApiError {
         match e {
-            DbError::NoSeries(_) | DbError::NoAlert(_) => ApiError::not_found(e.to_string()),
+            DbError::NoSeries(_) | DbError::NoAlert(_) | DbError::NoTest { .. } => {
+                ApiError::not_found(e.to_string())
+            }
             DbError::Invalid(m) => ApiError::new(StatusCode::UNPROCESSABLE_ENTITY, "invalid", m),
             DbError::Locked { .. } => ApiError::new(
                 StatusCode::SERVICE_UNAVAILABLE,

@@ -16,10 +16,11 @@ use super::auth::Scope;
 use super::error::ApiError;
 use crate::history::bisect::{bisect_argv, shell_line};
 use crate::history::view::{series_view, test_view};
+use crate::probe::Fingerprint;
 use crate::render::web::{self, Overview, Pipeline, PipelineRow};
 use crate::stats::summary::median_by_selection;
-use crate::store::DbError;
 use crate::store::history::{AlertState, PointFilter, SeriesKind};
+use crate::store::{DbError, History};
 
 /// Builds shown in the pipeline and points in the overview's sparklines.
 const RECENT: usize = 12;
@@ -67,11 +68,32 @@ pub fn not_found_page(path: &str) -> Response {
         .into_response()
 }
 
-pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+/// A page read from the store: the read token checked, then `build` (made
+/// from the request's parameters, or the reason it could not be) run with
+/// the store and the project's name on a blocking thread.
+async fn read_page<F>(
+    st: &Arc<AppState>,
+    headers: &HeaderMap,
+    build: Result<F, ApiError>,
+) -> Response
+where
+    F: FnOnce(&mut dyn History, &str) -> Result<String, DbError> + Send + 'static,
+{
     let r = async {
-        authorize(&st, &headers, Scope::Read)?;
+        authorize(st, headers, Scope::Read)?;
+        let build = build?;
         let project = st.opts.project.clone();
-        st.db(move |s| {
+        st.db(move |s| build(s, &project)).await
+    }
+    .await;
+    respond(st, r)
+}
+
+pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    read_page(
+        &st,
+        &headers,
+        Ok(|s: &mut dyn History, project: &str| {
             let list = s.list()?;
             let mut series = Vec::new();
             let mut suites = Vec::new();
@@ -93,17 +115,15 @@ pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Re
             let uploads = s.uploads(15)?;
             let pipeline = pipeline(&suites);
             Ok(web::overview(&Overview {
-                project: &project,
+                project,
                 series: &series,
                 alerts: &alerts,
                 uploads: &uploads,
                 pipeline: &pipeline,
             }))
-        })
-        .await
-    }
-    .await;
-    respond(&st, r)
+        }),
+    )
+    .await
 }
 
 /// The last builds (commits, else run times) across the suites, and each
@@ -181,16 +201,13 @@ pub async fn series(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    let r = async {
-        authorize(&st, &headers, Scope::Read)?;
-        let q = query_params(q.as_deref(), &["name", "branch"])?;
+    let build = query_params(q.as_deref(), &["name", "branch"]).and_then(|q| {
         let name = q
             .get("name")
             .cloned()
             .ok_or_else(|| ApiError::bad_request("which series? (/series?name=NAME)"))?;
         let filter = filter_from(&q);
-        let project = st.opts.project.clone();
-        st.db(move |s| {
+        Ok(move |s: &mut dyn History, project: &str| {
             let info = s
                 .series(&name)?
                 .ok_or_else(|| DbError::NoSeries(name.clone()))?;
@@ -201,12 +218,10 @@ pub async fn series(
                 .filter(|a| a.series.as_deref().is_none_or(|n| n == name))
                 .collect();
             let view = series_view(s, info, &filter)?;
-            Ok(web::series_page(&project, &view, &annotations, &tests))
+            Ok(web::series_page(project, &view, &annotations, &tests))
         })
-        .await
-    }
-    .await;
-    respond(&st, r)
+    });
+    read_page(&st, &headers, build).await
 }
 
 pub async fn test(
@@ -214,31 +229,25 @@ pub async fn test(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    let r = async {
-        authorize(&st, &headers, Scope::Read)?;
-        let q = query_params(q.as_deref(), &["series", "name", "branch"])?;
+    let build = query_params(q.as_deref(), &["series", "name", "branch"]).and_then(|q| {
         let (Some(series), Some(name)) = (q.get("series").cloned(), q.get("name").cloned()) else {
             return Err(ApiError::bad_request(
                 "which test? (/test?series=SUITE&name=TEST)",
             ));
         };
         let filter = filter_from(&q);
-        let project = st.opts.project.clone();
-        st.db(move |s| {
+        Ok(move |s: &mut dyn History, project: &str| {
             let info = s
                 .series(&series)?
                 .ok_or_else(|| DbError::NoSeries(series.clone()))?;
-            match test_view(s, info, &name, &filter)? {
-                Some(view) => Ok(Ok(web::test_page(&project, &view))),
-                None => Ok(Err(ApiError::not_found(format!(
-                    "suite '{series}' has no test '{name}'"
-                )))),
-            }
+            let view = test_view(s, info, &name, &filter)?.ok_or(DbError::NoTest {
+                suite: series,
+                test: name,
+            })?;
+            Ok(web::test_page(project, &view))
         })
-        .await?
-    }
-    .await;
-    respond(&st, r)
+    });
+    read_page(&st, &headers, build).await
 }
 
 pub async fn alert(
@@ -246,11 +255,8 @@ pub async fn alert(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
-    let r = async {
-        authorize(&st, &headers, Scope::Read)?;
-        let id = alert_id(&id)?;
-        let project = st.opts.project.clone();
-        st.db(move |s| {
+    let build = alert_id(&id).map(|id| {
+        move |s: &mut dyn History, project: &str| {
             let alert = s.alert(id)?.ok_or(DbError::NoAlert(id))?;
             let bisect = match bisect_argv(s, &alert, None) {
                 Ok(argv) => (Some(format!("tardy {}", shell_line(&argv))), None),
@@ -267,12 +273,10 @@ pub async fn alert(
                     _ => (None, Some(why)),
                 },
             };
-            Ok(web::alert_page(&project, &alert, &bisect))
-        })
-        .await
-    }
-    .await;
-    respond(&st, r)
+            Ok(web::alert_page(project, &alert, &bisect))
+        }
+    });
+    read_page(&st, &headers, build).await
 }
 
 /// The alert page's buttons: `state=acknowledged|dismissed|open` and the
@@ -312,47 +316,43 @@ pub async fn alert_form(
     }
 }
 
+/// What changed from machine `a` to machine `b`, host name first.
+fn machine_changes(a: &Fingerprint, b: &Fingerprint) -> Vec<String> {
+    let mut out = Vec::new();
+    if a.hostname != b.hostname {
+        out.push(format!(
+            "hostname: {} -> {}",
+            a.hostname.as_deref().unwrap_or("?"),
+            b.hostname.as_deref().unwrap_or("?")
+        ));
+    }
+    out.extend(
+        a.differences(b)
+            .into_iter()
+            .map(|(what, x, y)| format!("{what}: {x} -> {y}")),
+    );
+    out
+}
+
 pub async fn machines(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let r = async {
-        authorize(&st, &headers, Scope::Read)?;
-        let project = st.opts.project.clone();
-        st.db(move |s| {
+    read_page(
+        &st,
+        &headers,
+        Ok(|s: &mut dyn History, project: &str| {
             let list = s.machines()?;
             let mut rows = Vec::new();
             for (i, m) in list.iter().enumerate() {
-                let changes = match (i.checked_sub(1).map(|j| &list[j]), &m.fingerprint) {
-                    (Some(prev), Some(fp)) => prev
-                        .fingerprint
-                        .as_ref()
-                        .map(|p| {
-                            let mut d: Vec<String> = p
-                                .differences(fp)
-                                .into_iter()
-                                .map(|(what, a, b)| format!("{what}: {a} -> {b}"))
-                                .collect();
-                            if p.hostname != fp.hostname {
-                                d.insert(
-                                    0,
-                                    format!(
-                                        "hostname: {} -> {}",
-                                        p.hostname.as_deref().unwrap_or("?"),
-                                        fp.hostname.as_deref().unwrap_or("?")
-                                    ),
-                                );
-                            }
-                            d
-                        })
-                        .unwrap_or_default(),
+                let prev = i.checked_sub(1).and_then(|j| list[j].fingerprint.as_ref());
+                let changes = match (prev, &m.fingerprint) {
+                    (Some(a), Some(b)) => machine_changes(a, b),
                     _ => Vec::new(),
                 };
                 rows.push((m.clone(), changes));
             }
-            Ok(web::machines_page(&project, &rows))
-        })
-        .await
-    }
-    .await;
-    respond(&st, r)
+            Ok(web::machines_page(project, &rows))
+        }),
+    )
+    .await
 }
 
 pub async fn login_form(State(st): State<Arc<AppState>>) -> Response {

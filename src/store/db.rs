@@ -33,6 +33,8 @@ pub enum DbError {
     Sql { path: PathBuf, detail: String },
     #[error("no series named '{0}' (see `tardy history list`)")]
     NoSeries(String),
+    #[error("suite '{suite}' has no test '{test}'")]
+    NoTest { suite: String, test: String },
     #[error("no alert #{0} (see `tardy history alerts --all`)")]
     NoAlert(i64),
     #[error("{0}")]
