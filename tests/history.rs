@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{noise, tardy};
+use common::{noise, refuses, succeeds, tardy};
 
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -422,14 +422,10 @@ fn a_corrupt_or_newer_database_is_refused_and_left_alone() {
         let c = rusqlite::Connection::open(&other).unwrap();
         c.execute("CREATE TABLE contacts (name TEXT)", []).unwrap();
     }
-    let out = tardy(d)
-        .args(["history", "--db"])
-        .arg(&other)
-        .arg("list")
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no tardy schema version"));
+    refuses(
+        tardy(d).args(["history", "--db"]).arg(&other).arg("list"),
+        "no tardy schema version",
+    );
 }
 
 #[test]
@@ -509,16 +505,14 @@ fn a_locked_database_gives_a_clear_error() {
     run_ok(d, &["import", "a.csv"]);
     let c = rusqlite::Connection::open(db(d)).unwrap();
     c.execute_batch("BEGIN EXCLUSIVE").unwrap();
-    let out = tardy(d)
-        .env("TARDY_BUSY_TIMEOUT", "0.5")
-        .args(["history", "--db"])
-        .arg(db(d))
-        .args(["import", "a.csv"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("is locked by another process"), "{err}");
+    refuses(
+        tardy(d)
+            .env("TARDY_BUSY_TIMEOUT", "0.5")
+            .args(["history", "--db"])
+            .arg(db(d))
+            .args(["import", "a.csv"]),
+        "is locked by another process",
+    );
     c.execute_batch("ROLLBACK").unwrap();
     drop(c);
     run_ok(d, &["import", "a.csv"]);
@@ -694,30 +688,17 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     let d = dir.path();
     let data = |n: &str| format!("{}/tests/data/{n}", env!("CARGO_MANIFEST_DIR"));
     for name in ["a.json", "b.json"] {
-        let out = tardy(d)
-            .args(["doctor", "--quick", "--only", "clock", "--save", name])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        succeeds(tardy(d).args(["doctor", "--quick", "--only", "clock", "--save", name]));
     }
-    let out = tardy(d)
-        .args(["report", "--no-history", "-o", "r.html"])
-        .args([&data("compare/old.txt"), &data("compare/new.txt")])
-        .args([
-            &data("reports/seed000-before.xml"),
-            &data("reports/seed000-after.xml"),
-        ])
-        .args(["a.json", "b.json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        tardy(d)
+            .args(["report", "--no-history", "-o", "r.html"])
+            .args([&data("compare/old.txt"), &data("compare/new.txt")])
+            .args([
+                &data("reports/seed000-before.xml"),
+                &data("reports/seed000-after.xml"),
+            ])
+            .args(["a.json", "b.json"]),
     );
     let html = std::fs::read_to_string(d.join("r.html")).unwrap();
     for needle in [
@@ -734,18 +715,13 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     }
     assert!(!html.contains("<script"));
     // One chart alone as SVG; several charts is an error that says how to pick.
-    let out = tardy(d)
-        .args(["report", "--no-history", "--format", "svg", "-o", "w.svg"])
-        .args([
-            &data("reports/seed000-before.xml"),
-            &data("reports/seed000-after.xml"),
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        tardy(d)
+            .args(["report", "--no-history", "--format", "svg", "-o", "w.svg"])
+            .args([
+                &data("reports/seed000-before.xml"),
+                &data("reports/seed000-after.xml"),
+            ]),
     );
     let svg = std::fs::read_to_string(d.join("w.svg")).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains("<style>") && svg.contains("<rect"));
@@ -758,12 +734,10 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("charts; choose one"));
     // Three test reports or one doctor file: which pair is unclear.
-    let out = tardy(d)
-        .args(["report", "--no-history", "-o", "x.html", "a.json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("compares two"));
+    refuses(
+        tardy(d).args(["report", "--no-history", "-o", "x.html", "a.json"]),
+        "compares two",
+    );
 }
 
 #[test]
@@ -773,13 +747,11 @@ fn the_history_commands_work_on_postgres_too() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    let out = tardy(d)
-        .args(["run", "--runs", "3", "--save", "startup", "--commit", "c1"])
-        .args(["--db", &pg.url, "--", "true"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeds(
+        tardy(d)
+            .args(["run", "--runs", "3", "--save", "startup", "--commit", "c1"])
+            .args(["--db", &pg.url, "--", "true"]),
+    );
     assert!(err.contains("postgres://"), "{err}");
     assert!(
         !err.contains(":tardy@"),

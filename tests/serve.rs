@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Server, get, junit, post, tardy, tokens};
+use common::{Server, get, junit, post, refuses, succeeds, tardy, tokens};
 
 fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -674,18 +674,16 @@ fn push_reports_failures_and_retries() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     drop(l);
-    let out = tardy(dir.path())
-        .args([
-            "push",
-            &format!("http://127.0.0.1:{port}"),
-            &data("compare/hyperfine.json"),
-        ])
-        .args(["--retries", "2", "--commit", "x"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{err}");
-    assert!(err.contains("gave up after 3 attempts"), "{err}");
+    refuses(
+        tardy(dir.path())
+            .args([
+                "push",
+                &format!("http://127.0.0.1:{port}"),
+                &data("compare/hyperfine.json"),
+            ])
+            .args(["--retries", "2", "--commit", "x"]),
+        "gave up after 3 attempts",
+    );
     // A refusal (wrong token) is not retried and is named.
     let (_, read) = tokens(dir.path());
     let s = sqlite_server(dir.path(), &[]);
@@ -718,16 +716,14 @@ fn run_push_uploads_the_measured_results() {
     let dir = tempfile::tempdir().unwrap();
     let (write, _) = tokens(dir.path());
     let s = sqlite_server(dir.path(), &[]);
-    let out = tardy(dir.path())
-        .env("TARDY_TOKEN", &write)
-        .args([
-            "run", "--runs", "3", "--save", "startup", "--commit", "abc123",
-        ])
-        .args(["--push", &s.url, "--", "true"])
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = succeeds(
+        tardy(dir.path())
+            .env("TARDY_TOKEN", &write)
+            .args([
+                "run", "--runs", "3", "--save", "startup", "--commit", "abc123",
+            ])
+            .args(["--push", &s.url, "--", "true"]),
+    );
     assert!(err.contains("stored 1 point in 1 series"), "{err}");
     let p = get(&format!("{}/api/v1/points?series=startup", s.url), &[]).json();
     assert_eq!(p["points"][0]["commit"], "abc123");
@@ -739,12 +735,10 @@ fn run_push_uploads_the_measured_results() {
         "the results' fingerprint was stored"
     );
     // --commit without --save or --push labels nothing: refused.
-    let out = tardy(dir.path())
-        .args(["run", "--runs", "1", "--commit", "x", "true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--save SERIES or --push URL"));
+    refuses(
+        tardy(dir.path()).args(["run", "--runs", "1", "--commit", "x", "true"]),
+        "--save SERIES or --push URL",
+    );
 }
 
 #[test]
@@ -780,10 +774,8 @@ fn a_minimum_magnitude_keeps_small_wobbles_out_of_the_alerts() {
     let members = open[0]["members"].as_array().unwrap();
     assert_eq!(members.len(), 1, "{members:?}");
     assert_eq!(members[0]["test"], "pkg.A :: t7");
-    let out = tardy(dir.path())
-        .args(["serve", "--min-magnitude=-1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--min-magnitude"));
+    refuses(
+        tardy(dir.path()).args(["serve", "--min-magnitude=-1"]),
+        "--min-magnitude",
+    );
 }

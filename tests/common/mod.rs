@@ -239,3 +239,20 @@ pub fn tokens(dir: &Path) -> (String, String) {
     };
     (mk("write"), mk("read"))
 }
+
+/// Run `cmd`; it must succeed. Its stderr.
+pub fn succeeds(cmd: &mut assert_cmd::Command) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
+/// Run `cmd`; it must fail with exit 2 and say `needle` on stderr.
+pub fn refuses(cmd: &mut assert_cmd::Command, needle: &str) -> String {
+    let out = cmd.output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(needle), "expected {needle:?} in: {err}");
+    err
+}
