@@ -90,6 +90,10 @@ fn xmlish() -> impl Strategy<Value = String> {
         Just("<!DOCTYPE x [<!ENTITY a \"b\">]>".to_string()),
         Just("&a;".to_string()),
         Just("{\"Action\":\"pass\",\"Package\":\"p\",\"Test\":\"T/a\",\"Elapsed\":0.1}\n".to_string()),
+        Just("{\"test\":{\"id\":1,\"name\":\"t\",\"suiteID\":0},\"type\":\"testStart\",\"time\":1}\n".to_string()),
+        Just("{\"testID\":1,\"result\":\"success\",\"hidden\":false,\"type\":\"testDone\",\"time\":3}\n".to_string()),
+        Just("{\"stats\":{\"duration\":3},\"tests\":[{\"fullTitle\":\"a\",\"duration\":1,\"err\":{}}],\"pending\":[]}".to_string()),
+        Just("{\"examples\":[{\"full_description\":\"a\",\"status\":\"passed\",\"run_time\":0.1}]}".to_string()),
         any::<char>().prop_map(String::from),
     ];
     proptest::collection::vec(piece, 0..30).prop_map(|v| v.concat())
@@ -100,12 +104,16 @@ proptest! {
 
     #[test]
     fn report_readers_never_panic(text in xmlish()) {
-        use tardy::ingest::reports::{Report, gojson, xml};
+        use tardy::ingest::reports::{Report, dart, gojson, jsondoc, xml};
         let mut r = Report::default();
         let _ = xml::read(text.as_bytes(), "prop", &mut r);
         let mut g = Report::default();
         let _ = gojson::read(text.as_bytes(), "prop", &mut g);
-        r.merge_duplicates();
+        let _ = dart::read(text.as_bytes(), "prop", &mut g);
+        for kind in [jsondoc::Kind::Mocha, jsondoc::Kind::Jest, jsondoc::Kind::RSpec] {
+            let _ = jsondoc::read(text.as_bytes(), kind, "prop", &mut g);
+        }
+        r.resolve_repeats();
         r.mark_parents();
         let _ = tardy::analyze::suite::diff(&[r.clone()], &[g]);
         let _ = tardy::analyze::suite::show(&r, 5);

@@ -37,13 +37,7 @@ pub struct Show {
 }
 
 fn status_name(s: Status) -> &'static str {
-    match s {
-        Status::Passed => "passed",
-        Status::Flaky => "flaky",
-        Status::Failed => "failed",
-        Status::Errored => "errored",
-        Status::Skipped => "skipped",
-    }
+    s.name()
 }
 
 pub fn show(r: &Report, top: usize) -> Show {
@@ -137,6 +131,9 @@ pub struct TestRow {
 pub struct Diff {
     pub schema: String,
     pub runs: [usize; 2],
+    /// Test results per side (the largest run of the side): 0 is an empty report.
+    #[serde(default)]
+    pub tests_per_side: [usize; 2],
     /// Tests present on both sides with durations.
     pub matched: usize,
     pub added: Vec<String>,
@@ -192,7 +189,7 @@ fn median_wall(runs: &[Report]) -> Option<f64> {
 }
 
 fn failing(s: Status) -> bool {
-    matches!(s, Status::Failed | Status::Errored)
+    s.is_failure()
 }
 
 pub fn diff(before: &[Report], after: &[Report]) -> Diff {
@@ -316,6 +313,8 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
     Diff {
         schema: "tardy.tests-diff".into(),
         runs: [before.len(), after.len()],
+        tests_per_side: [before, after]
+            .map(|runs| runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),
         matched: matched.len(),
         added,
         removed,

@@ -258,8 +258,12 @@ pub fn diagnose(input: &Input) -> Vec<Shape> {
                 net_tests,
                 share(net_tests) * 100.0
             ),
-            advice: "the suite grew; the tests that were there did not get slower by this much"
-                .into(),
+            advice: if net_tests >= 0.0 {
+                "the suite grew; the tests that were there did not get slower by this much"
+            } else {
+                "the suite shrank (tests removed, or not run: an empty shard, a filter); the tests that are left did not get faster by this much"
+            }
+            .into(),
             kind: ShapeKind::MoreTests {
                 added: input.added,
                 removed: input.removed,

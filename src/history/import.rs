@@ -421,6 +421,7 @@ pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Bat
             Status::Passed => "passed",
             Status::Failed => "failed",
             Status::Errored => "error",
+            Status::Aborted => "aborted",
             Status::Skipped => "skipped",
             Status::Flaky => "flaky",
         };

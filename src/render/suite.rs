@@ -14,11 +14,15 @@ pub fn show_text(s: &Show, style: Style) -> String {
         .iter()
         .map(|(k, v)| format!("{k} {v}"))
         .collect();
-    out.push_str(&format!(
-        "{} {} ({})\n",
-        style.bold("Tests:"),
-        s.tests,
+    let statuses = if s.tests == 0 {
+        "an empty report".to_string()
+    } else {
         statuses.join(", ")
+    };
+    out.push_str(&format!(
+        "{} {} ({statuses})\n",
+        style.bold("Tests:"),
+        s.tests
     ));
     out.push_str(&format!(
         "{} {}",
@@ -124,6 +128,15 @@ pub fn diff_text(d: &Diff, style: Style, top: usize) -> String {
         d.runs[0],
         d.runs[1]
     ));
+    for (side, n) in ["before", "after"].iter().zip(d.tests_per_side) {
+        if n == 0 {
+            out.push_str(&format!(
+                "{} the {side} side is an empty report (0 tests): every test of the other side counts as {}\n",
+                style.yellow("Note:"),
+                if *side == "before" { "added" } else { "removed" }
+            ));
+        }
+    }
     out.push_str(&format!(
         "{} {} → {}  ({})\n",
         style.bold("Sum of test times:"),

@@ -1,8 +1,11 @@
 //! A cap on how much of a report one token may span, so that memory stays flat on any
 //! input: a 2 GB file with no `<` (one giant text node) or no newline (one giant
 //! `go test -json` line) is refused after [`TOKEN_LIMIT`] bytes instead of being buffered.
+//! It also counts lines as bytes go by, so that an error at a byte offset can be named by
+//! line and column without keeping the file.
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 use std::io::{self, BufRead, Read};
 use std::rc::Rc;
 
@@ -15,29 +18,64 @@ pub const TOKEN_LIMIT: u64 = 64 << 20;
 pub struct Bounded<R> {
     inner: R,
     used: Rc<Cell<u64>>,
+    lines: Rc<RefCell<Lines>>,
     limit: u64,
 }
 
-/// The handle that resets the count (after each complete token).
+/// Newlines seen so far: their count and the offsets of the most recent ones (enough to
+/// place an error inside the token being parsed).
+#[derive(Default)]
+struct Lines {
+    offset: u64,
+    count: u64,
+    recent: VecDeque<u64>,
+}
+
+const RECENT_NEWLINES: usize = 1 << 16;
+
+/// The handle that resets the count (after each complete token) and places offsets.
 #[derive(Clone)]
-pub struct Budget(Rc<Cell<u64>>);
+pub struct Budget(Rc<Cell<u64>>, Rc<RefCell<Lines>>);
 
 impl Budget {
     pub fn reset(&self) {
         self.0.set(0);
+    }
+
+    /// The 1-based line and column (in bytes) of byte `offset` of the stream, when it
+    /// was read recently enough to be placed.
+    pub fn locate(&self, offset: u64) -> Option<(u64, u64)> {
+        let l = self.1.borrow();
+        if offset > l.offset {
+            return None;
+        }
+        // Newlines at or after `offset` were counted but come later.
+        let later = l.recent.iter().rev().take_while(|&&n| n >= offset).count();
+        if later == l.recent.len() && (l.count as usize) > l.recent.len() {
+            return None; // older than what is kept
+        }
+        let line_start = l
+            .recent
+            .iter()
+            .rev()
+            .find(|&&n| n < offset)
+            .map_or(0, |&n| n + 1);
+        Some((l.count - later as u64 + 1, offset - line_start + 1))
     }
 }
 
 impl<R> Bounded<R> {
     pub fn new(inner: R, limit: u64) -> (Self, Budget) {
         let used = Rc::new(Cell::new(0));
+        let lines = Rc::new(RefCell::new(Lines::default()));
         (
             Bounded {
                 inner,
                 used: used.clone(),
+                lines: lines.clone(),
                 limit,
             },
-            Budget(used),
+            Budget(used, lines),
         )
     }
 }
@@ -68,6 +106,19 @@ impl<R: BufRead> BufRead for Bounded<R> {
 
     fn consume(&mut self, n: usize) {
         self.used.set(self.used.get() + n as u64);
+        // The bytes being consumed are still at the front of the inner buffer.
+        if let Ok(buf) = self.inner.fill_buf() {
+            let mut l = self.lines.borrow_mut();
+            let base = l.offset;
+            for i in memchr::memchr_iter(b'\n', &buf[..n.min(buf.len())]) {
+                l.count += 1;
+                if l.recent.len() == RECENT_NEWLINES {
+                    l.recent.pop_front();
+                }
+                l.recent.push_back(base + i as u64);
+            }
+            l.offset += n as u64;
+        }
         self.inner.consume(n);
     }
 }
@@ -90,5 +141,19 @@ mod tests {
         assert!(err.to_string().contains("longer than 0 MiB"), "{err}");
         budget.reset();
         assert_eq!(r.read(&mut chunk).unwrap(), 8);
+    }
+
+    #[test]
+    fn places_offsets_by_line_and_column() {
+        let data = b"ab\ncd\n\nefg";
+        let (mut r, budget) = Bounded::new(std::io::BufReader::with_capacity(3, &data[..]), 100);
+        let mut all = Vec::new();
+        r.read_to_end(&mut all).unwrap();
+        assert_eq!(budget.locate(0), Some((1, 1)));
+        assert_eq!(budget.locate(1), Some((1, 2)));
+        assert_eq!(budget.locate(3), Some((2, 1)));
+        assert_eq!(budget.locate(7), Some((4, 1)));
+        assert_eq!(budget.locate(9), Some((4, 3)));
+        assert_eq!(budget.locate(99), None);
     }
 }

@@ -55,14 +55,14 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         let elapsed = ev.elapsed.filter(|e| e.is_finite() && *e >= 0.0);
         match ev.test {
             Some(test) => report.cases.push(TestCase {
-                id: TestId {
-                    suite: packages
+                id: TestId::new(
+                    packages
                         .entry(ev.package.clone())
                         .or_insert_with(|| std::sync::Arc::from(ev.package.as_str()))
                         .clone(),
-                    class: empty.clone(),
-                    name: test,
-                },
+                    empty.clone(),
+                    test,
+                ),
                 duration_s: elapsed,
                 status,
                 retries: 0,

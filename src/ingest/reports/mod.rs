@@ -1,14 +1,24 @@
 //! Test reports: per-test records (suite, class, name, duration, status)
-//! from JUnit XML in its dialects, NUnit 3 and 2, TRX, xUnit.net v2 and
-//! `go test -json`, read from files, `.gz` files and directories.
+//! from JUnit XML in its dialects, NUnit 3 and 2, TRX, xUnit.net v2,
+//! `go test -json`, mocha's and jest's JSON, RSpec's JSON and Dart's JSON
+//! reporter, read from files, `.gz` files and directories.
 //!
 //! XML is streamed (quick-xml); entity declarations are never expanded, so
 //! an entity bomb cannot grow in memory. Implausible durations are kept out
 //! of the numbers with a warning, not a failure.
+//!
+//! Every result in a file is a result: two `<testcase>` elements with the
+//! same identity are two tests (told apart by [`TestId::nth`], their order
+//! among the results of that identity), as the producing tool counts them.
+//! Only where the report marks reruns (Surefire's and nextest's
+//! `flakyFailure`/`rerunFailure`, pytest-rerunfailures' `rerun` elements)
+//! are the attempts of one test merged into one flaky or failed test.
 
 pub mod bounded;
+pub mod dart;
 pub mod duration;
 pub mod gojson;
+pub mod jsondoc;
 pub mod xml;
 
 use std::collections::{HashMap, HashSet};
@@ -29,7 +39,27 @@ pub enum Status {
     Flaky,
     Failed,
     Errored,
+    /// The run was aborted while this test ran (TRX `Aborted`): counted with the failures.
+    Aborted,
     Skipped,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Passed => "passed",
+            Status::Flaky => "flaky",
+            Status::Failed => "failed",
+            Status::Errored => "errored",
+            Status::Aborted => "aborted",
+            Status::Skipped => "skipped",
+        }
+    }
+
+    /// Failed, errored or aborted.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Failed | Status::Errored | Status::Aborted)
+    }
 }
 
 /// One test's identity: suite path, class and name. Suite and class are
@@ -39,6 +69,15 @@ pub struct TestId {
     pub suite: Arc<str>,
     pub class: Arc<str>,
     pub name: String,
+    /// Which result of this suite/class/name it is in its run, in file order (0 for the
+    /// first): distinct tests with one title (jest `test.each` titles, TestNG data
+    /// providers, nameless cases) stay distinct and are matched across runs by order.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub nth: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// FxHash (rustc's): fast hashing of the many short test identities; the
@@ -102,7 +141,17 @@ fn fx(bytes: &[u8]) -> u64 {
 }
 
 impl TestId {
-    /// "suite :: class :: name", leaving out empty or repeated parts.
+    pub fn new(suite: Arc<str>, class: Arc<str>, name: String) -> TestId {
+        TestId {
+            suite,
+            class,
+            name,
+            nth: 0,
+        }
+    }
+
+    /// "suite :: class :: name", leaving out empty or repeated parts, and " #N" for the
+    /// N-th result of a repeated identity.
     pub fn display(&self) -> String {
         let mut parts: Vec<&str> = Vec::new();
         for p in [&*self.suite, &*self.class, self.name.as_str()] {
@@ -110,7 +159,14 @@ impl TestId {
                 parts.push(p);
             }
         }
-        parts.join(" :: ")
+        let mut s = parts.join(" :: ");
+        if s.is_empty() {
+            s.push_str("(unnamed)");
+        }
+        if self.nth > 0 {
+            s.push_str(&format!(" #{}", self.nth + 1));
+        }
+        s
     }
 }
 
@@ -121,7 +177,8 @@ pub struct TestCase {
     /// Seconds; `None` when missing or implausible (see the warnings).
     pub duration_s: Option<f64>,
     pub status: Status,
-    /// Extra executions of the same identity (retries, pytest teardown errors).
+    /// Reruns the report marks for this test (flakyFailure/rerunFailure, rerun elements,
+    /// or attempts of a marked rerun merged into it).
     pub retries: u32,
     /// Go: a parent test whose time includes its subtests (not summed).
     pub has_children: bool,
@@ -143,16 +200,21 @@ pub struct Report {
     pub cases: Vec<TestCase>,
     pub suites: Vec<Suite>,
     pub warnings: Vec<String>,
+    /// The report marks reruns (its producer ran failing tests again and said so), so
+    /// repeated identities are attempts of one test, not distinct tests.
+    #[serde(default)]
+    pub reruns_marked: bool,
 }
 
 impl Report {
-    /// Sum of test durations, leaves only (Go parents include their subtests).
+    /// Sum of test durations, leaves only (Go parents include their subtests); 0 (not -0)
+    /// when no test has a time.
     pub fn total_s(&self) -> f64 {
         self.cases
             .iter()
             .filter(|c| !c.has_children)
             .filter_map(|c| c.duration_s)
-            .sum()
+            .fold(0.0, |a, b| a + b)
     }
 
     /// Sum of the suites' own wall times, when every suite states one.
@@ -187,11 +249,26 @@ impl Report {
         }
     }
 
-    /// Merge duplicate identities: durations add up, the last status wins
-    /// (a failure followed by a pass is flaky).
-    pub fn merge_duplicates(&mut self) {
+    /// After every file of a run is read: repeats resolved, Go parents marked, and an
+    /// empty run (a valid report with no test, like an empty CI shard) said so.
+    fn finish(&mut self) {
+        self.resolve_repeats();
+        self.mark_parents();
+        if self.cases.is_empty() {
+            self.warnings.push(format!(
+                "{} holds no test results (0 tests: an empty shard, or every test filtered out?)",
+                self.sources.join(", ")
+            ));
+        }
+    }
+
+    /// Number the results that share an identity (`TestId::nth`), or, where the report
+    /// marks reruns, merge the attempts of one test into one: a pass after a failure is
+    /// flaky, failures only stay failed, the duration is the last attempt's (the one
+    /// that decided), never a sum.
+    pub fn resolve_repeats(&mut self) {
         // First pass on borrowed ids: which later cases repeat an earlier one.
-        let mut first: HashMap<IdKey, usize, FxBuild> =
+        let mut first: HashMap<IdKey, (usize, u32), FxBuild> =
             HashMap::with_capacity_and_hasher(self.cases.len(), FxBuild::default());
         let mut shared: HashMap<usize, u64, FxBuild> = HashMap::default();
         let mut hash_shared = |a: &Arc<str>| {
@@ -199,15 +276,20 @@ impl Report {
                 .entry(Arc::as_ptr(a) as *const u8 as usize)
                 .or_insert_with(|| fx(a.as_bytes()))
         };
-        let mut repeats: Vec<(usize, usize)> = Vec::new();
+        // (index, index of the first result of its identity, its order among them)
+        let mut repeats: Vec<(usize, usize, u32)> = Vec::new();
         for (i, c) in self.cases.iter().enumerate() {
             let hash = hash_shared(&c.id.suite).rotate_left(21)
                 ^ hash_shared(&c.id.class).rotate_left(42)
                 ^ fx(c.id.name.as_bytes());
             match first.entry(IdKey { id: &c.id, hash }) {
-                std::collections::hash_map::Entry::Occupied(f) => repeats.push((i, *f.get())),
+                std::collections::hash_map::Entry::Occupied(mut f) => {
+                    let (at, seen) = *f.get();
+                    repeats.push((i, at, seen));
+                    f.insert((at, seen + 1));
+                }
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(i);
+                    v.insert((i, 1));
                 }
             }
         }
@@ -215,20 +297,30 @@ impl Report {
         if repeats.is_empty() {
             return;
         }
+        if !self.reruns_marked {
+            let n = repeats.len();
+            for (i, _, nth) in repeats {
+                self.cases[i].id.nth = nth;
+            }
+            self.warnings.push(format!(
+                "{n} results repeat the suite, class and name of an earlier one: they are distinct tests, as the report counts them (named \"#2\", \"#3\"... and matched across runs by their order)"
+            ));
+            return;
+        }
+        // An attempt was run again because it failed: every attempt but the last is a
+        // failure (pytest-rerunfailures writes them as bare <testcase/> elements).
         let mut gone = vec![false; self.cases.len()];
-        for &(i, f) in &repeats {
+        for &(i, f, _) in &repeats {
             let c = self.cases[i].clone();
             let m = &mut self.cases[f];
             m.retries += 1 + c.retries;
-            m.duration_s = match (m.duration_s, c.duration_s) {
-                (Some(a), Some(b)) => Some(a + b),
-                (a, b) => a.or(b),
+            m.status = match c.status {
+                Status::Passed | Status::Flaky => Status::Flaky,
+                s => s,
             };
-            m.status = match (m.status, c.status) {
-                (Status::Failed | Status::Errored | Status::Flaky, Status::Passed) => Status::Flaky,
-                (Status::Passed, Status::Errored) => Status::Errored, // pytest call + teardown error
-                (_, s) => s,
-            };
+            if c.duration_s.is_some() {
+                m.duration_s = c.duration_s;
+            }
             m.has_children |= c.has_children;
             gone[i] = true;
         }
@@ -238,20 +330,32 @@ impl Report {
             !gone[k - 1]
         });
         self.warnings.push(format!(
-            "{} test results repeat an earlier identity (retries, or pytest teardown errors): their durations were added and the last status kept",
+            "{} results are reruns of an earlier attempt (the report marks reruns): each test counts once, flaky when its last attempt passed, with that attempt's time",
             repeats.len()
         ));
     }
 }
 
 /// What a file holds, from its first bytes.
-fn sniff(head: &[u8]) -> Option<&'static str> {
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Xml,
+    GoJson,
+    Dart,
+    Doc(jsondoc::Kind),
+}
+
+fn sniff(head: &[u8]) -> Option<Kind> {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('<') {
-        Some("xml")
+        Some(Kind::Xml)
     } else if t.starts_with('{') && t.contains("\"Action\"") {
-        Some("go-json")
+        Some(Kind::GoJson)
+    } else if t.starts_with('{') && dart::sniff(t) {
+        Some(Kind::Dart)
+    } else if t.starts_with('{') {
+        jsondoc::sniff(t).map(Kind::Doc)
     } else {
         None
     }
@@ -293,13 +397,19 @@ fn read_reader(
         .to_vec();
     report.sources.push(name.clone());
     match sniff(&head) {
-        Some("xml") => xml::read(reader, &name, report),
-        Some("go-json") => gojson::read(reader, &name, report),
-        _ if head.is_empty() => Err(IngestError::at(&name, None, "is empty: expected a test report".into())),
-        _ => Err(IngestError::at(
+        Some(Kind::Xml) => xml::read(reader, &name, report),
+        Some(Kind::GoJson) => gojson::read(reader, &name, report),
+        Some(Kind::Dart) => dart::read(reader, &name, report),
+        Some(Kind::Doc(kind)) => jsondoc::read(reader, kind, &name, report),
+        None if head.is_empty() => Err(IngestError::at(
             &name,
             None,
-            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML, or `go test -json` output".into(),
+            "is empty: expected a test report".into(),
+        )),
+        None => Err(IngestError::at(
+            &name,
+            None,
+            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML, `go test -json`, mocha or jest JSON, RSpec JSON, or Dart's JSON reporter output".into(),
         )),
     }
 }
@@ -370,16 +480,7 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
             }
         }
     }
-    report.merge_duplicates();
-    report.mark_parents();
-    if report.cases.is_empty() {
-        let what = paths
-            .iter()
-            .map(|p| p.display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ");
-        return Err(IngestError::at(&what, None, "holds no test results".into()));
-    }
+    report.finish();
     Ok(report)
 }
 
@@ -387,11 +488,7 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
 pub fn read_run_bytes(bytes: &[u8], name: &str) -> Result<Report, IngestError> {
     let mut report = Report::default();
     read_bytes(bytes, name, &mut report)?;
-    report.merge_duplicates();
-    report.mark_parents();
-    if report.cases.is_empty() {
-        return Err(IngestError::at(name, None, "holds no test results".into()));
-    }
+    report.finish();
     Ok(report)
 }
 
@@ -574,7 +671,7 @@ mod tests {
     #[test]
     fn bad_reports_are_clear_errors() {
         let dir = tempfile::tempdir().unwrap();
-        let cases: [(&str, &str, &str); 6] = [
+        let cases: [(&str, &str, &str); 5] = [
             (
                 "trunc.xml",
                 "<testsuite name=\"a\"><testcase name=\"x\" time=\"1\">",
@@ -588,7 +685,6 @@ mod tests {
             ),
             ("junk.xml", "\u{1}\u{2}binary", "not a test report"),
             ("empty.xml", "", "is empty"),
-            ("zero.xml", "<testsuites></testsuites>", "no test results"),
         ];
         for (name, content, expect) in cases {
             let p = dir.path().join(name);
@@ -609,5 +705,202 @@ mod tests {
         let dir2 = tempfile::tempdir().unwrap();
         let e = read_run(&[dir2.path().to_path_buf()], false).unwrap_err();
         assert!(e.to_string().contains("without report files"), "{e}");
+    }
+
+    fn count(r: &Report, s: Status) -> usize {
+        r.cases.iter().filter(|c| c.status == s).count()
+    }
+
+    #[test]
+    fn nunit2_failures_are_failures_with_or_without_result() {
+        let r = read("nunit2-failures.xml");
+        assert_eq!(r.cases.len(), 8);
+        assert_eq!(case(&r, "Calc.CalcTests.Fails").status, Status::Failed);
+        assert_eq!(case(&r, "Calc.CalcTests.Throws").status, Status::Errored);
+        assert_eq!(case(&r, "Calc.CalcTests.Later").status, Status::Skipped);
+        assert_eq!(case(&r, "Calc.OldTests.FailsOld").status, Status::Failed);
+        assert_eq!(
+            case(&r, "Calc.OldTests.FailureChildOnly").status,
+            Status::Failed
+        );
+        assert_eq!(case(&r, "Calc.OldTests.PassesOld").status, Status::Passed);
+        assert_eq!(case(&r, "Calc.OldTests.NotRunOld").status, Status::Skipped);
+        // The file's own totals: 6 run (errors 1, failures 2 by NUnit 2.6's count + 2 old).
+        assert_eq!(count(&r, Status::Passed), 2);
+        assert_eq!(r.suite_wall_s(), Some(0.412));
+    }
+
+    #[test]
+    fn nunit3_assembly_root_is_read() {
+        let r = read("nunit3-assembly-root.xml");
+        assert_eq!(r.cases.len(), 3);
+        assert_eq!(case(&r, "Fails").status, Status::Failed);
+        assert_eq!(case(&r, "Later").status, Status::Skipped);
+        assert_eq!(&*case(&r, "Adds").id.class, "Calc.CalcTests");
+        assert_eq!(r.suite_wall_s(), Some(0.512));
+    }
+
+    #[test]
+    fn repeated_identities_are_distinct_tests_counted_as_the_file_counts() {
+        // Surefire + TestNG invocationCount = 3: tests="10", `repeated` three times.
+        let r = read("surefire-testng");
+        assert_eq!(r.cases.len(), 10);
+        let reps: Vec<&TestCase> = r.cases.iter().filter(|c| c.id.name == "repeated").collect();
+        assert_eq!(reps.len(), 3);
+        assert_eq!(
+            reps.iter().map(|c| c.id.nth).collect::<Vec<_>>(),
+            vec![0, 1, 2]
+        );
+        assert!(
+            reps.iter().all(|c| c.duration_s.unwrap() < 0.004),
+            "no sums"
+        );
+        assert_eq!(reps[1].id.display(), "calc.CalcTest :: repeated #2");
+        assert_eq!(count(&r, Status::Failed), 2);
+        assert_eq!(count(&r, Status::Skipped), 1);
+        // jest-junit: three distinct tests titled "Calc same checks a value".
+        let j = read("jest-junit-same-title.xml");
+        assert_eq!(j.cases.len(), 9);
+        assert_eq!(count(&j, Status::Passed), 7, "jest: numPassedTests 7");
+        // Four nameless <testcase/>: four tests, each its own time.
+        let n = read("junit-nameless.xml");
+        assert_eq!(n.cases.len(), 4);
+        assert_eq!(count(&n, Status::Failed), 1);
+        assert_eq!(n.total_s(), 1.0);
+        assert_eq!(n.cases[3].id.display(), "generated #4");
+    }
+
+    #[test]
+    fn repeats_never_pick_a_status_by_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("param.xml");
+        std::fs::write(
+            &p,
+            r#"<testsuite name="s"><testcase classname="C" name="p" time="0.5"><skipped/></testcase><testcase classname="C" name="p" time="0.25"><failure/></testcase><testcase classname="C" name="p" time="1"/></testsuite>"#,
+        )
+        .unwrap();
+        let r = read_run(&[p], false).unwrap();
+        let st: Vec<(Status, Option<f64>)> =
+            r.cases.iter().map(|c| (c.status, c.duration_s)).collect();
+        assert_eq!(
+            st,
+            vec![
+                (Status::Skipped, Some(0.5)),
+                (Status::Failed, Some(0.25)),
+                (Status::Passed, Some(1.0))
+            ]
+        );
+    }
+
+    #[test]
+    fn marked_reruns_are_one_flaky_test() {
+        // pytest-rerunfailures 16.7 --reruns 2: reruns are repeated bare <testcase/>s.
+        let r = read("pytest-rerun.xml");
+        assert_eq!(r.cases.len(), 5, "{:?}", r.cases);
+        assert_eq!(case(&r, "test_flaky").status, Status::Flaky);
+        assert_eq!(case(&r, "test_flaky").retries, 1);
+        assert_eq!(case(&r, "test_always").status, Status::Failed);
+        assert_eq!(case(&r, "test_always").retries, 2);
+        assert_eq!(case(&r, "test_ok").status, Status::Passed);
+        assert_eq!(case(&r, "test_pass_and_teardown").status, Status::Errored);
+        // pytest without reruns: a failed call plus a teardown error is one test (pytest
+        // writes two elements and counts one).
+        let t = read("pytest-teardown.xml");
+        assert_eq!(t.cases.len(), 5);
+        assert_eq!(case(&t, "test_fail_and_teardown").status, Status::Failed);
+        assert_eq!(case(&t, "test_pass_and_teardown").status, Status::Errored);
+        assert!(t.cases.iter().all(|c| c.id.nth == 0));
+    }
+
+    #[test]
+    fn empty_reports_are_zero_tests() {
+        for f in [
+            "junit-zero.xml",
+            "jest-junit.xml",
+            "phpunit.xml",
+            "vstest.trx",
+            "go-test.json",
+        ] {
+            let r = read_run(&[data("empty").join(f)], false).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(r.cases.len(), 0, "{f}");
+            assert_eq!(r.total_s().to_bits(), 0.0f64.to_bits(), "{f}: not -0");
+            assert!(r.warnings.iter().any(|w| w.contains("0 tests")), "{f}");
+        }
+    }
+
+    #[test]
+    fn malformed_xml_names_line_and_column() {
+        let bad = |f: &str| {
+            read_run(&[data("bad").join(f)], false)
+                .unwrap_err()
+                .to_string()
+        };
+        let e = bad("raw-quote.xml");
+        assert!(e.contains("line 3, column"), "{e}");
+        assert!(e.contains("malformed"), "{e}");
+        let e = bad("undefined-entity.xml");
+        assert!(e.contains("line 2"), "{e}");
+        let e = bad("two-roots.xml");
+        assert!(e.contains("line 2, column 1"), "{e}");
+        let e = bad("mismatched.xml");
+        assert!(e.contains("line "), "{e}");
+        // Control characters inside CDATA (captured console output) are fine.
+        assert_eq!(read("nunit3-assembly-root.xml").cases.len(), 3);
+    }
+
+    #[test]
+    fn disabled_stays_skipped_and_aborted_is_named() {
+        let g = read("junit-disabled-failure.xml");
+        assert_eq!(case(&g, "DISABLED_Flaky").status, Status::Skipped);
+        assert_eq!(case(&g, "Fails").status, Status::Failed);
+        let t = read("vstest-aborted.trx");
+        assert_eq!(case(&t, "HangsForever").status, Status::Aborted);
+        assert!(Status::Aborted.is_failure());
+        assert_eq!(case(&t, "NeverRan").status, Status::Skipped);
+        assert_eq!(&*case(&t, "HangsForever").id.class, "Calc.Tests.MathTests");
+    }
+
+    #[test]
+    fn mocha_jest_rspec_and_dart_json() {
+        // mocha 10 --reporter json: stats say 9 tests, 7 passes, 1 pending, 1 failure.
+        let m = read("mocha.json");
+        assert_eq!(m.cases.len(), 9);
+        assert_eq!(count(&m, Status::Passed), 7);
+        assert_eq!(count(&m, Status::Skipped), 1);
+        assert_eq!(case(&m, "Calc fails").status, Status::Failed);
+        assert_eq!(case(&m, "Calc later").status, Status::Skipped);
+        assert_eq!(&*case(&m, "Calc adds").id.suite, "calc.spec.js");
+        assert!(case(&m, "Calc sleeps").duration_s.unwrap() >= 0.025);
+        // jest 30 --json: numTotalTests 9, 7 passed, 1 failed, 1 pending.
+        let j = read("jest.json");
+        assert_eq!(j.cases.len(), 9);
+        assert_eq!(count(&j, Status::Passed), 7);
+        assert_eq!(count(&j, Status::Failed), 1);
+        assert_eq!(count(&j, Status::Skipped), 1);
+        assert_eq!(&*case(&j, "Calc adds").id.suite, "calc.test.js");
+        assert!(j.suite_wall_s().unwrap() > 0.05);
+        // RSpec 3.12 --format json: 10 examples, 1 failure, 2 pending.
+        let r = read("rspec.json");
+        assert_eq!(r.cases.len(), 10);
+        assert_eq!(count(&r, Status::Failed), 1);
+        assert_eq!(count(&r, Status::Skipped), 2);
+        assert_eq!(
+            r.cases
+                .iter()
+                .filter(|c| c.id.name == "Calc same checks a value")
+                .count(),
+            3
+        );
+        assert!(case(&r, "Calc sleeps").duration_s.unwrap() >= 0.025);
+        // Dart --reporter json: the hidden loading test is not a test.
+        let d = read("dart.json");
+        assert_eq!(d.cases.len(), 8, "{:?}", d.cases);
+        assert_eq!(case(&d, "Calc fails").status, Status::Failed);
+        assert_eq!(case(&d, "Calc throws").status, Status::Errored);
+        assert_eq!(case(&d, "Calc later").status, Status::Skipped);
+        assert_eq!(case(&d, "Calc late error").status, Status::Errored);
+        assert_eq!(case(&d, "Calc sleeps").duration_s, Some(0.027));
+        assert_eq!(&*case(&d, "Calc adds").id.suite, "test/calc_test.dart");
+        assert_eq!(d.suite_wall_s(), Some(0.48));
     }
 }

@@ -1,7 +1,11 @@
 //! One streaming pass over a test-report XML file, whatever its dialect
 //! (told by the root element): JUnit (`testsuites`/`testsuite`), NUnit 3
-//! (`test-run`), NUnit 2 (`test-results`), TRX (`TestRun`) and xUnit.net v2
-//! (`assemblies`/`assembly`).
+//! (`test-run`, or a bare `test-suite`), NUnit 2 (`test-results`), TRX (`TestRun`) and
+//! xUnit.net v2 (`assemblies`/`assembly`).
+//!
+//! Markup must be well formed (a raw `"` inside an attribute value, a mismatched end
+//! tag, an undefined entity are errors naming line and column); control characters
+//! inside text and CDATA, which real NUnit files hold, are accepted.
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -28,46 +32,76 @@ enum Dialect {
 }
 
 /// An attribute's text: borrowed from the reader's buffer unless it needs unescaping or
-/// whitespace normalisation (the rare case).
-fn text<'e>(a: &Attribute<'e>) -> Cow<'e, str> {
+/// whitespace normalisation (the rare case). An undefined entity is an error, except in a
+/// document with a DTD (`lenient`), whose entities tardy never expands: there the raw
+/// text is kept.
+fn text<'e>(a: &Attribute<'e>, lenient: bool) -> Result<Cow<'e, str>, String> {
     if let Cow::Borrowed(raw) = a.value
         && !raw
             .iter()
             .any(|b| matches!(b, b'&' | b'\t' | b'\n' | b'\r'))
         && let Ok(s) = std::str::from_utf8(raw)
     {
-        return Cow::Borrowed(s);
+        return Ok(Cow::Borrowed(s));
     }
     match a.normalized_value(quick_xml::XmlVersion::Implicit1_0) {
-        Ok(v) => Cow::Owned(v.into_owned()),
-        Err(_) => Cow::Owned(String::from_utf8_lossy(&a.value).into_owned()),
+        Ok(v) => Ok(Cow::Owned(v.into_owned())),
+        Err(_) if lenient => Ok(Cow::Owned(String::from_utf8_lossy(&a.value).into_owned())),
+        Err(e) => Err(format!(
+            "attribute {}: {e}",
+            String::from_utf8_lossy(a.key.as_ref())
+        )),
     }
 }
 
+/// An element's attributes, checked (a raw `"` or `<` in a value, a missing `=` or
+/// quote, a repeated name are errors), or the error and where in the element it is.
+fn checked<'e>(e: &'e BytesStart) -> Result<Vec<Attribute<'e>>, (usize, String)> {
+    let mut out = Vec::new();
+    for a in e.attributes().with_checks(true) {
+        match a {
+            Ok(a) => {
+                if a.value.contains(&b'<') {
+                    return Err((0, "a raw '<' in an attribute value".into()));
+                }
+                out.push(a)
+            }
+            Err(err) => {
+                let at = match err {
+                    quick_xml::events::attributes::AttrError::ExpectedEq(p)
+                    | quick_xml::events::attributes::AttrError::ExpectedValue(p)
+                    | quick_xml::events::attributes::AttrError::UnquotedValue(p)
+                    | quick_xml::events::attributes::AttrError::ExpectedQuote(p, _)
+                    | quick_xml::events::attributes::AttrError::Duplicated(p, _) => p,
+                };
+                return Err((at, format!("malformed attribute: {err}")));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// Several attributes in one pass over the element (the hot path: one call per test).
-fn attrs<'e, const N: usize>(e: &'e BytesStart, keys: [&str; N]) -> [Option<Cow<'e, str>>; N] {
+fn attrs<'e, const N: usize>(
+    list: &[Attribute<'e>],
+    keys: [&str; N],
+    lenient: bool,
+) -> Result<[Option<Cow<'e, str>>; N], String> {
     let mut out = [const { None }; N];
-    for a in e.attributes().with_checks(false).flatten() {
+    for a in list {
         let k = a.key.local_name();
         if let Some(i) = keys.iter().position(|key| key.as_bytes() == k.as_ref())
             && out[i].is_none()
         {
-            out[i] = Some(text(&a));
+            out[i] = Some(text(a, lenient)?);
         }
     }
-    out
+    Ok(out)
 }
 
-fn attr(e: &BytesStart, key: &str) -> Option<String> {
-    e.attributes()
-        .with_checks(false)
-        .flatten()
-        .find(|a| a.key.local_name().as_ref() == key.as_bytes())
-        .map(|a| {
-            a.normalized_value(quick_xml::XmlVersion::Implicit1_0)
-                .map(|v| v.into_owned())
-                .unwrap_or_else(|_| String::from_utf8_lossy(&a.value).into_owned())
-        })
+fn attr(list: &[Attribute], key: &str, lenient: bool) -> Result<Option<String>, String> {
+    let [v] = attrs(list, [key], lenient)?;
+    Ok(v.map(Cow::into_owned))
 }
 
 struct Parser<'a> {
@@ -81,6 +115,8 @@ struct Parser<'a> {
     /// Index into report.suites of the outermost open suite, for counting.
     outer: Option<usize>,
     pending: Option<TestCase>,
+    /// How the pending case's status is decided (see [`Decided`]).
+    decided: Decided,
     /// TRX: open UnitTestResult elements (InnerResults nest them).
     trx_depth: usize,
     trx_ids: Vec<Option<String>>,
@@ -93,6 +129,26 @@ struct Parser<'a> {
     class_per_file: bool,
     /// A `<testsuites time=...>` root: the whole file's wall time (jest, mocha, GoogleTest).
     root_time: Option<f64>,
+    /// The document has a DTD: undefined entities are kept raw, never expanded.
+    lenient: bool,
+    /// Written by pytest (its default suite names): node ids are unique in a pytest
+    /// session, so a repeated one is a rerun (pytest-rerunfailures) or the teardown
+    /// error pytest writes as a second element.
+    pytest: bool,
+    /// Index in report.cases of this file's first case.
+    first_case: usize,
+}
+
+/// How a pending test case's status gets decided.
+#[derive(Default)]
+struct Decided {
+    /// The case's attributes settle it (JUnit `status="disabled"`, NUnit `result=`).
+    by_attributes: bool,
+    /// NUnit 2 without `result=`: `executed`/`success` and the children decide.
+    nunit2_executed: Option<bool>,
+    nunit2_success: Option<bool>,
+    /// pytest's second element for an error in teardown.
+    teardown_error: bool,
 }
 
 impl Parser<'_> {
@@ -158,24 +214,53 @@ impl Parser<'_> {
             self.suite_path.clone()
         };
         self.pending = Some(TestCase {
-            id: TestId { suite, class, name },
+            id: TestId::new(suite, class, name),
             duration_s,
             status,
             retries: 0,
             has_children: false,
         });
+        self.decided = Decided::default();
     }
 
     fn finish_case(&mut self, report: &mut Report) {
-        if let Some(c) = self.pending.take() {
-            if let Some(i) = self.outer {
-                report.suites[i].tests += 1;
+        let Some(mut c) = self.pending.take() else {
+            return;
+        };
+        let d = std::mem::take(&mut self.decided);
+        if let Some(executed) = d.nunit2_executed {
+            // NUnit 2.2-2.4: no result attribute.
+            if !executed {
+                c.status = Status::Skipped;
+            } else if d.nunit2_success == Some(false) && c.status == Status::Passed {
+                c.status = Status::Failed;
             }
-            report.cases.push(c);
         }
+        if d.teardown_error
+            && let Some(prev) = report.cases[self.first_case..].last_mut()
+            && prev.id == c.id
+        {
+            // pytest: an error in teardown after a failed call is a second element for
+            // the same test (pytest counts it once); the phases' times add up.
+            if !prev.status.is_failure() {
+                prev.status = Status::Errored;
+            }
+            if let (Some(a), Some(b)) = (prev.duration_s, c.duration_s) {
+                prev.duration_s = Some(a + b);
+            }
+            return;
+        }
+        if let Some(i) = self.outer {
+            report.suites[i].tests += 1;
+        }
+        report.cases.push(c);
     }
 
+    /// A child element says how the pending case ended.
     fn set_status(&mut self, s: Status) {
+        if self.decided.by_attributes {
+            return;
+        }
         if let Some(c) = self.pending.as_mut() {
             c.status = match (c.status, s) {
                 (Status::Errored, _) => Status::Errored,
@@ -186,28 +271,37 @@ impl Parser<'_> {
         }
     }
 
-    fn element(&mut self, e: &BytesStart, empty: bool, report: &mut Report) -> Result<(), String> {
+    fn element(
+        &mut self,
+        e: &BytesStart,
+        list: &[Attribute],
+        empty: bool,
+        report: &mut Report,
+    ) -> Result<(), String> {
         let local = e.local_name();
         let tag = std::str::from_utf8(local.as_ref()).unwrap_or("");
+        let lenient = self.lenient;
         let dialect = match self.dialect {
             Some(d) => d,
             None => {
                 let d = match tag {
                     "testsuites" | "testsuite" => Dialect::JUnit,
-                    "test-run" => Dialect::NUnit3,
+                    "test-run" | "test-suite" => Dialect::NUnit3,
                     "test-results" => Dialect::NUnit2,
                     "TestRun" => Dialect::Trx,
                     "assemblies" | "assembly" => Dialect::XUnit,
                     other => {
                         return Err(format!(
-                            "is not a test report: the root element is <{other}>, expected testsuites, testsuite, test-run, test-results, TestRun or assemblies"
+                            "is not a test report: the root element is <{other}>, expected testsuites, testsuite, test-run, test-suite, test-results, TestRun or assemblies"
                         ));
                     }
                 };
                 self.dialect = Some(d);
                 self.class_per_file = tag == "testsuite";
+                let name = attr(list, "name", lenient)?;
+                self.pytest = matches!(name.as_deref(), Some("pytest tests" | "pytest"));
                 if tag == "testsuites" {
-                    self.root_time = self.duration(attr(e, "time"), false);
+                    self.root_time = self.duration(attr(list, "time", lenient)?, false);
                 }
                 if matches!(
                     tag,
@@ -220,12 +314,23 @@ impl Parser<'_> {
         };
         match (dialect, tag) {
             (Dialect::JUnit, "testsuite") => {
-                let name = attr(e, "name").unwrap_or_default();
-                self.open_suite(report, name, attr(e, "time"), empty);
+                let [name, time] = attrs(list, ["name", "time"], lenient)?;
+                if name.as_deref() == Some("pytest") {
+                    self.pytest = true;
+                }
+                self.open_suite(
+                    report,
+                    name.map(Cow::into_owned).unwrap_or_default(),
+                    time.map(Cow::into_owned),
+                    empty,
+                );
             }
             (Dialect::JUnit, "testcase") => {
-                let [time, st, result, class, name] =
-                    attrs(e, ["time", "status", "result", "classname", "name"]);
+                let [time, st, result, class, name] = attrs(
+                    list,
+                    ["time", "status", "result", "classname", "name"],
+                    lenient,
+                )?;
                 let d = self.duration(time, false);
                 let skipped = matches!(st.as_deref(), Some("notrun" | "disabled"))
                     || matches!(result.as_deref(), Some("skipped" | "suppressed"));
@@ -240,52 +345,118 @@ impl Parser<'_> {
                     d,
                     status,
                 );
+                // GoogleTest writes a failure for a disabled test it did not run.
+                self.decided.by_attributes = skipped;
                 if empty {
                     self.finish_case(report);
                 }
             }
-            (Dialect::JUnit, "failure" | "rerunFailure") => self.set_status(Status::Failed),
-            (Dialect::JUnit, "error" | "rerunError") => self.set_status(Status::Errored),
+            (Dialect::JUnit, "failure") => self.set_status(Status::Failed),
+            (Dialect::JUnit, "error") => {
+                if self.pytest
+                    && attr(list, "message", lenient)?
+                        .is_some_and(|m| m.starts_with("failed on teardown with"))
+                {
+                    self.decided.teardown_error = true;
+                }
+                self.set_status(Status::Errored)
+            }
+            (Dialect::JUnit, "rerunFailure") => {
+                report.reruns_marked = true;
+                self.set_status(Status::Failed)
+            }
+            (Dialect::JUnit, "rerunError") => {
+                report.reruns_marked = true;
+                self.set_status(Status::Errored)
+            }
             (Dialect::JUnit, "skipped") => self.set_status(Status::Skipped),
-            (Dialect::JUnit, "flakyFailure" | "flakyError") => self.set_status(Status::Flaky),
+            (Dialect::JUnit, "flakyFailure" | "flakyError") => {
+                report.reruns_marked = true;
+                self.set_status(Status::Flaky)
+            }
             (Dialect::NUnit3 | Dialect::NUnit2, "test-suite") => {
-                let name = attr(e, "name").unwrap_or_default();
-                let time = attr(e, "duration").or_else(|| attr(e, "time"));
-                self.open_suite(report, name, time, empty);
+                let [name, duration, time] = attrs(list, ["name", "duration", "time"], lenient)?;
+                self.open_suite(
+                    report,
+                    name.map(Cow::into_owned).unwrap_or_default(),
+                    duration.or(time).map(Cow::into_owned),
+                    empty,
+                );
             }
             (Dialect::NUnit3 | Dialect::NUnit2, "test-case") => {
-                let d = self.duration(attr(e, "duration").or_else(|| attr(e, "time")), false);
-                let result = attr(e, "result").unwrap_or_default();
-                let label = attr(e, "label").unwrap_or_default();
-                let status = match (result.as_str(), label.as_str()) {
-                    (_, "Error") | ("Error", _) => Status::Errored,
-                    (r, _) if r.starts_with("Fail") => Status::Failed,
-                    ("Passed" | "Success", _) => Status::Passed,
-                    _ if attr(e, "executed").as_deref() == Some("False") => Status::Skipped,
-                    ("Skipped" | "Ignored" | "NotRunnable" | "Inconclusive" | "Warning", _) => {
-                        Status::Skipped
+                let [
+                    duration,
+                    time,
+                    result,
+                    label,
+                    executed,
+                    success,
+                    name,
+                    class,
+                ] = attrs(
+                    list,
+                    [
+                        "duration",
+                        "time",
+                        "result",
+                        "label",
+                        "executed",
+                        "success",
+                        "name",
+                        "classname",
+                    ],
+                    lenient,
+                )?;
+                let d = self.duration(duration.or(time), false);
+                let truth =
+                    |v: &Option<Cow<str>>| v.as_deref().map(|v| v.eq_ignore_ascii_case("true"));
+                let (executed, success) = (truth(&executed), truth(&success));
+                let status = match (result.as_deref(), label.as_deref()) {
+                    (_, Some("Error")) | (Some("Error"), _) => Some(Status::Errored),
+                    (Some(r), _) if r.starts_with("Fail") || r == "Cancelled" => {
+                        Some(Status::Failed)
                     }
-                    _ => Status::Passed,
+                    (Some("Passed" | "Success"), _) => Some(Status::Passed),
+                    (
+                        Some("Skipped" | "Ignored" | "NotRunnable" | "Inconclusive" | "Warning"),
+                        _,
+                    ) => Some(Status::Skipped),
+                    (Some(_), _) if executed == Some(false) => Some(Status::Skipped),
+                    (Some(_), _) if success == Some(false) => Some(Status::Failed),
+                    (Some(_), _) => Some(Status::Passed),
+                    (None, _) => None,
                 };
-                let name = attr(e, "name").unwrap_or_default();
-                let class = attr(e, "classname").unwrap_or_default();
-                self.start_case(&class, name, d, status);
+                self.start_case(
+                    class.as_deref().unwrap_or_default(),
+                    name.map(Cow::into_owned).unwrap_or_default(),
+                    d,
+                    status.unwrap_or(Status::Passed),
+                );
+                match status {
+                    Some(_) => self.decided.by_attributes = true,
+                    None => {
+                        // NUnit 2.2-2.4: executed/success and the children decide.
+                        self.decided.nunit2_executed = Some(executed.unwrap_or(true));
+                        self.decided.nunit2_success = success;
+                    }
+                }
                 if empty {
                     self.finish_case(report);
                 }
             }
+            (Dialect::NUnit3 | Dialect::NUnit2, "failure") => self.set_status(Status::Failed),
             (Dialect::Trx, "UnitTestResult") => {
+                let [duration, outcome, test_name, test_id] =
+                    attrs(list, ["duration", "outcome", "testName", "testId"], lenient)?;
                 // TRX omits durations of zero.
-                let d = self.duration(
-                    attr(e, "duration").or_else(|| Some("00:00:00".into())),
-                    true,
-                );
-                let status = match attr(e, "outcome").as_deref() {
+                let d = self.duration(duration.or(Some(Cow::Borrowed("00:00:00"))), true);
+                let status = match outcome.as_deref() {
                     Some("Passed" | "Completed" | "PassedButRunAborted" | "Warning") => {
                         Status::Passed
                     }
                     Some("Error") => Status::Errored,
-                    Some("Failed" | "Timeout" | "Aborted") => Status::Failed,
+                    Some("Aborted" | "Disconnected") => Status::Aborted,
+                    Some("Failed" | "Timeout") => Status::Failed,
                     _ => Status::Skipped,
                 };
                 if let Some(parent) = self.pending.take() {
@@ -294,8 +465,13 @@ impl Parser<'_> {
                     parent.has_children = true;
                     report.cases.push(parent);
                 }
-                self.start_case("", attr(e, "testName").unwrap_or_default(), d, status);
-                let id = attr(e, "testId");
+                self.start_case(
+                    "",
+                    test_name.map(Cow::into_owned).unwrap_or_default(),
+                    d,
+                    status,
+                );
+                let id = test_id.map(Cow::into_owned);
                 if empty {
                     if let Some(id) = id {
                         self.trx_cases.push((report.cases.len(), id));
@@ -306,28 +482,36 @@ impl Parser<'_> {
                     self.trx_ids.push(id);
                 }
             }
-            (Dialect::Trx, "UnitTest") => self.trx_current_def = attr(e, "id"),
+            (Dialect::Trx, "UnitTest") => self.trx_current_def = attr(list, "id", lenient)?,
             (Dialect::Trx, "TestMethod") => {
-                if let (Some(id), Some(class)) =
-                    (self.trx_current_def.clone(), attr(e, "className"))
-                {
+                if let (Some(id), Some(class)) = (
+                    self.trx_current_def.clone(),
+                    attr(list, "className", lenient)?,
+                ) {
                     self.trx_class.insert(id, class);
                 }
             }
             (Dialect::XUnit, "assembly" | "collection") => {
-                let name = attr(e, "name").unwrap_or_default();
-                self.open_suite(report, name, attr(e, "time"), empty);
+                let [name, time] = attrs(list, ["name", "time"], lenient)?;
+                self.open_suite(
+                    report,
+                    name.map(Cow::into_owned).unwrap_or_default(),
+                    time.map(Cow::into_owned),
+                    empty,
+                );
             }
             (Dialect::XUnit, "test") => {
-                let d = self.duration(attr(e, "time"), false);
-                let status = match attr(e, "result").as_deref() {
+                let [time, result, class, name] =
+                    attrs(list, ["time", "result", "type", "name"], lenient)?;
+                let d = self.duration(time, false);
+                let status = match result.as_deref() {
                     Some("Fail") => Status::Failed,
                     Some("Skip" | "NotRun") => Status::Skipped,
                     _ => Status::Passed,
                 };
                 self.start_case(
-                    attr(e, "type").as_deref().unwrap_or_default(),
-                    attr(e, "name").unwrap_or_default(),
+                    class.as_deref().unwrap_or_default(),
+                    name.map(Cow::into_owned).unwrap_or_default(),
                     d,
                     status,
                 );
@@ -350,10 +534,10 @@ impl Parser<'_> {
             | (Some(Dialect::XUnit), b"test") => self.finish_case(report),
             (Some(Dialect::Trx), b"UnitTestResult") => {
                 self.trx_depth = self.trx_depth.saturating_sub(1);
-                if let Some(Some(id)) = self.trx_ids.pop() {
-                    if self.pending.is_some() {
-                        self.trx_cases.push((report.cases.len(), id));
-                    }
+                if let Some(Some(id)) = self.trx_ids.pop()
+                    && self.pending.is_some()
+                {
+                    self.trx_cases.push((report.cases.len(), id));
                 }
                 self.finish_case(report);
             }
@@ -368,6 +552,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut reader = Reader::from_reader(input);
     reader.config_mut().trim_text(true);
+    reader.config_mut().check_end_names = true;
     let mut p = Parser {
         name,
         dialect: None,
@@ -376,6 +561,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         classes: HashMap::default(),
         outer: None,
         pending: None,
+        decided: Decided::default(),
         trx_depth: 0,
         trx_ids: Vec::new(),
         trx_class: HashMap::new(),
@@ -385,9 +571,18 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         first_bad: None,
         class_per_file: false,
         root_time: None,
+        lenient: false,
+        pytest: false,
+        first_case: report.cases.len(),
+    };
+    // "line L, column C" of a byte offset, or the offset when it is too far back.
+    let place = |offset: u64| match budget.locate(offset) {
+        Some((l, c)) => format!("line {l}, column {c}"),
+        None => format!("byte {offset}"),
     };
     let first_suite = report.suites.len();
     let mut depth = 0usize;
+    let mut roots = 0usize;
     let mut buf = Vec::with_capacity(4096);
     loop {
         let event = reader.read_event_into(&mut buf).map_err(|e| {
@@ -396,23 +591,67 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
                     "cannot read on from byte {}: {io}",
                     reader.buffer_position()
                 ),
-                e => format!("malformed XML at byte {}: {e}", reader.error_position()),
+                e => format!("malformed XML at {}: {e}", place(reader.error_position())),
             };
             IngestError::at(name, None, why)
         })?;
+        let end = reader.buffer_position();
         match event {
-            Event::Start(e) => {
-                depth += 1;
-                p.element(&e, false, report)
-                    .map_err(|m| IngestError::at(name, None, m))?;
-            }
-            Event::Empty(e) => {
-                p.element(&e, true, report)
-                    .map_err(|m| IngestError::at(name, None, m))?;
+            Event::Start(ref e) | Event::Empty(ref e) => {
+                let empty = matches!(event, Event::Empty(_));
+                // Where the element starts: `<`, its content, `/>` or `>`.
+                let start = end.saturating_sub(e.len() as u64 + if empty { 3 } else { 2 });
+                if depth == 0 {
+                    roots += 1;
+                    if roots > 1 {
+                        return Err(IngestError::at(
+                            name,
+                            None,
+                            format!(
+                                "malformed XML at {}: a second root element <{}> after the first one closed",
+                                place(start),
+                                String::from_utf8_lossy(e.name().as_ref())
+                            ),
+                        ));
+                    }
+                }
+                let list = checked(e).map_err(|(at, why)| {
+                    IngestError::at(
+                        name,
+                        None,
+                        format!("malformed XML at {}: {why}", place(start + 1 + at as u64)),
+                    )
+                })?;
+                if !empty {
+                    depth += 1;
+                }
+                p.element(e, &list, empty, report).map_err(|m| {
+                    if m.starts_with("is not") {
+                        IngestError::at(name, None, m)
+                    } else {
+                        IngestError::at(
+                            name,
+                            None,
+                            format!("malformed XML at {}: {m}", place(start)),
+                        )
+                    }
+                })?;
             }
             Event::End(e) => {
                 depth = depth.saturating_sub(1);
                 p.end(e.local_name().as_ref(), report);
+            }
+            Event::DocType(_) => p.lenient = true,
+            Event::Text(ref t) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
+                let start = end.saturating_sub(t.len() as u64);
+                return Err(IngestError::at(
+                    name,
+                    None,
+                    format!(
+                        "malformed XML at {}: text outside the root element",
+                        place(start)
+                    ),
+                ));
             }
             Event::Eof => break,
             _ => {}
@@ -425,8 +664,8 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             name,
             None,
             format!(
-                "is truncated: it ends at byte {} inside {depth} open element(s)",
-                reader.buffer_position()
+                "is truncated: it ends at {} inside {depth} open element(s)",
+                place(reader.buffer_position())
             ),
         ));
     }
@@ -436,6 +675,16 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     for (i, id) in std::mem::take(&mut p.trx_cases) {
         if let (Some(c), Some(class)) = (report.cases.get_mut(i), p.trx_class.get(&id)) {
             c.id.class = Arc::from(class.as_str());
+        }
+    }
+    if p.pytest {
+        // pytest node ids are unique: a repeated one is a rerun (pytest-rerunfailures).
+        let mut seen = std::collections::HashSet::new();
+        if !report.cases[p.first_case..]
+            .iter()
+            .all(|c| seen.insert(&c.id))
+        {
+            report.reruns_marked = true;
         }
     }
     if p.bad_durations > 0 {

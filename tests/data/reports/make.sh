@@ -192,6 +192,23 @@ rm -f "${TMPDIR:-/tmp}/tardy-nextest-flaky"
 (cd "$work/nx" && cargo nextest run --profile ci >/dev/null 2>&1 || true)
 cp "$work/nx/target/nextest/ci/junit.xml" "$here/nextest.xml"
 
+# Issue 14 corpus (real tools; each file's producing tool's own totals are asserted in
+# src/ingest/reports/mod.rs):
+# - jest-junit-same-title.xml, jest.json, mocha.json, empty/jest-junit.xml: the jest and mocha
+#   suites above plus `describe('same', ...)` with three tests titled "checks a value";
+#   `npx jest --json --outputFile=jest.json` (numTotalTests 9), `npx mocha --reporter json`
+#   (stats.tests 9), and an empty jest run with --passWithNoTests (tests="0").
+# - rspec.json: RSpec 3.12 `rspec --format json` on the spec above plus a pending example and
+#   three examples titled "checks a value" (summary: 10 examples, 1 failure, 2 pending).
+# - pytest-rerun.xml / pytest-teardown.xml: pytest 9.2 + pytest-rerunfailures 16.7,
+#   `pytest --reruns 2 --junitxml=...` and without --reruns, on tests that pass, fail once,
+#   always fail, and fail in a fixture's teardown (tests="8" / tests="6").
+# - surefire-testng/: Maven Surefire 3.2.5 + TestNG 7.8 (data provider of 4, a test with
+#   invocationCount = 3, one skipped by a failed dependency): tests="10".
+# Written by hand from the formats' schemas (no NUnit 2, dotnet or Dart here): nunit2-failures.xml,
+# nunit3-assembly-root.xml, junit-nameless.xml, junit-disabled-failure.xml, vstest-aborted.trx,
+# dart.json (the Dart test package's JSON reporter protocol 0.1.1), empty/{phpunit.xml,vstest.trx,
+# go-test.json,junit-zero.xml}.
 echo "reports written to $here"
 # seed000-before.xml / seed000-after.xml: examples/seed000/run.sh with OUT=tests/data/reports
 # (renamed): the same pytest suite under the default and a 15.6 ms timer slack.

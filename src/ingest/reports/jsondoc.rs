@@ -1,0 +1,365 @@
+//! Test reports that are one JSON document: mocha's `json` reporter, jest's `--json`
+//! and RSpec's `--format json`. Each is read into typed structures that keep only what
+//! tardy uses (stack traces and captured output are skipped, not stored); serde_json
+//! caps nesting at 128 levels, and the whole document at [`DOCUMENT_LIMIT`].
+//!
+//! Reruns are read where the tool marks them: mocha's `currentRetry` and jest's
+//! `invocations` above one make a passing test flaky.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+use std::sync::Arc;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+
+use super::bounded::Bounded;
+use super::{Report, Status, Suite, TestCase, TestId};
+use crate::ingest::error::IngestError;
+
+/// The largest JSON report read (far above mocha's or jest's output for 100,000 tests).
+pub const DOCUMENT_LIMIT: u64 = 1 << 30;
+
+/// Which tool wrote the document, from its first bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Mocha,
+    Jest,
+    RSpec,
+}
+
+/// Tell the kind from the head of a JSON document (the keys each tool writes first).
+pub fn sniff(head: &str) -> Option<Kind> {
+    let has = |k: &str| head.contains(&format!("\"{k}\""));
+    if has("numTotalTests") || (has("testResults") && has("numFailedTests")) {
+        Some(Kind::Jest)
+    } else if has("stats") && (has("passes") || has("tests") || has("pending")) {
+        Some(Kind::Mocha)
+    } else if has("examples") && (has("version") || has("summary")) {
+        Some(Kind::RSpec)
+    } else {
+        None
+    }
+}
+
+pub fn read(
+    input: impl BufRead,
+    kind: Kind,
+    name: &str,
+    report: &mut Report,
+) -> Result<(), IngestError> {
+    let (input, _budget) = Bounded::new(input, DOCUMENT_LIMIT);
+    let bad = |e: serde_json::Error| {
+        let what = match kind {
+            Kind::Mocha => "mocha's JSON reporter output",
+            Kind::Jest => "jest --json output",
+            Kind::RSpec => "RSpec --format json output",
+        };
+        IngestError::at(
+            name,
+            (e.line() > 0).then_some(e.line()),
+            format!("expected {what}: {e}"),
+        )
+    };
+    match kind {
+        Kind::Mocha => mocha(serde_json::from_reader(input).map_err(bad)?, name, report),
+        Kind::Jest => jest(serde_json::from_reader(input).map_err(bad)?, name, report),
+        Kind::RSpec => rspec(serde_json::from_reader(input).map_err(bad)?, name, report),
+    }
+    Ok(())
+}
+
+/// The directory every path shares, so that absolute paths from two checkouts match.
+fn common_dir<'a>(paths: impl Iterator<Item = &'a str>) -> String {
+    let mut prefix: Option<&str> = None;
+    for p in paths {
+        let dir = p.rfind('/').map_or("", |i| &p[..=i]);
+        prefix = Some(match prefix {
+            None => dir,
+            Some(q) => {
+                let n = q
+                    .char_indices()
+                    .zip(dir.chars())
+                    .take_while(|((_, a), b)| a == b)
+                    .last()
+                    .map_or(0, |((i, a), _)| i + a.len_utf8());
+                let common = &q[..n];
+                common.rfind('/').map_or("", |i| &common[..=i])
+            }
+        });
+    }
+    prefix.unwrap_or("").to_string()
+}
+
+fn push(report: &mut Report, suite: &Arc<str>, name: String, ms: Option<f64>, status: Status) {
+    report.cases.push(TestCase {
+        id: TestId::new(suite.clone(), Arc::from(""), name),
+        duration_s: ms.filter(|m| m.is_finite() && *m >= 0.0).map(|m| m / 1e3),
+        status,
+        retries: 0,
+        has_children: false,
+    });
+}
+
+fn suite_of(cache: &mut HashMap<String, Arc<str>>, prefix: &str, path: &str) -> Arc<str> {
+    let rel = path.strip_prefix(prefix).unwrap_or(path);
+    cache
+        .entry(rel.to_string())
+        .or_insert_with(|| Arc::from(rel))
+        .clone()
+}
+
+#[derive(Deserialize)]
+struct MochaDoc {
+    #[serde(default)]
+    stats: Option<MochaStats>,
+    #[serde(default)]
+    tests: Vec<MochaTest>,
+    #[serde(default)]
+    pending: Vec<MochaTest>,
+    #[serde(default)]
+    failures: Vec<MochaTest>,
+}
+
+#[derive(Deserialize)]
+struct MochaStats {
+    duration: Option<f64>,
+}
+
+#[derive(Deserialize)]
+struct MochaTest {
+    #[serde(rename = "fullTitle", default)]
+    full_title: String,
+    #[serde(default)]
+    file: Option<String>,
+    duration: Option<f64>,
+    #[serde(rename = "currentRetry", default)]
+    current_retry: u32,
+    #[serde(default)]
+    err: Option<HashMap<String, IgnoredAny>>,
+}
+
+fn mocha(doc: MochaDoc, name: &str, report: &mut Report) {
+    let first = report.cases.len();
+    let prefix = common_dir(doc.tests.iter().filter_map(|t| t.file.as_deref()));
+    let mut suites = HashMap::new();
+    // Pending tests are listed in `tests` too; which ones, by title (titles repeat).
+    let mut pending: HashMap<(&str, Option<&str>), usize> = HashMap::new();
+    for t in &doc.pending {
+        *pending
+            .entry((&t.full_title, t.file.as_deref()))
+            .or_default() += 1;
+    }
+    let mut in_tests: HashMap<(&str, Option<&str>), usize> = HashMap::new();
+    for t in &doc.tests {
+        *in_tests
+            .entry((&t.full_title, t.file.as_deref()))
+            .or_default() += 1;
+        let failed = t.err.as_ref().is_some_and(|e| !e.is_empty());
+        let key = (t.full_title.as_str(), t.file.as_deref());
+        let status = if failed {
+            Status::Failed
+        } else if let Some(n) = pending.get_mut(&key).filter(|n| **n > 0) {
+            *n -= 1;
+            Status::Skipped
+        } else if t.current_retry > 0 {
+            Status::Flaky
+        } else {
+            Status::Passed
+        };
+        let suite = suite_of(&mut suites, &prefix, t.file.as_deref().unwrap_or(""));
+        push(report, &suite, t.full_title.clone(), t.duration, status);
+        if let Some(c) = report.cases.last_mut() {
+            c.retries = t.current_retry;
+        }
+    }
+    // A failing hook ("before all" hook for ...) is a failure mocha counts but no test.
+    for t in &doc.failures {
+        let key = (t.full_title.as_str(), t.file.as_deref());
+        match in_tests.get_mut(&key).filter(|n| **n > 0) {
+            Some(n) => *n -= 1,
+            None => {
+                let suite = suite_of(&mut suites, &prefix, t.file.as_deref().unwrap_or(""));
+                push(report, &suite, t.full_title.clone(), None, Status::Errored);
+            }
+        }
+    }
+    report.suites.push(Suite {
+        name: name.to_string(),
+        time_s: doc
+            .stats
+            .and_then(|s| s.duration)
+            .filter(|d| d.is_finite() && *d >= 0.0)
+            .map(|d| d / 1e3),
+        tests: report.cases.len() - first,
+    });
+}
+
+#[derive(Deserialize)]
+struct JestDoc {
+    #[serde(rename = "testResults", default)]
+    test_results: Vec<JestFile>,
+}
+
+#[derive(Deserialize)]
+struct JestFile {
+    #[serde(default)]
+    name: String,
+    #[serde(rename = "startTime")]
+    start_time: Option<f64>,
+    #[serde(rename = "endTime")]
+    end_time: Option<f64>,
+    #[serde(rename = "assertionResults", default)]
+    assertion_results: Vec<JestTest>,
+    /// A file that failed to run at all (syntax error, missing module).
+    #[serde(rename = "testExecError", default)]
+    exec_error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct JestTest {
+    #[serde(rename = "fullName", default)]
+    full_name: Option<String>,
+    #[serde(default)]
+    title: String,
+    #[serde(default)]
+    status: String,
+    duration: Option<f64>,
+    #[serde(default)]
+    invocations: Option<u32>,
+}
+
+fn jest(doc: JestDoc, _name: &str, report: &mut Report) {
+    let prefix = common_dir(doc.test_results.iter().map(|f| f.name.as_str()));
+    let mut suites = HashMap::new();
+    for f in doc.test_results {
+        let first = report.cases.len();
+        let suite = suite_of(&mut suites, &prefix, &f.name);
+        for t in f.assertion_results {
+            let retries = t.invocations.unwrap_or(1).saturating_sub(1);
+            let status = match t.status.as_str() {
+                "passed" if retries > 0 => Status::Flaky,
+                "passed" => Status::Passed,
+                "failed" => Status::Failed,
+                _ => Status::Skipped, // pending, skipped, todo, disabled, focused-out
+            };
+            let name = t.full_name.unwrap_or(t.title);
+            push(report, &suite, name, t.duration, status);
+            if let Some(c) = report.cases.last_mut() {
+                c.retries = retries;
+            }
+        }
+        if f.exec_error.is_some() && report.cases.len() == first {
+            // The file did not run: jest counts it as a failed suite.
+            push(
+                report,
+                &suite,
+                "(test file failed to run)".into(),
+                None,
+                Status::Errored,
+            );
+        }
+        let time_s = match (f.start_time, f.end_time) {
+            (Some(a), Some(b)) if b >= a => Some((b - a) / 1e3),
+            _ => None,
+        };
+        report.suites.push(Suite {
+            name: suite.to_string(),
+            time_s,
+            tests: report.cases.len() - first,
+        });
+    }
+}
+
+#[derive(Deserialize)]
+struct RSpecDoc {
+    #[serde(default)]
+    examples: Vec<RSpecExample>,
+    summary: Option<RSpecSummary>,
+}
+
+#[derive(Deserialize)]
+struct RSpecSummary {
+    duration: Option<f64>,
+    #[serde(default)]
+    errors_outside_of_examples_count: usize,
+}
+
+#[derive(Deserialize)]
+struct RSpecExample {
+    #[serde(default)]
+    full_description: String,
+    #[serde(default)]
+    file_path: String,
+    #[serde(default)]
+    status: String,
+    run_time: Option<f64>,
+}
+
+fn rspec(doc: RSpecDoc, name: &str, report: &mut Report) {
+    let first = report.cases.len();
+    let prefix = common_dir(doc.examples.iter().map(|e| e.file_path.as_str()));
+    let mut suites = HashMap::new();
+    for e in doc.examples {
+        let status = match e.status.as_str() {
+            "passed" => Status::Passed,
+            "failed" => Status::Failed,
+            _ => Status::Skipped, // pending
+        };
+        let suite = suite_of(&mut suites, &prefix, &e.file_path);
+        push(
+            report,
+            &suite,
+            e.full_description,
+            e.run_time.map(|s| s * 1e3),
+            status,
+        );
+    }
+    let (time_s, outside) = doc.summary.map_or((None, 0), |s| {
+        (
+            s.duration.filter(|d| d.is_finite() && *d >= 0.0),
+            s.errors_outside_of_examples_count,
+        )
+    });
+    if outside > 0 {
+        report.warnings.push(format!(
+            "{name}: RSpec reports {outside} error(s) outside of examples (a file that did not load?)"
+        ));
+    }
+    report.suites.push(Suite {
+        name: name.to_string(),
+        time_s,
+        tests: report.cases.len() - first,
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn common_directory_of_paths() {
+        let p = ["/a/b/x.js", "/a/b/c/y.js", "/a/bc/z.js"];
+        assert_eq!(common_dir(p.iter().copied()), "/a/");
+        assert_eq!(common_dir(["/a/b/x.js"].iter().copied()), "/a/b/");
+        assert_eq!(common_dir(["x.js", "/y.js"].iter().copied()), "");
+        assert_eq!(common_dir(std::iter::empty()), "");
+    }
+
+    #[test]
+    fn sniffs_each_tool() {
+        assert_eq!(
+            sniff(r#"{"numFailedTestSuites":0,"numTotalTests":1"#),
+            Some(Kind::Jest)
+        );
+        assert_eq!(
+            sniff("{\n  \"stats\": {\n    \"suites\": 3,\n    \"tests\": 9, \"passes\": 7"),
+            Some(Kind::Mocha)
+        );
+        assert_eq!(
+            sniff(r#"{"version":"3.12.0","examples":[]"#),
+            Some(Kind::RSpec)
+        );
+        assert_eq!(sniff(r#"{"results":[]}"#), None);
+    }
+}
