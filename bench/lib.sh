@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 if [ -z "${TARDY:-}" ]; then
   cargo build --release --quiet
-  TARDY=$PWD/target/release/tardy
+  TARDY=$(realpath "${CARGO_TARGET_DIR:-target}")/release/tardy
 fi
 TARDY=$(realpath "$TARDY")
 WORK=$(mktemp -d)

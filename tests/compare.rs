@@ -344,7 +344,7 @@ fn markdown_and_csv() {
         .unwrap();
     assert!(
         String::from_utf8_lossy(&md.stdout)
-            .starts_with("| Benchmark | Baseline | Candidate | Change |")
+            .starts_with("| Benchmark | Baseline | Candidate | Δ (HL) |")
     );
     let csv = tardy()
         .arg("compare")
@@ -354,7 +354,11 @@ fn markdown_and_csv() {
         .output()
         .unwrap();
     let csv = String::from_utf8_lossy(&csv.stdout);
-    assert!(csv.starts_with("name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline"));
+    assert!(
+        csv.starts_with(
+            "group,name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline"
+        )
+    );
     assert!(csv.lines().nth(1).unwrap().contains(",slower,"), "{csv}");
 }
 
@@ -442,4 +446,162 @@ fn bad_inputs_give_one_line_naming_the_file_and_exit_2() {
         .arg(&numbers)
         .assert()
         .code(2);
+}
+
+fn bench(name: &str) -> String {
+    common::data("bench").join(name).display().to_string()
+}
+
+fn compare_text(args: &[&str]) -> String {
+    let out = tardy()
+        .arg("compare")
+        .args(args)
+        .args(["--no-plot"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `go test -bench . -count 6 ./...` over two packages that both have BenchmarkEncode;
+/// package b's got 20% slower. benchstat 0.0.0-20260908 (`benchstat old.txt new.txt`):
+/// pkg a Encode ~ (p=0.485), Decode ~ (p=0.615), geomean +0.19%; pkg b Encode +18.75%
+/// (p=0.002), Decode ~ (p=0.418), geomean +9.12%.
+#[test]
+fn go_packages_are_part_of_a_benchmarks_identity() {
+    let v = json(&[
+        &bench("go-two-packages-old.txt"),
+        &bench("go-two-packages-new.txt"),
+        "--correction",
+        "none",
+    ]);
+    let rows = v["rows"].as_array().unwrap();
+    let row = |group: &str, name: &str| {
+        rows.iter()
+            .find(|r| r["group"] == group && r["name"] == name && r["unit"] == "sec/op")
+            .unwrap_or_else(|| panic!("no {group} {name}"))
+    };
+    let (a, b) = ("pkg=example.com/bench/a", "pkg=example.com/bench/b");
+    assert!((row(a, "Encode-2")["p_value"].as_f64().unwrap() - 0.485).abs() < 0.001);
+    assert!((row(a, "Decode-2")["p_value"].as_f64().unwrap() - 0.615).abs() < 0.001);
+    assert!((row(b, "Decode-2")["p_value"].as_f64().unwrap() - 0.418).abs() < 0.001);
+    let enc = row(b, "Encode-2");
+    assert!((enc["p_value"].as_f64().unwrap() - 0.002).abs() < 0.0006);
+    assert_eq!(enc["verdict"], "slower");
+    // Medians of the two packages are ~80 ns and ~750 ns: never pooled into one sample.
+    assert!(row(a, "Encode-2")["center"][0].as_f64().unwrap() < 100e-9);
+    assert!(enc["center"][0].as_f64().unwrap() > 700e-9);
+    // Geomeans per package and over both.
+    let g: Vec<(String, f64)> = v["geomeans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|g| g["unit"] == "sec/op")
+        .map(|g| {
+            (
+                g["group"].as_str().unwrap_or("").to_string(),
+                g["ratio"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(g.len(), 3, "{g:?}");
+    assert!((g[0].1 - 1.0019).abs() < 0.0005, "{g:?}");
+    assert!((g[1].1 - 1.0912).abs() < 0.0005, "{g:?}");
+    assert_eq!(g[2].0, "");
+    assert!(v["warnings"].as_array().unwrap().is_empty());
+    // The text names the groups and says what Δ and p hold.
+    let text = compare_text(&[
+        &bench("go-two-packages-old.txt"),
+        &bench("go-two-packages-new.txt"),
+    ]);
+    assert!(text.contains("pkg=example.com/bench/b"), "{text}");
+    assert!(
+        text.contains("Δ (HL)") && text.contains("p (Holm)"),
+        "{text}"
+    );
+}
+
+/// The same new.txt with its `cpu:` line changed (as if run on another machine).
+#[test]
+fn different_go_machines_are_compared_with_a_warning() {
+    let v = json(&[
+        &bench("go-two-packages-old.txt"),
+        &bench("go-other-cpu-new.txt"),
+    ]);
+    let w = v["warnings"].as_array().unwrap();
+    assert!(
+        w.iter().any(|w| {
+            let w = w.as_str().unwrap();
+            w.contains("different machines") && w.contains("AMD EPYC")
+        }),
+        "{w:?}"
+    );
+    let text = compare_text(&[
+        &bench("go-two-packages-old.txt"),
+        &bench("go-other-cpu-new.txt"),
+    ]);
+    assert!(text.contains("Warning:") && text.contains("cpu:"), "{text}");
+}
+
+#[test]
+fn exact_units_and_single_runs() {
+    // `Unit B/op assume=exact`: 16 -> 24 B/op is a difference, no test needed.
+    let v = json(&[&bench("go-exact-old.txt"), &bench("go-exact-new.txt")]);
+    let bop: Vec<&Value> = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["unit"] == "B/op")
+        .collect();
+    assert_eq!(bop.len(), 4);
+    assert!(
+        bop.iter()
+            .all(|r| r["verdict"] == "slower" && r["ratio"] == 1.5)
+    );
+    // -count=1 on both sides: both values, the ratio, and why there is no verdict.
+    let v = json(&[&bench("go-count1-old.txt"), &bench("go-count1-new.txt")]);
+    let r = &v["rows"][0];
+    assert_eq!(
+        r["name"], "Encode-2",
+        "the benchmark's name, not the file's"
+    );
+    assert_eq!(r["verdict"], "inconclusive");
+    assert!(r["ratio"].as_f64().unwrap() > 1.5);
+    let text = compare_text(&[&bench("go-count1-old.txt"), &bench("go-count1-new.txt")]);
+    assert!(text.contains("Encode-2"), "{text}");
+    assert!(
+        text.contains("no test is possible") && text.contains("-count"),
+        "{text}"
+    );
+    // One benchmark per file: the row is the benchmark.
+    let v = json(&[
+        &bench("go-one-benchmark-old.txt"),
+        &bench("go-one-benchmark-new.txt"),
+    ]);
+    assert_eq!(v["rows"][0]["name"], "Encode-2");
+    assert_eq!(v["rows"][0]["verdict"], "slower");
+}
+
+/// Debian's ministat 20150715 reads CRLF, \v and \f line ends, and these values near
+/// f64::MAX, which it prints as `Avg inf  Stddev -nan`.
+#[test]
+fn ministat_line_ends_and_huge_values() {
+    for f in ["crlf.txt", "vf.txt"] {
+        let out = tardy()
+            .args(["ministat", "-n", &bench(f)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{f}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("2.5     1.2909944"));
+    }
+    let out = tardy()
+        .args(["ministat", "-n", &bench("big.txt")])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("1.4e+308 3.6055513e+307"), "{text}");
 }

@@ -39,6 +39,9 @@ impl Side {
 /// A candidate series against its baseline.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Row {
+    /// Go: the configuration that sets this benchmark apart (`pkg=example.com/a`).
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
     /// The series' name (the benchmark), or the candidate's label.
     pub name: String,
     pub unit: String,
@@ -75,6 +78,9 @@ pub struct Row {
 pub struct Geomean {
     pub candidate: String,
     pub unit: String,
+    /// The group (`pkg=...`) it covers; empty for all rows of the candidate and unit.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
     pub rows: usize,
     pub ratio: f64,
     pub center: [f64; 2],
@@ -105,16 +111,20 @@ pub enum CompareError {
     },
 }
 
-/// Series of a side, pooled by (name, unit), in first-seen order.
+fn same(a: &Series, b: &Series) -> bool {
+    a.group == b.group && a.name == b.name && a.unit == b.unit
+}
+
+/// Series of a side, pooled by (group, name, unit), in first-seen order.
 fn pooled(side: &Side) -> Vec<Series> {
     let mut out: Vec<Series> = Vec::new();
     for d in &side.datasets {
         for s in &d.series {
-            match out
-                .iter_mut()
-                .find(|o| o.name == s.name && o.unit == s.unit)
-            {
-                Some(o) => o.values.extend_from_slice(&s.values),
+            match out.iter_mut().find(|o| same(o, s)) {
+                Some(o) => {
+                    o.values.extend_from_slice(&s.values);
+                    o.exact |= s.exact;
+                }
                 None => out.push(s.clone()),
             }
         }
@@ -122,18 +132,40 @@ fn pooled(side: &Side) -> Vec<Series> {
     out
 }
 
+/// The candidate series that matches `b`: same group, name and unit; or, when one side
+/// states no group (a file without `pkg:` lines), the only one with that name and unit.
+fn partner<'a>(b: &Series, cs: &'a [Series], bs: &[Series]) -> Option<&'a Series> {
+    if let Some(c) = cs.iter().find(|c| same(c, b)) {
+        return Some(c);
+    }
+    let loose = |x: &&Series, y: &Series| x.name == y.name && x.unit == y.unit;
+    let mut found = cs
+        .iter()
+        .filter(|c| loose(c, b) && (c.group.is_empty() || b.group.is_empty()));
+    let c = found.next()?;
+    let unique = found.next().is_none() && bs.iter().filter(|o| loose(o, c)).count() == 1;
+    unique.then_some(c)
+}
+
+fn label(s: &Series) -> String {
+    if s.group.is_empty() {
+        format!("'{}' ({})", s.name, s.unit)
+    } else {
+        format!("'{}' ({}, {})", s.name, s.unit, s.group)
+    }
+}
+
 /// All values of a side whose inputs hold one series each.
 fn whole(side: &Side) -> Series {
     let first = &side.datasets[0].series[0];
     Series {
         name: side.label.clone(),
-        unit: first.unit.clone(),
-        higher_is_better: first.higher_is_better,
         values: side
             .datasets
             .iter()
             .flat_map(|d| d.series[0].values.iter().copied())
             .collect(),
+        ..first.clone()
     }
 }
 
@@ -171,37 +203,53 @@ pub fn compare(
                 .all(|s| s.datasets.iter().all(|d| d.series.len() == 1));
             for cand in candidates {
                 if single {
+                    let (b, c) = (whole(base), whole(cand));
+                    // One benchmark per file: the row is the benchmark when both name it
+                    // alike (Go, criterion); number files are named by their file.
+                    let named = |s: &Side| {
+                        let n = &s.datasets[0].series[0].name;
+                        (s.datasets.iter().all(|d| d.series[0].name == *n)
+                            && !s.datasets.iter().any(|d| d.source == *n))
+                        .then(|| n.clone())
+                    };
+                    let name = match (named(base), named(cand)) {
+                        (Some(x), Some(y)) if x == y => x,
+                        _ => cand.label.clone(),
+                    };
+                    let group = base.datasets[0].series[0].group.clone();
                     pairs.push((
-                        cand.label.clone(),
+                        name,
                         base.label.clone(),
                         cand.label.clone(),
-                        whole(base),
-                        whole(cand),
+                        Series { group, ..b },
+                        c,
                     ));
                     continue;
                 }
                 let (bs, cs) = (pooled(base), pooled(cand));
+                let mut used = vec![false; cs.len()];
                 for b in &bs {
-                    match cs.iter().find(|c| c.name == b.name && c.unit == b.unit) {
-                        Some(c) => pairs.push((
-                            b.name.clone(),
-                            base.label.clone(),
-                            cand.label.clone(),
-                            b.clone(),
-                            c.clone(),
-                        )),
-                        None => warnings.push(format!(
-                            "'{}' ({}) is missing from {}",
-                            b.name, b.unit, cand.label
-                        )),
+                    match partner(b, &cs, &bs) {
+                        Some(c) => {
+                            if let Some(i) = cs.iter().position(|x| std::ptr::eq(x, c)) {
+                                used[i] = true;
+                            }
+                            pairs.push((
+                                b.name.clone(),
+                                base.label.clone(),
+                                cand.label.clone(),
+                                b.clone(),
+                                c.clone(),
+                            ))
+                        }
+                        None => {
+                            warnings.push(format!("{} is missing from {}", label(b), cand.label))
+                        }
                     }
                 }
-                for c in &cs {
-                    if !bs.iter().any(|b| b.name == c.name && b.unit == c.unit) {
-                        warnings.push(format!(
-                            "'{}' ({}) is only in {}",
-                            c.name, c.unit, cand.label
-                        ));
+                for (c, used) in cs.iter().zip(used) {
+                    if !used {
+                        warnings.push(format!("{} is only in {}", label(c), cand.label));
                     }
                 }
             }
@@ -215,8 +263,16 @@ pub fn compare(
     }
     let mut rows = Vec::with_capacity(pairs.len());
     for (name, base_label, cand_label, a, b) in pairs {
-        let e = match engine::compare(&a.values, &b.values, opts) {
-            Ok(e) => e,
+        let result = match engine::compare(&a.values, &b.values, opts) {
+            Err(engine::CompareError::TooFew { .. })
+                if !a.values.is_empty() && !b.values.is_empty() =>
+            {
+                single_run(&a.values, &b.values, opts)
+            }
+            r => r,
+        };
+        let e = match result {
+            Ok(e) => exact(e, &a, &b),
             Err(source) => {
                 let err = CompareError::Stats {
                     name: format!("{cand_label} vs {base_label}"),
@@ -233,6 +289,7 @@ pub fn compare(
                 .ok_or_else(|| CompareError::Nothing(format!("{name}: empty candidate")))?,
         );
         rows.push(Row {
+            group: a.group.clone(),
             name,
             unit: a.unit.clone(),
             higher_is_better: a.higher_is_better,
@@ -297,39 +354,179 @@ pub fn compare(
     })
 }
 
+/// Geometric means per candidate and unit, per group (`pkg`) when there are several,
+/// and over all of them.
 fn geomeans(rows: &[Row]) -> Vec<Geomean> {
-    let mut groups: Vec<(&str, &str)> = Vec::new();
+    let mut keys: Vec<(&str, &str)> = Vec::new();
     for r in rows {
-        if !groups.contains(&(r.candidate.as_str(), r.unit.as_str())) {
-            groups.push((r.candidate.as_str(), r.unit.as_str()));
+        if !keys.contains(&(r.candidate.as_str(), r.unit.as_str())) {
+            keys.push((r.candidate.as_str(), r.unit.as_str()));
         }
     }
     let mut out = Vec::new();
-    for (cand, unit) in groups {
-        let rs: Vec<&Row> = rows
+    for (cand, unit) in keys {
+        let of: Vec<&Row> = rows
             .iter()
             .filter(|r| {
                 r.candidate == cand && r.unit == unit && r.center[0] > 0.0 && r.center[1] > 0.0
             })
             .collect();
-        if rs.len() < 2 {
-            continue;
+        let mut groups: Vec<&str> = Vec::new();
+        for r in &of {
+            if !groups.contains(&r.group.as_str()) {
+                groups.push(&r.group);
+            }
         }
-        let n = rs.len() as f64;
-        let g = |f: &dyn Fn(&Row) -> f64| (rs.iter().map(|r| f(r).ln()).sum::<f64>() / n).exp();
-        out.push(Geomean {
-            candidate: cand.to_string(),
-            unit: unit.to_string(),
-            rows: rs.len(),
-            ratio: g(&|r| r.center[1] / r.center[0]),
-            center: [g(&|r| r.center[0]), g(&|r| r.center[1])],
-        });
+        if groups.len() > 1 {
+            for g in &groups {
+                let rs: Vec<&Row> = of.iter().copied().filter(|r| r.group == *g).collect();
+                out.extend(geomean(cand, unit, g, &rs));
+            }
+        }
+        out.extend(geomean(cand, unit, "", &of));
+    }
+    out
+}
+
+fn geomean(cand: &str, unit: &str, group: &str, rs: &[&Row]) -> Option<Geomean> {
+    if rs.len() < 2 {
+        return None;
+    }
+    let n = rs.len() as f64;
+    let g = |f: &dyn Fn(&Row) -> f64| (rs.iter().map(|r| f(r).ln()).sum::<f64>() / n).exp();
+    Some(Geomean {
+        candidate: cand.to_string(),
+        unit: unit.to_string(),
+        group: group.to_string(),
+        rows: rs.len(),
+        ratio: g(&|r| r.center[1] / r.center[0]),
+        center: [g(&|r| r.center[0]), g(&|r| r.center[1])],
+    })
+}
+
+/// One run a side: both values and their ratio, no test (there is no spread to test
+/// against), and how many runs a test would need where the other rows show a spread.
+fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::CompareError> {
+    let (ca, cb) = (
+        crate::stats::summary::median_by_selection(&mut a.to_vec()),
+        crate::stats::summary::median_by_selection(&mut b.to_vec()),
+    );
+    if !(ca.is_finite() && cb.is_finite()) {
+        return Err(engine::CompareError::NonFinite);
+    }
+    if ca == 0.0 {
+        return Err(engine::CompareError::ZeroBaseline);
+    }
+    let few = a.len().min(b.len());
+    Ok(Estimate {
+        n_baseline: a.len(),
+        n_candidate: b.len(),
+        center_baseline: ca,
+        center_candidate: cb,
+        center_kind: "median".into(),
+        ratio: cb / ca,
+        ci_low: None,
+        ci_high: None,
+        confidence: opts.confidence,
+        p_value: 1.0,
+        p_adjusted: 1.0,
+        test: "none (one run on a side)".into(),
+        verdict: engine::Verdict::Inconclusive,
+        min_detectable_effect: None,
+        runs_needed: None,
+        target_effect: opts.target_effect,
+        notes: vec![format!(
+            "{few} run on a side: no test is possible (a single value shows no spread); run more, e.g. `go test -bench . -count=10`"
+        )],
+    })
+}
+
+/// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
+fn exact(mut e: Estimate, a: &Series, b: &Series) -> Estimate {
+    if !(a.exact || b.exact) {
+        return e;
+    }
+    let varies = |v: &[f64]| v.iter().any(|x| *x != v[0]);
+    if e.center_baseline != 0.0 {
+        e.ratio = e.center_candidate / e.center_baseline;
+    }
+    e.ci_low = Some(e.ratio);
+    e.ci_high = Some(e.ratio);
+    e.p_value = if e.center_baseline == e.center_candidate {
+        1.0
+    } else {
+        0.0
+    };
+    e.p_adjusted = e.p_value;
+    e.verdict = if e.center_candidate > e.center_baseline {
+        engine::Verdict::Slower
+    } else if e.center_candidate < e.center_baseline {
+        engine::Verdict::Faster
+    } else {
+        engine::Verdict::Same
+    };
+    e.test = "none (exact unit: any difference is a difference)".into();
+    e.min_detectable_effect = None;
+    e.runs_needed = None;
+    e.notes.retain(|n| !n.contains("run on a side"));
+    if varies(&a.values) || varies(&b.values) {
+        e.notes.push(format!(
+            "{} is declared exact (Unit {} assume=exact) but its values vary",
+            a.unit, a.unit
+        ));
+    }
+    e
+}
+
+/// The Go configuration keys that describe the machine: benchstat puts results whose
+/// values differ in separate tables and never compares them; tardy compares and warns.
+const GO_MACHINE_KEYS: [&str; 3] = ["goos", "goarch", "cpu"];
+
+fn go_machine_warnings(sides: &[Side]) -> Vec<String> {
+    fn values<'a>(side: &'a Side, key: &str) -> Vec<&'a str> {
+        let mut v: Vec<&str> = Vec::new();
+        for d in &side.datasets {
+            for (k, val) in &d.config {
+                if k == key && !v.contains(&val.as_str()) {
+                    v.push(val);
+                }
+            }
+        }
+        v
+    }
+    let Some((base, cands)) = sides.split_first() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for cand in cands {
+        let diffs: Vec<String> = GO_MACHINE_KEYS
+            .iter()
+            .filter_map(|k| {
+                let (a, b) = (values(base, k), values(cand, k));
+                (!a.is_empty() && !b.is_empty() && a != b)
+                    .then(|| format!("{k}: {} vs {}", a.join(", "), b.join(", ")))
+            })
+            .collect();
+        if !diffs.is_empty() {
+            out.push(format!(
+                "{} and {} ran on different machines ({}): the difference includes the machine's (benchstat would not compare them)",
+                base.label,
+                cand.label,
+                diffs.join("; ")
+            ));
+        }
     }
     out
 }
 
 /// Warn when the inputs were measured on machines or settings that differ.
 fn machine_warnings(sides: &[Side]) -> Vec<String> {
+    let mut out = go_machine_warnings(sides);
+    out.extend(fingerprint_warnings(sides));
+    out
+}
+
+fn fingerprint_warnings(sides: &[Side]) -> Vec<String> {
     let machines: Vec<(&str, &Fingerprint)> = sides
         .iter()
         .flat_map(|s| s.datasets.iter())

@@ -29,7 +29,9 @@ are pooled into the baseline and the files after it into the candidate. Files wi
 (or Benjamini-Hochberg with --fdr).\n\n\
 `tardy compare --ministat [ministat flags] FILES` prints exactly what ministat prints.",
     after_help = "Examples:\n  tardy compare base.json new.json\n  tardy compare old.txt new.txt --fail-if-slower 5\n  \
-tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  tardy compare --ministat -s -w 60 iguana chameleon"
+tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
+tardy compare old.txt new.txt --correction none   # each row's own p, as benchstat prints it\n  \
+tardy compare --ministat -s -w 60 iguana chameleon"
 )]
 pub struct CompareArgs {
     /// Result files; the first is the baseline.
@@ -64,8 +66,12 @@ pub struct CompareArgs {
     )]
     target_effect: String,
     /// Control the false discovery rate (Benjamini-Hochberg) instead of the family-wise error (Holm).
-    #[arg(long, help_heading = "Statistics")]
+    #[arg(long, help_heading = "Statistics", conflicts_with = "correction")]
     fdr: bool,
+    /// How many comparisons at once are controlled: holm (default), bh (= --fdr), or none
+    /// (each row's own p-value, as benchstat prints it).
+    #[arg(long, value_name = "HOW", help_heading = "Statistics")]
+    correction: Option<String>,
     /// Seed of the bootstrap and of pair sampling.
     #[arg(
         long,
@@ -198,10 +204,15 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         seed: args.seed,
         resamples: args.resamples,
     };
-    let correction = if args.fdr {
-        Correction::BenjaminiHochberg
-    } else {
-        Correction::Holm
+    let correction = match (args.fdr, args.correction.as_deref()) {
+        (true, _) | (_, Some("bh" | "fdr" | "benjamini-hochberg")) => Correction::BenjaminiHochberg,
+        (_, None | Some("holm")) => Correction::Holm,
+        (_, Some("none")) => Correction::None,
+        (_, Some(other)) => {
+            return Err(format!(
+                "--correction takes holm, bh or none, not '{other}'"
+            ));
+        }
     };
     let report = compare::compare(&sides, &opts, correction).map_err(|e| e.to_string())?;
 

@@ -46,7 +46,7 @@ enum Command {
     Doctor(Box<doctor::DoctorArgs>),
     /// Find the commit or version that made a command slower (or sensitive to a setting).
     Bisect(Box<bisect::BisectArgs>),
-    /// Run a command with a different timer slack (Linux), e.g. to reproduce seed 000.
+    /// Run a command with a different timer slack (Linux), e.g. to reproduce NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer.
     Exec(exec::ExecArgs),
     /// The history of saved runs: change points over time, alerts, from an alert to a bisection.
     History(Box<history::HistoryArgs>),

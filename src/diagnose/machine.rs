@@ -61,7 +61,7 @@ pub fn assess(p: &ProbeResult, machine: &crate::probe::Fingerprint) -> Assessmen
             let jiffy = machine.clock_res_coarse_ns.map(|j| j as f64);
             let health = grade(over, 250_000.0, 1_000_000.0);
             let cause = if (14.0e6..17.0e6).contains(&over) {
-                "the 15.6 ms Windows default timer quantum of seed 000 (NUnit's Sleep(1))"
+                "the 15.6 ms Windows default timer quantum that turned NUnit 3.4's Thread.Sleep(1) into 15.6 ms per wait"
                     .to_string()
             } else if let Some(s) =
                 slack.filter(|&s| s > 60_000.0 && over > 0.6 * s && over < 1.6 * s + 200_000.0)
@@ -211,7 +211,7 @@ pub fn assess(p: &ProbeResult, machine: &crate::probe::Fingerprint) -> Assessmen
                     health = Health::Warn;
                 }
                 format!(
-                    "spawn cost grows with binary size: a {:.0}x larger binary costs {ratio:.1}x as much to start, as CreateProcess did with CFG on Windows 10 (seed 001): process-per-test runners (nextest, CTest, Jest workers) pay it per test",
+                    "spawn cost grows with binary size: a {:.0}x larger binary costs {ratio:.1}x as much to start, as CreateProcess did with Control Flow Guard on Windows 10 (Vivaldi's 300-600 ms process starts): process-per-test runners (nextest, CTest, Jest workers) pay it per test",
                     lb / sb.max(1.0)
                 )
             } else {
@@ -659,7 +659,7 @@ fn diagnose<'a>(
         );
         let sentence = match d.probe.as_str() {
             "sleep" => format!(
-                "B's short sleeps overshoot more: {what}{}: code that sleeps, polls or waits with short timeouts (seed 000's Sleep(1)) will be slower per wait",
+                "B's short sleeps overshoot more: {what}{}: code that sleeps, polls or waits with short timeouts (as NUnit 3.4's Thread.Sleep(1) was under Windows' 15.6 ms timer) will be slower per wait",
                 setting("timer slack (ns)").map_or(String::new(), |s| format!(
                     "; timer slack is {} ns on A and {} ns on B",
                     s.a, s.b
@@ -691,7 +691,7 @@ fn diagnose<'a>(
                 "B forks more slowly: {what}: runners that fork from a large parent pay it per test"
             ),
             "pause" => format!(
-                "B's PAUSE is {factor:.1}x slower: {what}: spin-wait heavy code (spin locks, .NET SpinWait, InnoDB) will be slower (seed 004)"
+                "B's PAUSE is {factor:.1}x slower: {what}: spin-wait heavy code (spin locks, .NET SpinWait, InnoDB) will be slower, as MySQL was on Skylake-SP, whose PAUSE takes 140 cycles instead of 10"
             ),
             "frequency" => format!(
                 "B's cores run slower: {what}{}: every CPU-bound test is slower by about that factor",
@@ -829,7 +829,8 @@ mod tests {
             &m,
         );
         assert!(
-            a.meaning.contains("grows with binary size") && a.meaning.contains("seed 001"),
+            a.meaning.contains("grows with binary size")
+                && a.meaning.contains("Control Flow Guard"),
             "{}",
             a.meaning
         );

@@ -75,7 +75,7 @@ pub struct Shape {
 const QUANTA: [(f64, &str); 4] = [
     (
         0.0156,
-        "15.6 ms, the default Windows timer resolution (seed 000: Thread.Sleep(1) under a 15.6 ms timer)",
+        "15.6 ms, the default Windows timer resolution (as NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer)",
     ),
     (0.010, "10 ms, a Linux timer tick at HZ=100"),
     (0.004, "4 ms, a Linux timer tick at HZ=250"),

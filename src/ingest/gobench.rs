@@ -1,8 +1,18 @@
 //! The Go benchmark format (`go test -bench` output; benchstat's input):
 //! `BenchmarkName[-P]  <iterations>  <value> <unit> [<value> <unit>...]`,
-//! with `key: value` configuration lines. Each line is one sample of each of
-//! its units; lines of the same name and unit form a series. Units are
-//! normalised as benchstat does: `ns/op` becomes `sec/op`.
+//! with `key: value` configuration lines and `Unit U key=value` metadata
+//! lines. Each line is one sample of each of its units; lines of the same
+//! name, unit and configuration form a series. Units are normalised as
+//! benchstat does: `ns/op` becomes `sec/op`.
+//!
+//! The configuration is part of a benchmark's identity, as in benchstat:
+//! `go test -bench ./...` prints a `pkg:` line per package, and two packages'
+//! `BenchmarkEncode` are two benchmarks. A series' group names `pkg` and every
+//! key that takes more than one value in the file; keys constant in the file
+//! (`goos`, `cpu`, a `commit:` label) describe the whole file and are compared
+//! between files by `tardy compare` instead.
+
+use std::collections::HashMap;
 
 use super::error::IngestError;
 use super::{Dataset, Format, Series};
@@ -20,6 +30,17 @@ pub fn is_benchmark_line(line: &str) -> bool {
     }
 }
 
+/// A configuration line's key: lower-case first, no spaces or upper case (benchfmt).
+fn config_line(line: &str) -> Option<(&str, &str)> {
+    let (k, v) = match line.split_once(':') {
+        Some((k, v)) if v.is_empty() || v.starts_with([' ', '\t']) => (k, v),
+        _ => return None,
+    };
+    (k.chars().next().is_some_and(char::is_lowercase)
+        && !k.chars().any(|c| c.is_whitespace() || c.is_uppercase()))
+    .then(|| (k, v.trim()))
+}
+
 /// The unit after normalisation, the divisor to it, and whether higher is better.
 fn normalise(unit: &str) -> (String, f64, bool) {
     match unit {
@@ -29,10 +50,24 @@ fn normalise(unit: &str) -> (String, f64, bool) {
     }
 }
 
+/// One result line: the configuration snapshot in force, the name, its (value, unit) pairs.
+type BenchLine = (usize, String, Vec<(f64, String)>);
+
+/// `Unit U assume=exact better=higher`: what benchstat's unit metadata says of U.
+#[derive(Default, Clone, Copy)]
+struct UnitMeta {
+    exact: Option<bool>,
+    higher: Option<bool>,
+}
+
 pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
-    let mut series: Vec<Series> = Vec::new();
-    let mut config = Vec::new();
-    let mut index = std::collections::HashMap::new();
+    // One pass: each benchmark line with the configuration in force.
+    let mut config: Vec<(String, String)> = Vec::new();
+    let mut all_config = Vec::new();
+    let mut snapshots: Vec<Vec<(String, String)>> = Vec::new();
+    let mut lines: Vec<BenchLine> = Vec::new();
+    let mut units: HashMap<String, UnitMeta> = HashMap::new();
+    let mut changed = true;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim_end();
         if is_benchmark_line(line) {
@@ -51,6 +86,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                     "expected pairs of <value> <unit> after the iteration count".into(),
                 ));
             }
+            let mut pairs = Vec::with_capacity(rest.len() / 2);
             for pair in rest.chunks(2) {
                 let value: f64 = pair[0].parse().map_err(|_| {
                     IngestError::at(
@@ -69,40 +105,109 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                         format!("expected a finite number, found '{}'", pair[0]),
                     ));
                 }
-                let (unit, scale, higher) = normalise(pair[1]);
-                let key = (name.clone(), unit.clone());
-                let at = *index.entry(key).or_insert_with(|| {
-                    series.push(Series {
-                        name: name.clone(),
-                        unit,
-                        higher_is_better: higher,
-                        values: Vec::new(),
-                    });
-                    series.len() - 1
-                });
-                series[at].values.push(value / scale);
+                pairs.push((value, pair[1].to_string()));
             }
-        } else if let Some((k, v)) = line.split_once(": ") {
-            if !k.is_empty()
-                && !k.contains(char::is_whitespace)
-                && k.chars().next().is_some_and(|c| c.is_lowercase())
-            {
-                config.push((k.to_string(), v.trim().to_string()));
+            if changed {
+                snapshots.push(config.clone());
+                changed = false;
+            }
+            lines.push((snapshots.len() - 1, name, pairs));
+        } else if let Some(rest) = line.strip_prefix("Unit ") {
+            let mut f = rest.split_whitespace();
+            let Some(unit) = f.next() else { continue };
+            let meta = units.entry(unit.to_string()).or_default();
+            for kv in f {
+                match kv.split_once('=') {
+                    Some(("assume", v)) => meta.exact = Some(v == "exact"),
+                    Some(("better", v)) => meta.higher = Some(v == "higher"),
+                    _ => {}
+                }
+            }
+        } else if let Some((k, v)) = config_line(line) {
+            all_config.push((k.to_string(), v.to_string()));
+            match config.iter_mut().find(|(ck, _)| ck == k) {
+                Some((_, cv)) if cv == v => {}
+                Some((_, cv)) => {
+                    *cv = v.to_string();
+                    changed = true;
+                }
+                None => {
+                    config.push((k.to_string(), v.to_string()));
+                    changed = true;
+                }
             }
         }
     }
-    if series.is_empty() {
+    if lines.is_empty() {
         return Err(IngestError::at(
             source,
             None,
             "has no Go benchmark lines (BenchmarkName N value unit)".into(),
         ));
     }
+    // Keys that set benchmarks apart: pkg, and any key with two values among the lines.
+    let mut keys: Vec<&str> = Vec::new();
+    for snap in &snapshots {
+        for (k, v) in snap {
+            let varies = snapshots.iter().any(|o| {
+                o.iter()
+                    .find(|(ok, _)| ok == k)
+                    .is_none_or(|(_, ov)| ov != v)
+            });
+            if (k == "pkg" || varies) && !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    let groups: Vec<String> = snapshots
+        .iter()
+        .map(|snap| {
+            keys.iter()
+                .filter_map(|k| snap.iter().find(|(sk, _)| sk == k))
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let mut series: Vec<Series> = Vec::new();
+    let mut index: HashMap<(usize, String, String), usize> = HashMap::new();
+    for (snap, name, pairs) in lines {
+        for (value, raw_unit) in pairs {
+            let (unit, scale, higher) = normalise(&raw_unit);
+            let meta = units
+                .get(&raw_unit)
+                .or_else(|| units.get(&unit))
+                .copied()
+                .unwrap_or_default();
+            let at = *index
+                .entry((snap, name.clone(), unit.clone()))
+                .or_insert_with(|| {
+                    // The same group text may come from two snapshots (a key that did not
+                    // matter changed): those are one series.
+                    let group = &groups[snap];
+                    series
+                        .iter()
+                        .position(|s| s.group == *group && s.name == name && s.unit == unit)
+                        .unwrap_or_else(|| {
+                            series.push(Series {
+                                group: group.clone(),
+                                name: name.clone(),
+                                unit,
+                                higher_is_better: meta.higher.unwrap_or(higher),
+                                exact: meta.exact.unwrap_or(false),
+                                values: Vec::new(),
+                            });
+                            series.len() - 1
+                        })
+                });
+            series[at].values.push(value / scale);
+        }
+    }
     Ok(Dataset {
         source: source.to_string(),
         format: Format::Go,
         series,
-        config,
+        config: all_config,
         machine: None,
     })
 }
@@ -122,6 +227,34 @@ BenchmarkEncode/format=json-48   1000  1720 ns/op  1024 B/op  3 allocs/op\nBench
         assert_eq!(ds.series[0].unit, "sec/op");
         assert_eq!(ds.series[0].values, vec![1718e-9, 1720e-9]);
         assert!(ds.series[3].higher_is_better);
+        assert!(ds.series.iter().all(|s| s.group == "pkg=x"));
+    }
+
+    #[test]
+    fn packages_are_part_of_the_identity() {
+        let text = "goos: linux\npkg: a\nBenchmarkX-8 10 100 ns/op\nBenchmarkX-8 10 101 ns/op\n\
+pkg: b\nBenchmarkX-8 10 1000 ns/op\nBenchmarkX-8 10 1001 ns/op\n";
+        let ds = read(text, "f").unwrap();
+        assert_eq!(ds.series.len(), 2);
+        assert_eq!(ds.series[0].group, "pkg=a");
+        assert_eq!(ds.series[1].group, "pkg=b");
+        assert_eq!(ds.series[1].values, vec![1000e-9, 1001e-9]);
+        // A key that varies within the file joins the identity; constant ones do not.
+        let text = "goos: linux\nnote: x\nBenchmarkY 1 5 ns/op\nnote: y\nBenchmarkY 1 6 ns/op\n";
+        let ds = read(text, "f").unwrap();
+        let groups: Vec<&str> = ds.series.iter().map(|s| s.group.as_str()).collect();
+        assert_eq!(groups, vec!["note=x", "note=y"]);
+    }
+
+    #[test]
+    fn unit_metadata_is_honoured() {
+        let text = "Unit B/op assume=exact\nUnit score better=higher\nBenchmarkZ 1 5 ns/op 64 B/op 3 score\n";
+        let ds = read(text, "f").unwrap();
+        let by = |u: &str| ds.series.iter().find(|s| s.unit == u).unwrap();
+        assert!(by("B/op").exact);
+        assert!(!by("sec/op").exact);
+        assert!(by("score").higher_is_better);
+        assert!(!by("B/op").higher_is_better);
     }
 
     #[test]

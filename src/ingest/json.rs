@@ -15,8 +15,8 @@ fn series(name: &str, values: Vec<f64>) -> Series {
     Series {
         name: name.to_string(),
         unit: "s".to_string(),
-        higher_is_better: false,
         values,
+        ..Series::default()
     }
 }
 
@@ -45,6 +45,13 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
         };
         IngestError::at(source, Some(e.line()), format!("{what}: {e}"))
     })?;
+    if is_criterion_estimates(&value) {
+        return Err(IngestError::at(
+            source,
+            None,
+            "is criterion's estimates.json, which holds summary estimates, not samples: give sample.json from the same directory (target/criterion/<benchmark>/new/sample.json), or the benchmark's directory".into(),
+        ));
+    }
     let format = match format {
         Format::Auto => detect(&value).ok_or_else(|| {
             IngestError::at(
@@ -83,6 +90,9 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
 }
 
 fn detect(v: &Value) -> Option<Format> {
+    if old_criterion_sample(v).is_some() {
+        return Some(Format::Criterion);
+    }
     let o = v.as_object()?;
     if o.get("schema").and_then(Value::as_str) == Some(SCHEMA) {
         return Some(Format::Tardy);
@@ -100,6 +110,26 @@ fn detect(v: &Value) -> Option<Format> {
         return Some(Format::Criterion);
     }
     None
+}
+
+/// criterion's estimates.json: `{"mean": {"confidence_interval": ..., "point_estimate": ...}, ...}`.
+fn is_criterion_estimates(v: &Value) -> bool {
+    v.as_object().is_some_and(|o| {
+        ["mean", "median", "std_dev"]
+            .iter()
+            .all(|k| o.get(*k).is_some_and(|e| e.get("point_estimate").is_some()))
+    })
+}
+
+/// criterion before 0.3 wrote sample.json as `[[iters...], [times...]]`.
+fn old_criterion_sample(v: &Value) -> Option<Value> {
+    let a = v.as_array()?;
+    match a.as_slice() {
+        [iters, times] if iters.is_array() && times.is_array() => {
+            Some(serde_json::json!({ "iters": iters, "times": times }))
+        }
+        _ => None,
+    }
 }
 
 fn read_tardy(value: Value, source: &str) -> Result<Dataset, IngestError> {
@@ -223,6 +253,7 @@ struct CriterionSample {
 }
 
 fn read_criterion_sample(value: Value, source: &str, name: &str) -> Result<Dataset, IngestError> {
+    let value = old_criterion_sample(&value).unwrap_or(value);
     let s: CriterionSample = serde_json::from_value(value)
         .map_err(|e| shape_error(source, e, "criterion sample.json"))?;
     if s.iters.len() != s.times.len() {
@@ -313,5 +344,16 @@ mod tests {
         )
         .unwrap();
         assert_eq!(ds.series[0].values, vec![100e-9, 200e-9]);
+        // criterion before 0.3: [[iters], [times]].
+        let old = read("[[1.0,2.0],[100.0,400.0]]", "s.json", Format::Auto).unwrap();
+        assert_eq!(old.series[0].values, vec![100e-9, 200e-9]);
+        // estimates.json holds no samples: say which file does.
+        let e = read(
+            r#"{"mean":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":2.0},"point_estimate":1.5,"standard_error":0.1},"median":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":2.0},"point_estimate":1.5,"standard_error":0.1},"median_abs_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":2.0},"point_estimate":1.5,"standard_error":0.1},"slope":null,"std_dev":{"confidence_interval":{"confidence_level":0.95,"lower_bound":1.0,"upper_bound":2.0},"point_estimate":1.5,"standard_error":0.1}}"#,
+            "estimates.json",
+            Format::Auto,
+        )
+        .unwrap_err();
+        assert!(e.message.contains("sample.json"), "{e}");
     }
 }

@@ -52,13 +52,19 @@ impl std::str::FromStr for Format {
 }
 
 /// One named sequence of measurements.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Series {
+    /// Go: the configuration that sets this benchmark apart from others of its name
+    /// (`pkg=example.com/a`), empty elsewhere. Part of the identity, as in benchstat.
+    pub group: String,
     pub name: String,
     /// "s" for times in seconds; Go units as written ("sec/op", "B/op", "MB/s").
     pub unit: String,
     /// True for throughput-like units (MB/s, ops/s): a larger value is better.
     pub higher_is_better: bool,
+    /// benchstat's `Unit U assume=exact`: the values have no noise, so any difference is
+    /// a difference.
+    pub exact: bool,
     pub values: Vec<f64>,
 }
 
@@ -155,9 +161,8 @@ pub fn read_text(
                 format,
                 series: vec![Series {
                     name: source.to_string(),
-                    unit: "".into(),
-                    higher_is_better: false,
                     values,
+                    ..Series::default()
                 }],
                 config: Vec::new(),
                 machine: None,

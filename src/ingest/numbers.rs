@@ -18,12 +18,20 @@ fn column_token<'a>(line: &'a str, opts: &NumberOptions) -> Option<&'a str> {
         .map(|(_, t)| t)
 }
 
+/// Trailing white space of a line, as ministat drops it (`\r` of Windows line ends, `\v`,
+/// `\f`, spaces and tabs).
+fn trim_end(line: &str) -> &str {
+    line.trim_end_matches([' ', '\t', '\r', '\x0b', '\x0c'])
+}
+
 /// ministat's exact rules: the token must be a whole strtod number (inf and
-/// nan included, `\r` not stripped). Returns the values in file order, or
-/// the 1-based number of the first invalid line.
+/// nan included; trailing white space of the line dropped, as Debian's ministat
+/// does). Returns the values in file order, or the 1-based number of the first
+/// invalid line.
 pub fn read_strict(text: &str, opts: &NumberOptions) -> Result<Vec<f64>, usize> {
     let mut values = Vec::new();
     for (i, line) in lines(text).enumerate() {
+        let line = trim_end(line);
         if let Some(token) = column_token(line, opts) {
             let (v, used) = strtod(token);
             if used != token.len() {
@@ -44,7 +52,7 @@ pub fn read_lenient(
 ) -> Result<Vec<f64>, IngestError> {
     let mut values = Vec::new();
     for (i, line) in lines(text).enumerate() {
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        let line = trim_end(line);
         if let Some(token) = column_token(line, opts) {
             let token = token.trim();
             if token.is_empty() {
@@ -97,7 +105,13 @@ mod tests {
             Ok(vec![5.0, 6.0])
         );
         assert_eq!(read_strict("1\nabc\n", &o), Err(2));
-        assert_eq!(read_strict("1\r\n", &o), Err(1));
+        // Debian's ministat 20150715 drops trailing white space: CRLF, \v, \f, spaces.
+        assert_eq!(
+            read_strict("1\r\n2\x0b\n3\x0c\n4 \r\n", &o),
+            Ok(vec![1.0, 2.0, 3.0, 4.0])
+        );
+        // ... but not inside a line: "1\r5" is not a number.
+        assert_eq!(read_strict("1\r5\n", &o), Err(1));
         let col2 = NumberOptions {
             column: 2,
             delimiters: ",".into(),

@@ -78,6 +78,9 @@ pub fn text(r: &Report, style: Style, with_plot: bool, unicode: bool, width: usi
         out.push_str(&detail(&r.rows[0], style, with_plot, unicode, width));
     } else {
         out.push_str(&table(r, style));
+        out.push_str(&style.dim(
+            "Δ (HL): the Hodges-Lehmann ratio (the median of all candidate/baseline ratios), not the ratio of the two medians shown; geomean rows use the medians, as benchstat does.\n",
+        ));
     }
     let control = match r.correction {
         crate::stats::compare::Correction::None => String::new(),
@@ -145,7 +148,15 @@ fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize)
         ));
     }
     out.push('\n');
-    let subject = format!("{} vs {}:", row.candidate, row.baseline);
+    let mut subject = format!("{} vs {}:", row.candidate, row.baseline);
+    if row.name != row.candidate {
+        let what = if row.group.is_empty() {
+            row.name.clone()
+        } else {
+            format!("{} ({})", row.name, row.group)
+        };
+        subject = format!("{what}: {subject}");
+    }
     out.push_str(&format!(
         "{} {}\n",
         style.bold(&subject),
@@ -157,14 +168,36 @@ fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize)
     out
 }
 
+/// The p column's heading: which p-value it holds.
+fn p_heading(r: &Report) -> &'static str {
+    match r.correction {
+        crate::stats::compare::Correction::None => "p",
+        crate::stats::compare::Correction::Holm => "p (Holm)",
+        crate::stats::compare::Correction::BenjaminiHochberg => "p (BH)",
+    }
+}
+
+fn signed_percent(c: f64) -> String {
+    if c >= 0.0 {
+        format!("+{}", percent(c))
+    } else {
+        percent(c)
+    }
+}
+
 fn table(r: &Report, style: Style) -> String {
     let name_w = r
         .rows
         .iter()
         .map(|x| x.name.chars().count())
+        .chain(
+            r.geomeans
+                .iter()
+                .map(|g| g.group.chars().count() + "geomean  ".len()),
+        )
         .max()
         .unwrap_or(4)
-        .clamp(4, 50);
+        .clamp(7, 50);
     let mut out = String::new();
     let mut groups: Vec<(&str, &str)> = Vec::new();
     for x in &r.rows {
@@ -183,12 +216,7 @@ fn table(r: &Report, style: Style) -> String {
             .iter()
             .map(|x| {
                 let change = if matches!(x.verdict, Verdict::Slower | Verdict::Faster) {
-                    let c = x.ratio - 1.0;
-                    if c >= 0.0 {
-                        format!("+{}", percent(c))
-                    } else {
-                        percent(c)
-                    }
+                    signed_percent(x.ratio - 1.0)
                 } else {
                     "~".to_string()
                 };
@@ -196,16 +224,23 @@ fn table(r: &Report, style: Style) -> String {
                     format!("{} {}", value(x.center[0], &x.unit), spread(x, 0)),
                     format!("{} {}", value(x.center[1], &x.unit), spread(x, 1)),
                     change,
-                    format!("({} n={}+{})", p_value(x.p_adjusted), x.n[0], x.n[1]),
+                    format!(
+                        "{} n={}+{}",
+                        p_value(x.p_adjusted).trim_start_matches("p="),
+                        x.n[0],
+                        x.n[1]
+                    ),
                     verdict_word(x).to_string(),
                 ]
             })
             .collect();
+        let headings = ["", "", "Δ (HL)", p_heading(r), ""];
         let w: Vec<usize> = (0..5)
             .map(|i| {
                 cells
                     .iter()
                     .map(|c| c[i].chars().count())
+                    .chain([headings[i].chars().count()])
                     .max()
                     .unwrap_or(0)
             })
@@ -214,16 +249,25 @@ fn table(r: &Report, style: Style) -> String {
             w[0].max(base.chars().count()),
             w[1].max(cand.chars().count()),
         );
+        let pad = if style.color { 8 } else { 0 };
         out.push_str(&format!(
-            "{:<name_w$}  {:<w0$}  {:<w1$}  {}\n",
+            "{:<name_w$}  {:<w0$}  {:<w1$}  {:>w2$} {:<w3$}\n",
             "",
             style.bold(base),
             style.bold(cand),
-            "vs base",
-            w0 = w0 + if style.color { 8 } else { 0 },
-            w1 = w1 + if style.color { 8 } else { 0 }
+            headings[2],
+            headings[3],
+            w0 = w0 + pad,
+            w1 = w1 + pad,
+            w2 = w[2],
+            w3 = w[3],
         ));
+        let mut group: Option<&str> = None;
         for (x, c) in rows.iter().zip(&cells) {
+            if group != Some(x.group.as_str()) && !x.group.is_empty() {
+                out.push_str(&format!("{}\n", style.dim(&x.group)));
+            }
+            group = Some(&x.group);
             let change = match x.verdict {
                 Verdict::Slower => style.red(&format!("{:>w$}", c[2], w = w[2])),
                 Verdict::Faster => style.green(&format!("{:>w$}", c[2], w = w[2])),
@@ -239,23 +283,23 @@ fn table(r: &Report, style: Style) -> String {
                 w3 = w[3]
             ));
         }
-        if let Some(g) = r
+        for g in r
             .geomeans
             .iter()
-            .find(|g| g.candidate == cand && g.unit == unit)
+            .filter(|g| g.candidate == cand && g.unit == unit)
         {
             let unit = &rows[0].unit;
-            let c = g.ratio - 1.0;
+            let name = if g.group.is_empty() {
+                "geomean".to_string()
+            } else {
+                format!("geomean {}", g.group)
+            };
             out.push_str(&format!(
                 "{:<name_w$}  {:<w0$}  {:<w1$}  {:>w2$}\n",
-                "geomean",
+                truncate(&name, name_w),
                 value(g.center[0], unit),
                 value(g.center[1], unit),
-                if c >= 0.0 {
-                    format!("+{}", percent(c))
-                } else {
-                    percent(c)
-                },
+                signed_percent(g.ratio - 1.0),
                 w2 = w[2]
             ));
         }
@@ -282,7 +326,7 @@ fn truncate(s: &str, w: usize) -> String {
 /// A Markdown table of every row.
 pub fn markdown(r: &Report) -> String {
     let mut out = String::from(
-        "| Benchmark | Baseline | Candidate | Change | CI | p | Verdict |\n|:---|---:|---:|---:|:---|---:|:---|\n",
+        "| Benchmark | Baseline | Candidate | Δ (HL) | CI | p (adjusted) | Verdict |\n|:---|---:|---:|---:|:---|---:|:---|\n",
     );
     for x in &r.rows {
         let ci = match (x.ci_low, x.ci_high) {
@@ -293,7 +337,11 @@ pub fn markdown(r: &Report) -> String {
         };
         out.push_str(&format!(
             "| {} | {} | {} | {:+.2}% | {ci} | {} | {} |\n",
-            x.name.replace('|', "\\|"),
+            if x.group.is_empty() {
+                x.name.replace('|', "\\|")
+            } else {
+                format!("{} ({})", x.name, x.group).replace('|', "\\|")
+            },
             value(x.center[0], &x.unit),
             value(x.center[1], &x.unit),
             (x.ratio - 1.0) * 100.0,
@@ -303,8 +351,13 @@ pub fn markdown(r: &Report) -> String {
     }
     for g in &r.geomeans {
         out.push_str(&format!(
-            "| geomean ({}) | | | {:+.2}% | | | |\n",
+            "| geomean ({}{}) | | | {:+.2}% | | | |\n",
             g.candidate,
+            if g.group.is_empty() {
+                String::new()
+            } else {
+                format!(", {}", g.group)
+            },
             (g.ratio - 1.0) * 100.0
         ));
     }
@@ -323,10 +376,11 @@ fn csv_field(s: &str) -> String {
 pub fn csv(r: &Report) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let mut out = String::from(
-        "name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline,center_candidate,ratio,ci_low,ci_high,p_value,p_adjusted,test,verdict,min_detectable_effect,runs_needed\n",
+        "group,name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline,center_candidate,ratio,ci_low,ci_high,p_value,p_adjusted,test,verdict,min_detectable_effect,runs_needed\n",
     );
     for x in &r.rows {
         let cells = [
+            csv_field(&x.group),
             csv_field(&x.name),
             csv_field(&x.unit),
             csv_field(&x.baseline),

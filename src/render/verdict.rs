@@ -71,6 +71,12 @@ pub fn sentence(e: &Estimate, style: Style) -> String {
             "{}  {detail}",
             style.green(&format!("same within ±{}", percent(e.target_effect)))
         ),
+        Verdict::Inconclusive if e.n_baseline.min(e.n_candidate) < 2 => format!(
+            "measured {} (n={}+{}), but with one run on a side no test is possible",
+            change(e.ratio),
+            e.n_baseline,
+            e.n_candidate
+        ),
         Verdict::Inconclusive => {
             let conf = format!("{:.0}%", e.confidence * 100.0);
             let mut s = format!(

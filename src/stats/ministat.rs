@@ -150,8 +150,21 @@ impl Set {
     pub fn max(&self) -> f64 {
         self.points[self.n() - 1]
     }
+    /// ministat's sum / n; when that overflows although every value is finite (values
+    /// near f64::MAX), the same mean computed on values scaled by the largest magnitude.
     pub fn avg(&self) -> f64 {
-        self.sy / self.n() as f64
+        let naive = self.sy / self.n() as f64;
+        if naive.is_finite() || !self.finite() {
+            return naive;
+        }
+        let k = self.scale();
+        k * (self.points.iter().map(|x| x / k).sum::<f64>() / self.n() as f64)
+    }
+    fn finite(&self) -> bool {
+        self.points.iter().all(|x| x.is_finite())
+    }
+    fn scale(&self) -> f64 {
+        self.points.iter().fold(0.0f64, |m, x| m.max(x.abs()))
     }
     pub fn median(&self) -> f64 {
         self.points[self.n() / 2]
@@ -159,8 +172,16 @@ impl Set {
     pub fn var(&self) -> f64 {
         (self.syy - self.sy * self.sy / self.n() as f64) / (self.n() as f64 - 1.0)
     }
+    /// ministat's sqrt of the sum-of-squares variance; when that overflows (or cancels
+    /// to NaN) with finite values, computed on scaled deviations from the mean instead.
     pub fn stddev(&self) -> f64 {
-        self.var().sqrt()
+        let naive = self.var().sqrt();
+        if naive.is_finite() || !self.finite() || self.n() < 2 {
+            return naive;
+        }
+        let (k, m) = (self.scale(), self.avg());
+        let ss: f64 = self.points.iter().map(|x| (x / k - m / k).powi(2)).sum();
+        k * (ss / (self.n() as f64 - 1.0)).sqrt()
     }
 }
 
@@ -188,6 +209,16 @@ pub fn relative(ds: &Set, rs: &Set, level: usize) -> Relative {
     let mut spool = (ds.n() as f64 - 1.0) * ds.var() + (rs.n() as f64 - 1.0) * rs.var();
     spool /= (ds.n() + rs.n()) as f64 - 2.0;
     spool = spool.sqrt();
+    if !spool.is_finite() {
+        // Variances past f64::MAX: pool the standard deviations scaled by the larger.
+        let (a, b) = (ds.stddev(), rs.stddev());
+        let k = a.max(b);
+        if k.is_finite() && k > 0.0 {
+            let w =
+                (ds.n() as f64 - 1.0) * (a / k).powi(2) + (rs.n() as f64 - 1.0) * (b / k).powi(2);
+            spool = k * (w / ((ds.n() + rs.n()) as f64 - 2.0)).sqrt();
+        }
+    }
     let s = spool * (1.0 / ds.n() as f64 + 1.0 / rs.n() as f64).sqrt();
     let d = ds.avg() - rs.avg();
     let e = t * s;
@@ -207,6 +238,22 @@ pub fn relative(ds: &Set, rs: &Set, level: usize) -> Relative {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn values_near_the_largest_double_do_not_overflow() {
+        let s = Set::new("big", &[1e308, 1.5e308, 1.7e308]);
+        assert!((s.avg() / 1.4e308 - 1.0).abs() < 1e-12, "{}", s.avg());
+        // sample sd of 1, 1.5, 1.7 is 0.360555...
+        assert!((s.stddev() / 0.36055512754639896e308 - 1.0).abs() < 1e-12);
+        let t = Set::new("t", &[1.1e308, 1.6e308, 1.75e308]);
+        match relative(&t, &s, 1) {
+            Relative::NoDifference => {}
+            r => assert!(matches!(r, Relative::Difference { pooled, .. } if pooled.is_finite())),
+        }
+        // Ordinary values keep ministat's own arithmetic.
+        let o = Set::new("o", &[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(o.stddev(), ((30.0f64 - 100.0 / 4.0) / 3.0).sqrt());
+    }
 
     #[test]
     fn the_man_page_example() {
