@@ -796,20 +796,28 @@ mod tests {
     fn marked_reruns_are_one_flaky_test() {
         // pytest-rerunfailures 16.7 --reruns 2: reruns are repeated bare <testcase/>s.
         let r = read("pytest-rerun.xml");
-        assert_eq!(r.cases.len(), 5, "{:?}", r.cases);
+        assert_eq!(r.cases.len(), 6, "{:?}", r.cases);
         assert_eq!(case(&r, "test_flaky").status, Status::Flaky);
         assert_eq!(case(&r, "test_flaky").retries, 1);
         assert_eq!(case(&r, "test_always").status, Status::Failed);
         assert_eq!(case(&r, "test_always").retries, 2);
         assert_eq!(case(&r, "test_ok").status, Status::Passed);
+        assert_eq!(case(&r, "test_fail_and_teardown").status, Status::Failed);
         assert_eq!(case(&r, "test_pass_and_teardown").status, Status::Errored);
-        // pytest without reruns: a failed call plus a teardown error is one test (pytest
-        // writes two elements and counts one).
+        assert!(r.warnings.iter().any(|w| w.contains("says it holds 8")));
+        // pytest without reruns: a failed call plus a teardown error are two results, as
+        // pytest counts them (tests="6", failures="3", errors="2"): the second is the
+        // test's teardown.
         let t = read("pytest-teardown.xml");
-        assert_eq!(t.cases.len(), 5);
+        assert_eq!(t.cases.len(), 6);
         assert_eq!(case(&t, "test_fail_and_teardown").status, Status::Failed);
+        assert_eq!(
+            case(&t, "test_fail_and_teardown (teardown)").status,
+            Status::Errored
+        );
         assert_eq!(case(&t, "test_pass_and_teardown").status, Status::Errored);
         assert!(t.cases.iter().all(|c| c.id.nth == 0));
+        assert!(t.warnings.is_empty(), "{:?}", t.warnings);
     }
 
     #[test]

@@ -137,6 +137,12 @@ struct Parser<'a> {
     pytest: bool,
     /// Index in report.cases of this file's first case.
     first_case: usize,
+    /// JUnit: the tests the file says it holds (the root's `tests=`, else the sum over the
+    /// outermost suites'), to warn when it lists another number.
+    stated: Option<usize>,
+    /// The root stated the total (the suites' are not added), or a suite did not (no check).
+    stated_by_root: bool,
+    stated_unknown: bool,
 }
 
 /// How a pending test case's status gets decided.
@@ -237,18 +243,13 @@ impl Parser<'_> {
             }
         }
         if d.teardown_error
-            && let Some(prev) = report.cases[self.first_case..].last_mut()
-            && prev.id == c.id
+            && report.cases[self.first_case..]
+                .last()
+                .is_some_and(|prev| prev.id == c.id && prev.status.is_failure())
         {
-            // pytest: an error in teardown after a failed call is a second element for
-            // the same test (pytest counts it once); the phases' times add up.
-            if !prev.status.is_failure() {
-                prev.status = Status::Errored;
-            }
-            if let (Some(a), Some(b)) = (prev.duration_s, c.duration_s) {
-                prev.duration_s = Some(a + b);
-            }
-            return;
+            // pytest writes an error in teardown after a failed call as a second element
+            // and counts it as a result of its own: the test's teardown.
+            c.id.name.push_str(" (teardown)");
         }
         if let Some(i) = self.outer {
             report.suites[i].tests += 1;
@@ -302,6 +303,8 @@ impl Parser<'_> {
                 self.pytest = matches!(name.as_deref(), Some("pytest tests" | "pytest"));
                 if tag == "testsuites" {
                     self.root_time = self.duration(attr(list, "time", lenient)?, false);
+                    self.stated = attr(list, "tests", lenient)?.and_then(|t| t.parse().ok());
+                    self.stated_by_root = self.stated.is_some();
                 }
                 if matches!(
                     tag,
@@ -314,7 +317,13 @@ impl Parser<'_> {
         };
         match (dialect, tag) {
             (Dialect::JUnit, "testsuite") => {
-                let [name, time] = attrs(list, ["name", "time"], lenient)?;
+                let [name, time, tests] = attrs(list, ["name", "time", "tests"], lenient)?;
+                if self.suites.is_empty() && !self.stated_by_root {
+                    match tests.and_then(|t| t.parse::<usize>().ok()) {
+                        Some(n) => *self.stated.get_or_insert(0) += n,
+                        None => self.stated_unknown = true,
+                    }
+                }
                 if name.as_deref() == Some("pytest") {
                     self.pytest = true;
                 }
@@ -574,6 +583,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         lenient: false,
         pytest: false,
         first_case: report.cases.len(),
+        stated: None,
+        stated_by_root: false,
+        stated_unknown: false,
     };
     // "line L, column C" of a byte offset, or the offset when it is too far back.
     let place = |offset: u64| match budget.locate(offset) {
@@ -686,6 +698,16 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         {
             report.reruns_marked = true;
         }
+    }
+    let listed = report.cases.len() - p.first_case;
+    if p.dialect == Some(Dialect::JUnit)
+        && let Some(stated) = p.stated
+        && stated != listed
+        && !p.stated_unknown
+    {
+        report.warnings.push(format!(
+            "{name} says it holds {stated} tests but lists {listed} results (its producer counts reruns, or leaves out tests it counts, such as pending ones)"
+        ));
     }
     if p.bad_durations > 0 {
         report.warnings.push(format!(
