@@ -605,3 +605,41 @@ fn ministat_line_ends_and_huge_values() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("1.4e+308 3.6055513e+307"), "{text}");
 }
+
+/// One benchmark with one run a side beside one with six: the advice uses the spread the
+/// other row shows.
+#[test]
+fn a_single_run_row_borrows_the_runs_needed_from_rows_with_a_spread() {
+    let d = tempfile::tempdir().unwrap();
+    let side = |one: &str, many: &str, out: &str| {
+        let one = std::fs::read_to_string(bench(one)).unwrap();
+        let many: String = std::fs::read_to_string(bench(many))
+            .unwrap()
+            .lines()
+            .filter(|l| l.starts_with("BenchmarkDecode"))
+            .take(6)
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let p = d.path().join(out);
+        std::fs::write(&p, one + &many).unwrap();
+        p.display().to_string()
+    };
+    let a = side("go-count1-old.txt", "go-two-packages-old.txt", "a.txt");
+    let b = side("go-count1-new.txt", "go-two-packages-new.txt", "b.txt");
+    let v = json(&[&a, &b]);
+    let enc = v["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "Encode-2" && r["unit"] == "sec/op")
+        .unwrap();
+    assert_eq!(enc["verdict"], "inconclusive");
+    assert!(enc["runs_needed"].as_u64().unwrap() >= 2, "{enc}");
+    assert!(
+        enc["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("runs a side detect"),
+        "{enc}"
+    );
+}

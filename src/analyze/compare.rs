@@ -339,6 +339,7 @@ pub fn compare(
             (v, _) => v,
         };
     }
+    single_run_advice(&mut rows);
     let geomeans = geomeans(&rows);
     Ok(Report {
         schema: SCHEMA.to_string(),
@@ -439,6 +440,39 @@ fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::
             "{few} run on a side: no test is possible (a single value shows no spread); run more, e.g. `go test -bench . -count=10`"
         )],
     })
+}
+
+/// Rows with one run on a side cannot say how many runs a test needs; rows of the same
+/// unit that have a spread can: their median runs-needed is the advice.
+fn single_run_advice(rows: &mut [Row]) {
+    let single = |r: &Row| r.n[0].min(r.n[1]) < 2 && r.estimate.test.starts_with("none (one run");
+    for i in 0..rows.len() {
+        if !single(&rows[i]) {
+            continue;
+        }
+        let mut needed: Vec<u64> = rows
+            .iter()
+            .filter(|o| o.unit == rows[i].unit && !single(o))
+            .filter_map(|o| o.runs_needed)
+            .collect();
+        if needed.is_empty() {
+            continue;
+        }
+        needed.sort_unstable();
+        let n = needed[needed.len() / 2];
+        let r = &mut rows[i];
+        r.runs_needed = Some(n);
+        r.estimate.runs_needed = Some(n);
+        for note in &mut r.notes {
+            if note.contains("run on a side") {
+                note.push_str(&format!(
+                    "; the other rows' spread says ~{n} runs a side detect {}",
+                    format!("{:.0}%", r.estimate.target_effect * 100.0)
+                ));
+            }
+        }
+        r.estimate.notes = r.notes.clone();
+    }
 }
 
 /// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
