@@ -466,8 +466,8 @@ fn single_run_advice(rows: &mut [Row]) {
         for note in &mut r.notes {
             if note.contains("run on a side") {
                 note.push_str(&format!(
-                    "; the other rows' spread says ~{n} runs a side detect {}",
-                    format!("{:.0}%", r.estimate.target_effect * 100.0)
+                    "; the other rows' spread says ~{n} runs a side detect {:.0}%",
+                    r.estimate.target_effect * 100.0
                 ));
             }
         }
