@@ -24,7 +24,8 @@ enum TestsCommand {
     /// Totals, slowest tests and suites, time by status and a duration histogram.
     #[command(
         after_help = "Reports: JUnit XML (Surefire, Gradle, pytest, go-junit-report, gotestsum, nextest, jest-junit, \
-GoogleTest, PHPUnit, RSpec, mocha, CTest), NUnit 3 and 2, TRX, xUnit.net v2, `go test -json`; files, .gz files or directories.\n\n\
+GoogleTest, PHPUnit, RSpec, mocha, CTest), NUnit 3 and 2, TRX, xUnit.net v2, `go test -json`, mocha --reporter json, \
+jest --json, RSpec --format json, Dart/Flutter --reporter json; files, .gz files or directories.\n\n\
 Example:\n  tardy tests show build/test-results/"
     )]
     Show {
