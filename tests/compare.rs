@@ -26,11 +26,12 @@ fn write_numbers(dir: &Path, name: &str, center: f64, n: usize) -> PathBuf {
     p
 }
 
-fn json(args: &[&str]) -> Value {
+/// `tardy compare ARGS EXTRA`'s standard output, after checking it succeeded.
+fn compare_out(args: &[&str], extra: &[&str]) -> Vec<u8> {
     let out = tardy()
         .arg("compare")
         .args(args)
-        .args(["--format", "json"])
+        .args(extra)
         .output()
         .unwrap();
     assert!(
@@ -38,7 +39,11 @@ fn json(args: &[&str]) -> Value {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
+    out.stdout
+}
+
+fn json(args: &[&str]) -> Value {
+    serde_json::from_slice(&compare_out(args, &["--format", "json"])).unwrap()
 }
 
 #[test]
@@ -453,18 +458,7 @@ fn bench(name: &str) -> String {
 }
 
 fn compare_text(args: &[&str]) -> String {
-    let out = tardy()
-        .arg("compare")
-        .args(args)
-        .args(["--no-plot"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
+    String::from_utf8(compare_out(args, &["--no-plot"])).unwrap()
 }
 
 /// `go test -bench . -count 6 ./...` over two packages that both have BenchmarkEncode;
