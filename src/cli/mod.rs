@@ -7,6 +7,7 @@ mod bisect;
 mod compare;
 mod doctor;
 mod exec;
+mod explain;
 pub mod history;
 mod ministat;
 pub mod push;
@@ -46,6 +47,8 @@ enum Command {
     Doctor(Box<doctor::DoctorArgs>),
     /// Find the commit or version that made a command slower (or sensitive to a setting).
     Bisect(Box<bisect::BisectArgs>),
+    /// Where a command's time went, and why run B is slower than run A.
+    Explain(Box<explain::ExplainArgs>),
     /// Run a command with a different timer slack (Linux), e.g. to reproduce NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer.
     Exec(exec::ExecArgs),
     /// The history of saved runs: change points over time, alerts, from an alert to a bisection.
@@ -87,6 +90,7 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::main(*args),
         Command::Bisect(args) => bisect::main(*args),
         Command::Exec(args) => exec::main(args),
+        Command::Explain(args) => explain::main(*args),
         Command::History(args) => history::main(*args),
         Command::Report(args) => report::main(*args),
         Command::Serve(args) => serve::main(*args),

@@ -3,6 +3,7 @@
 //! session). Later issues add the shape of a suite's slowdown and machine
 //! diagnoses here. Diagnoses take statistics as input and never print.
 
+pub mod explain;
 pub mod machine;
 pub mod runs;
 pub mod shape;

@@ -7,6 +7,7 @@ pub mod cfmt;
 pub mod compare;
 pub mod csv;
 pub mod doctor;
+pub mod explain;
 pub mod history;
 pub mod json;
 pub mod markdown;

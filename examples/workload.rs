@@ -1,0 +1,184 @@
+//! Small workloads that reproduce, on Linux, the slowdowns of the stories
+//! `tardy explain` is tested on. Used by tests/explain.rs and bench/explain.sh;
+//! handy for trying `tardy explain` by hand:
+//!
+//!   workload sleeps 100 1           a "suite" of 100 tests that each sleep 1 ms
+//!   workload spawn 50 PROGRAM ...   start PROGRAM 50 times, one after another
+//!   workload fsync 200 DIR          write 4 KiB and fsync, 200 times, in DIR
+//!   workload lock 20000 SPIN        two threads hand a lock back and forth,
+//!                                   spinning SPIN pause-loops between checks
+//!   workload compute N              N units of single-threaded arithmetic
+//!   workload hog SECS THREADS       burn CPU on THREADS threads for SECS
+
+use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+fn arg<T: std::str::FromStr>(args: &[String], i: usize, what: &str) -> T {
+    match args.get(i).and_then(|s| s.parse().ok()) {
+        Some(v) => v,
+        None => {
+            eprintln!("workload: expected {what} as argument {i}");
+            std::process::exit(2);
+        }
+    }
+}
+
+fn compute(units: u64) -> u64 {
+    let mut x: u64 = 1;
+    for i in 0..units * 100_000 {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(i);
+    }
+    x
+}
+
+fn futex_wait(word: &AtomicU32, expected: u32) {
+    // SAFETY: FUTEX_WAIT_PRIVATE on a live aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAIT | libc::FUTEX_PRIVATE_FLAG,
+            expected,
+            std::ptr::null::<libc::timespec>(),
+        );
+    }
+}
+
+fn futex_wake(word: &AtomicU32) {
+    // SAFETY: FUTEX_WAKE_PRIVATE on a live aligned u32.
+    unsafe {
+        libc::syscall(
+            libc::SYS_futex,
+            word.as_ptr(),
+            libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
+            i32::MAX,
+        );
+    }
+}
+
+/// Two threads take turns. A thread waiting for its turn checks, then spins
+/// `spin` pause instructions (backing off, as .NET's SpinWait does), up to 200
+/// times, then parks on a futex. Longer spins (a slower PAUSE) notice the
+/// hand-off later.
+fn lock(handoffs: u64, spin: u64) {
+    let turn = Arc::new(AtomicU32::new(0));
+    let sink = Arc::new(AtomicU64::new(0));
+    let threads: Vec<_> = (0..2u32)
+        .map(|me| {
+            let turn = Arc::clone(&turn);
+            let sink = Arc::clone(&sink);
+            std::thread::spawn(move || {
+                for _ in 0..handoffs / 2 {
+                    let mut rounds = 0;
+                    loop {
+                        let t = turn.load(Ordering::Acquire);
+                        if t == me {
+                            break;
+                        }
+                        if rounds < 200 {
+                            for _ in 0..spin {
+                                std::hint::spin_loop();
+                            }
+                            rounds += 1;
+                        } else {
+                            futex_wait(&turn, t);
+                        }
+                    }
+                    sink.fetch_add(compute(0) + 1, Ordering::Relaxed);
+                    let mut x = 0u64;
+                    for i in 0..2_000 {
+                        x = x.wrapping_add(i * i);
+                    }
+                    sink.fetch_add(x, Ordering::Relaxed);
+                    turn.store(1 - me, Ordering::Release);
+                    futex_wake(&turn);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        let _ = t.join();
+    }
+    println!("{}", sink.load(Ordering::Relaxed));
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("sleeps") => {
+            let n: u64 = arg(&args, 2, "a count");
+            let ms: f64 = arg(&args, 3, "milliseconds");
+            for _ in 0..n {
+                std::thread::sleep(Duration::from_secs_f64(ms / 1000.0));
+            }
+        }
+        Some("spawn") => {
+            let n: u64 = arg(&args, 2, "a count");
+            let Some(program) = args.get(3) else {
+                eprintln!("workload spawn: give a program");
+                std::process::exit(2);
+            };
+            for _ in 0..n {
+                // TARDY_PROBE_NOOP makes tardy's own binary exit at once, so it
+                // can be the large program, as in `tardy doctor`'s spawn probe.
+                let status = std::process::Command::new(program)
+                    .args(&args[4..])
+                    .env("TARDY_PROBE_NOOP", "1")
+                    .status();
+                if !status.is_ok_and(|s| s.success()) {
+                    eprintln!("workload spawn: {program} failed");
+                    std::process::exit(1);
+                }
+            }
+        }
+        Some("fsync") => {
+            let n: u64 = arg(&args, 2, "a count");
+            let dir: String = arg(&args, 3, "a directory");
+            let path =
+                std::path::Path::new(&dir).join(format!("workload-fsync-{}", std::process::id()));
+            let mut f = match std::fs::File::create(&path) {
+                Ok(f) => f,
+                Err(e) => {
+                    eprintln!("workload fsync: {}: {e}", path.display());
+                    std::process::exit(1);
+                }
+            };
+            let block = [7u8; 4096];
+            for _ in 0..n {
+                let _ = f.write_all(&block);
+                let _ = f.sync_data();
+            }
+            let _ = std::fs::remove_file(&path);
+        }
+        Some("lock") => lock(
+            arg(&args, 2, "a hand-off count"),
+            arg(&args, 3, "a spin count"),
+        ),
+        Some("compute") => println!("{}", compute(arg(&args, 2, "a unit count"))),
+        Some("hog") => {
+            let secs: f64 = arg(&args, 2, "seconds");
+            let n: usize = arg(&args, 3, "a thread count");
+            let end = Instant::now() + Duration::from_secs_f64(secs);
+            let hogs: Vec<_> = (0..n)
+                .map(|_| {
+                    std::thread::spawn(move || {
+                        let mut x = 0u64;
+                        while Instant::now() < end {
+                            x = x.wrapping_add(compute(1));
+                        }
+                        x
+                    })
+                })
+                .collect();
+            for h in hogs {
+                let _ = h.join();
+            }
+        }
+        _ => {
+            eprintln!("usage: workload sleeps|spawn|fsync|lock|compute|hog ARGS (see the source)");
+            std::process::exit(2);
+        }
+    }
+}

@@ -1,0 +1,544 @@
+//! `tardy explain`: record where a command's wall time goes (syscalls that
+//! sleep, wait, create processes or sync; CPU and run-queue delay per
+//! thread), and compare two commands, two conditions or two saved traces.
+
+use std::io::IsTerminal;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Args;
+use indicatif::ProgressBar;
+
+use super::{EXIT_INTERRUPTED, fail};
+use tardy::diagnose::explain::{self, Trace};
+use tardy::measure::command::{self, CommandLine};
+use tardy::measure::interrupt;
+use tardy::model::Exec;
+use tardy::record::{self, Hist, NKIND, Prepared, RecordOptions, RecordedRun};
+use tardy::render::{self, style::Style};
+
+#[derive(Args)]
+#[command(
+    about = "Where a command's time went, and why run B is slower than run A",
+    long_about = "Runs a command under tracing (ptrace with a seccomp filter: only the syscalls \
+that sleep, wait, start processes or sync stop; everything else runs at full speed) and \
+attributes its wall time along the critical path to CPU, waiting for a CPU, timed sleeps, \
+lock and event waits, process creation, fsync, block I/O and \"other\", summing to the wall \
+time. Given two commands, one command under two conditions, or two saved traces, it \
+interleaves A and B and ranks what changed by its share of the difference.",
+    after_help = "Examples:
+  tardy explain -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
+  tardy explain 'sleep 0.1' 'sleep 0.2'
+  tardy explain --prefix-b 'tardy exec --timer-slack 15600000 --' -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
+  tardy explain --condition-b OMP_NUM_THREADS=1 -- ./bench
+  tardy explain --save a.json -- ./suite     (then on the other machine or version: --save b.json)
+  tardy explain a.json b.json
+  tardy explain --json 'sh -c \"true; true\"'"
+)]
+pub struct ExplainArgs {
+    /// One or two command strings (run with `sh -c` when they use shell syntax) or
+    /// saved traces (`--save` files).
+    #[arg(value_name = "COMMAND|TRACE")]
+    inputs: Vec<String>,
+    /// The command and its arguments, run directly (after --).
+    #[arg(last = true, value_name = "PROGRAM ARGS")]
+    argv: Vec<String>,
+    /// Runs of each command (interleaved A, B, A, B...).
+    #[arg(short, long, default_value_t = 3)]
+    runs: u64,
+    /// Compare the command with itself under an environment change (KEY=VALUE, repeatable).
+    #[arg(long, value_name = "KEY=VALUE")]
+    condition_b: Vec<String>,
+    /// Compare the command with itself run through a wrapper, e.g. 'tardy exec --timer-slack 15600000 --'.
+    #[arg(long, value_name = "CMD")]
+    prefix_b: Option<String>,
+    /// Save the (first) set of runs as a trace file.
+    #[arg(long, value_name = "FILE")]
+    save: Option<PathBuf>,
+    /// Save B's runs as a trace file.
+    #[arg(long, value_name = "FILE")]
+    save_b: Option<PathBuf>,
+    /// Print JSON (keys in docs/results-format.md).
+    #[arg(long)]
+    json: bool,
+    /// Kill the command's process tree after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Without --timeout: how long to follow processes that outlive the command.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    straggler_wait: f64,
+    /// Keep measuring when the command fails.
+    #[arg(short = 'i', long)]
+    ignore_failure: bool,
+    /// Show the command's output (default: discarded).
+    #[arg(long)]
+    show_output: bool,
+    /// Do not trace: explain from wall time, rusage and schedstat only.
+    #[arg(long)]
+    no_trace: bool,
+    /// Also run the command untraced, interleaved, and report the measured overhead.
+    #[arg(long)]
+    overhead_check: bool,
+    /// Leave kernel.task_delayacct alone (by default tardy turns it on for the runs when root).
+    #[arg(long)]
+    no_delayacct: bool,
+    /// Run command strings directly, never through a shell.
+    #[arg(short = 'N', long)]
+    no_shell: bool,
+    /// Working directory of the command.
+    #[arg(long, value_name = "DIR")]
+    cwd: Option<PathBuf>,
+    /// How many processes and programs to list.
+    #[arg(long, default_value_t = 5)]
+    top: usize,
+}
+
+/// One side of the comparison: a command to run, or a saved trace.
+enum Side {
+    Run {
+        display: String,
+        prepared: Box<Prepared>,
+        untraced: Option<Box<Prepared>>,
+        runs: Vec<explain::RunSummary>,
+        hists: Box<[Hist; NKIND]>,
+        coverage: Option<record::Coverage>,
+        untraced_walls: Vec<f64>,
+    },
+    Saved(Box<Trace>),
+}
+
+fn looks_like_trace(s: &str) -> bool {
+    let p = Path::new(s);
+    if !p.is_file() {
+        return false;
+    }
+    let mut head = [0u8; 64];
+    let n = std::fs::File::open(p)
+        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
+        .unwrap_or(0);
+    head[..n]
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'{')
+}
+
+/// Read a saved trace: bounded size, versioned, validated.
+pub fn read_trace(path: &Path) -> Result<Trace, String> {
+    const MAX: u64 = 64 << 20;
+    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if meta.len() > MAX {
+        return Err(format!(
+            "{}: {} bytes is more than a trace summary holds (limit 64 MiB)",
+            path.display(),
+            meta.len()
+        ));
+    }
+    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
+        format!(
+            "{}:{}:{}: not JSON: {e}",
+            path.display(),
+            e.line(),
+            e.column()
+        )
+    })?;
+    let schema = v.get("schema").and_then(|s| s.as_str()).unwrap_or("");
+    if schema != explain::SCHEMA {
+        let hint = if schema == tardy::model::SCHEMA {
+            " (this is a `tardy run` results file; `tardy compare` reads those)"
+        } else {
+            ""
+        };
+        return Err(format!(
+            "{}: not a tardy trace: expected schema \"{}\", found {}{hint}",
+            path.display(),
+            explain::SCHEMA,
+            if schema.is_empty() {
+                "none".to_string()
+            } else {
+                format!("\"{schema}\"")
+            }
+        ));
+    }
+    if let Some(ver) = v.get("schema_version").and_then(|s| s.as_u64())
+        && ver > explain::SCHEMA_VERSION as u64
+    {
+        return Err(format!(
+            "{}: trace schema version {ver} is newer than this tardy reads ({}); upgrade tardy",
+            path.display(),
+            explain::SCHEMA_VERSION
+        ));
+    }
+    let t: Trace = serde_json::from_value(v).map_err(|e| format!("{}: {e}", path.display()))?;
+    t.validate()
+        .map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(t)
+}
+
+fn env_pairs(list: &[String]) -> Result<Vec<(String, String)>, String> {
+    list.iter()
+        .map(|kv| {
+            kv.split_once('=')
+                .filter(|(k, _)| !k.is_empty())
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .ok_or_else(|| format!("--condition-b takes KEY=VALUE, not '{kv}'"))
+        })
+        .collect()
+}
+
+fn to_exec(cmd: &str, no_shell: bool) -> Result<Exec, String> {
+    Ok(
+        match command::parse(cmd, no_shell).map_err(|e| e.to_string())? {
+            CommandLine::Direct(argv) => Exec::Direct { argv },
+            CommandLine::Shell(script) => Exec::Shell {
+                shell: "sh".into(),
+                script,
+            },
+        },
+    )
+}
+
+fn run_side(display: &str, exec: &Exec, opts: &RecordOptions, check: bool) -> Result<Side, String> {
+    let prepared = Prepared::new(display, exec, opts).map_err(|e| e.to_string())?;
+    let untraced = if check {
+        let o = RecordOptions {
+            trace: false,
+            ..opts.clone()
+        };
+        Some(Box::new(
+            Prepared::new(display, exec, &o).map_err(|e| e.to_string())?,
+        ))
+    } else {
+        None
+    };
+    Ok(Side::Run {
+        display: display.into(),
+        prepared: Box::new(prepared),
+        untraced,
+        runs: Vec::new(),
+        hists: Box::new([Hist::default(); NKIND]),
+        coverage: None,
+        untraced_walls: Vec::new(),
+    })
+}
+
+/// Turn kernel.task_delayacct on for the runs (root only); returns the value to restore.
+fn delayacct_on() -> Option<String> {
+    const PATH: &str = "/proc/sys/kernel/task_delayacct";
+    let before = std::fs::read_to_string(PATH).ok()?;
+    // SAFETY: geteuid has no preconditions.
+    if before.trim() != "0" || unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    std::fs::write(PATH, "1").ok()?;
+    Some(before)
+}
+
+fn delayacct_restore(before: Option<String>) {
+    if let Some(v) = before {
+        let _ = std::fs::write("/proc/sys/kernel/task_delayacct", v.trim());
+    }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let n = s.len();
+    Some(if n % 2 == 1 {
+        s[n / 2]
+    } else {
+        (s[n / 2 - 1] + s[n / 2]) / 2.0
+    })
+}
+
+pub fn main(args: ExplainArgs) -> i32 {
+    match explain_main(args) {
+        Ok(code) => code,
+        Err(e) => fail(e),
+    }
+}
+
+fn explain_main(args: ExplainArgs) -> Result<i32, String> {
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(format!(
+            "--timeout must be a positive number of seconds, not {t}"
+        ));
+    }
+    if !(args.straggler_wait.is_finite() && args.straggler_wait >= 0.0) {
+        return Err("--straggler-wait must be a number of seconds".into());
+    }
+    let opts = RecordOptions {
+        env: Vec::new(),
+        cwd: args.cwd.clone(),
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        straggler_wait: Duration::from_secs_f64(args.straggler_wait.min(86_400.0)),
+        show_output: args.show_output,
+        trace: !args.no_trace,
+    };
+    let conditioned = !args.condition_b.is_empty() || args.prefix_b.is_some();
+    let mut sides: Vec<Side> = Vec::new();
+    if !args.argv.is_empty() {
+        if !args.inputs.is_empty() {
+            return Err("give the command either as strings or after --, not both".into());
+        }
+        let display = command::join_quoted(&args.argv);
+        sides.push(run_side(
+            &display,
+            &Exec::Direct {
+                argv: args.argv.clone(),
+            },
+            &opts,
+            args.overhead_check,
+        )?);
+    } else {
+        match args.inputs.len() {
+            0 => {
+                return Err(
+                    "nothing to explain: give a command, e.g. tardy explain -- ./suite, or two saved traces"
+                        .into(),
+                );
+            }
+            1 | 2 => {
+                for input in &args.inputs {
+                    if looks_like_trace(input) {
+                        sides.push(Side::Saved(Box::new(read_trace(Path::new(input))?)));
+                    } else {
+                        let exec = to_exec(input, args.no_shell)?;
+                        sides.push(run_side(input, &exec, &opts, args.overhead_check)?);
+                    }
+                }
+            }
+            n => {
+                return Err(format!(
+                    "tardy explain compares at most two commands or traces, not {n}"
+                ));
+            }
+        }
+    }
+    if conditioned {
+        if sides.len() != 1 {
+            return Err(
+                "--condition-b and --prefix-b compare one command with itself: give one command"
+                    .into(),
+            );
+        }
+        let base = match &sides[0] {
+            Side::Run { display, .. } => display.clone(),
+            Side::Saved(_) => {
+                return Err("--condition-b and --prefix-b need a command, not a saved trace".into());
+            }
+        };
+        let cmd_b = match &args.prefix_b {
+            Some(p) => format!("{p} {base}"),
+            None => base.clone(),
+        };
+        let exec_b = if args.prefix_b.is_none() && !args.argv.is_empty() {
+            Exec::Direct {
+                argv: args.argv.clone(),
+            }
+        } else {
+            to_exec(&cmd_b, args.no_shell)?
+        };
+        let mut opts_b = opts.clone();
+        opts_b.env = env_pairs(&args.condition_b)?;
+        let mut label = cmd_b.clone();
+        for (k, v) in &opts_b.env {
+            label = format!("{k}={v} {label}");
+        }
+        sides.push(run_side(&label, &exec_b, &opts_b, args.overhead_check)?);
+    }
+
+    interrupt::install();
+    let live = sides
+        .iter()
+        .filter(|s| matches!(s, Side::Run { .. }))
+        .count();
+    let tracing = !args.no_trace && live > 0;
+    let stop_cost = if tracing {
+        record::calibrate_stop_cost()
+    } else {
+        None
+    };
+    let delayacct = if tracing && !args.no_delayacct {
+        delayacct_on()
+    } else {
+        None
+    };
+    if delayacct.is_some() && !args.json {
+        eprintln!(
+            "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
+        );
+    }
+    let tck = record::procfs::ticks_per_second();
+    let bar = if std::io::stderr().is_terminal() && live > 0 {
+        let b = ProgressBar::new(args.runs * live as u64);
+        b.set_message("explain");
+        b
+    } else {
+        ProgressBar::hidden()
+    };
+    let mut interrupted = false;
+    let mut failure: Option<String> = None;
+    'rounds: for round in 0..args.runs {
+        // Interleave, alternating the order so neither side always goes first.
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..sides.len()).collect()
+        } else {
+            (0..sides.len()).rev().collect()
+        };
+        for i in order {
+            if interrupt::requested() {
+                interrupted = true;
+                break 'rounds;
+            }
+            let Side::Run {
+                display,
+                prepared,
+                untraced,
+                runs,
+                hists,
+                coverage,
+                untraced_walls,
+            } = &mut sides[i]
+            else {
+                continue;
+            };
+            bar.set_message(display.chars().take(40).collect::<String>());
+            let rec: RecordedRun = record::record(prepared).map_err(|e| e.to_string())?;
+            if rec.interrupted {
+                interrupted = true;
+                break 'rounds;
+            }
+            if !rec.success() && !args.ignore_failure {
+                let stderr = if rec.stderr_head.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its stderr began: {}", rec.stderr_head)
+                };
+                failure = Some(format!(
+                    "command '{display}' {} (run {}){stderr}; use --ignore-failure to explain failing runs",
+                    rec.describe(),
+                    round + 1
+                ));
+                break 'rounds;
+            }
+            for (h, r) in hists.iter_mut().zip(rec.hists.iter()) {
+                h.merge(r);
+            }
+            if coverage.is_none() {
+                *coverage = rec.coverage.clone();
+            }
+            runs.push(explain::attribute(&rec, tck));
+            if let Some(u) = untraced {
+                let r = record::record(u).map_err(|e| e.to_string())?;
+                untraced_walls.push(r.wall_ns as f64 / 1e9);
+            }
+            bar.inc(1);
+        }
+    }
+    bar.finish_and_clear();
+    delayacct_restore(delayacct);
+    if let Some(f) = failure {
+        return Err(f);
+    }
+    let machine = tardy::probe::fingerprint::Fingerprint::capture();
+    let mut traces: Vec<Trace> = Vec::new();
+    for side in sides {
+        match side {
+            Side::Saved(t) => traces.push(*t),
+            Side::Run {
+                display,
+                runs,
+                hists,
+                coverage,
+                untraced_walls,
+                ..
+            } => {
+                if runs.is_empty() {
+                    return Err(format!(
+                        "interrupted before a run of '{display}' completed: nothing to explain"
+                    ));
+                }
+                let mut overhead = explain::Overhead {
+                    stop_cost_ns: stop_cost,
+                    ..explain::Overhead::default()
+                };
+                if let (Some(t), Some(u)) = (
+                    median(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
+                    median(&untraced_walls),
+                ) && u > 0.0
+                {
+                    overhead.measured_ratio = Some(t / u);
+                }
+                overhead.untraced_wall_s = untraced_walls;
+                traces.push(explain::build_trace(
+                    &display,
+                    runs,
+                    &hists,
+                    coverage.as_ref(),
+                    overhead,
+                    machine.clone(),
+                    interrupted,
+                ));
+            }
+        }
+    }
+    for (path, t) in [(&args.save, traces.first()), (&args.save_b, traces.get(1))] {
+        if let (Some(path), Some(t)) = (path, t) {
+            let json = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
+            tardy::store::atomic::write_atomic(path, format!("{json}\n").as_bytes())
+                .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
+        } else if path.is_some() && t.is_none() {
+            return Err(
+                "--save-b needs a B side (two commands or --condition-b/--prefix-b)".into(),
+            );
+        }
+    }
+    let style = Style {
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    };
+    let out = match traces.as_slice() {
+        [t] => {
+            if args.json {
+                serde_json::to_string_pretty(t).map_err(|e| e.to_string())? + "\n"
+            } else {
+                render::explain::single(t, style, args.top)
+            }
+        }
+        [a, b] => {
+            let c = explain::compare(a, b);
+            if args.json {
+                let v = serde_json::json!({
+                    "a": a,
+                    "b": b,
+                    "wall_delta_s": c.delta_s,
+                    "ratio": c.ratio,
+                    "ci_s": c.ci_s,
+                    "significant": c.significant,
+                    "table": c.table,
+                    "causes": c.causes,
+                    "diagnosis": c.diagnosis,
+                    "warnings": c.warnings,
+                });
+                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
+            } else {
+                render::explain::comparison(a, b, &c, style, args.top)
+            }
+        }
+        _ => return Err("nothing to explain".into()),
+    };
+    print!("{out}");
+    if interrupted {
+        eprintln!("tardy: interrupted; explained the runs completed so far");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(0)
+}

@@ -1,0 +1,277 @@
+//! `tardy explain` as text: one set of runs (where the time went) or two
+//! (the table of differences, the diagnosis and the ranked causes).
+
+use crate::diagnose::explain::compare::dur;
+use crate::diagnose::explain::{CATEGORIES, Comparison, NCAT, Trace, category_words};
+
+use super::style::Style;
+
+fn pct(x: f64) -> String {
+    if x.is_finite() {
+        format!("{:.1}%", x * 100.0)
+    } else {
+        "-".into()
+    }
+}
+
+fn coverage_line(t: &Trace) -> Option<String> {
+    match t.coverage.as_str() {
+        "full" => None,
+        "no-syscalls" => Some(format!(
+            "note: syscalls not timed ({}); only CPU, run-queue delay and the process tree are explained",
+            t.coverage_note.clone().unwrap_or_default()
+        )),
+        _ => Some(format!(
+            "note: not traced ({}); explained from wall time, rusage and the command's own schedstat only",
+            t.coverage_note.clone().unwrap_or_default()
+        )),
+    }
+}
+
+fn overhead_line(t: &Trace) -> Option<String> {
+    let o = &t.overhead;
+    if t.coverage == "untraced" {
+        return None;
+    }
+    let mut s = match o.stop_cost_ns {
+        Some(c) => format!(
+            "tracing added about {} to the wall time ({:.0} traced syscalls a run at {} each)",
+            pct(o.fraction),
+            o.stops_per_run / 2.0,
+            dur(c as f64 / 1e9)
+        ),
+        None => format!("{:.0} traced syscalls a run", o.stops_per_run / 2.0),
+    };
+    if let Some(r) = o.measured_ratio {
+        s.push_str(&format!(
+            "; measured: traced runs took {:.3}x the untraced ones",
+            r
+        ));
+    }
+    Some(s)
+}
+
+/// One set of runs.
+pub fn single(t: &Trace, style: Style, top: usize) -> String {
+    let mut out = String::new();
+    out.push_str(&style.bold(&format!(
+        "{}  ({} run{}, wall {} a run)\n",
+        t.command,
+        t.runs.len(),
+        if t.runs.len() == 1 { "" } else { "s" },
+        dur(t.wall_s)
+    )));
+    if let Some(l) = coverage_line(&t.clone()) {
+        out.push_str(&style.yellow(&l));
+        out.push('\n');
+    }
+    out.push_str("\n  where the wall time went (critical path)\n");
+    let mut rows: Vec<(usize, f64)> = (0..NCAT)
+        .map(|i| (i, t.categories.get(CATEGORIES[i]).copied().unwrap_or(0.0)))
+        .collect();
+    rows.sort_by(|a, b| b.1.total_cmp(&a.1));
+    for (i, v) in rows {
+        if v <= 0.0 && i != crate::diagnose::explain::OTHER {
+            continue;
+        }
+        let share = if t.wall_s > 0.0 { v / t.wall_s } else { 0.0 };
+        out.push_str(&format!(
+            "  {:<18} {:>10}  {:>6}  {}\n",
+            CATEGORIES[i],
+            dur(v),
+            pct(share),
+            category_words(i)
+        ));
+    }
+    out.push_str(&format!("  {:<18} {:>10}\n", "wall", dur(t.wall_s)));
+    details(&mut out, t, top);
+    if let Some(l) = overhead_line(t) {
+        out.push('\n');
+        out.push_str(&style.dim(&l));
+        out.push('\n');
+    }
+    out
+}
+
+fn details(out: &mut String, t: &Trace, top: usize) {
+    let Some(r) = t.runs.first() else { return };
+    let n = t.runs.len() as f64;
+    // Syscalls, averaged per run.
+    let mut kinds: Vec<(String, u64, f64, f64)> = Vec::new();
+    for name in r
+        .syscalls
+        .keys()
+        .chain(t.runs.iter().flat_map(|x| x.syscalls.keys()))
+    {
+        if kinds.iter().any(|k| &k.0 == name) {
+            continue;
+        }
+        let c: u64 = t.runs.iter().map(|x| x.kind(name).count).sum();
+        let tot: f64 = t.runs.iter().map(|x| x.kind(name).total_s).sum();
+        let asked: f64 = t.runs.iter().map(|x| x.kind(name).asked_s).sum();
+        kinds.push((name.clone(), c, tot, asked));
+    }
+    if !kinds.is_empty() {
+        kinds.sort_by(|a, b| b.2.total_cmp(&a.2));
+        out.push_str("\n  traced syscalls, whole tree, a run: count, total, mean (asked for)\n");
+        for (name, c, tot, asked) in kinds {
+            let per = c as f64 / n;
+            let mean = if c > 0 { tot / c as f64 } else { 0.0 };
+            let asked_s = if asked > 0.0 && c > 0 {
+                format!(
+                    "  (asked {} each, {} over)",
+                    dur(asked / c as f64),
+                    dur(mean - asked / c as f64)
+                )
+            } else {
+                String::new()
+            };
+            out.push_str(&format!(
+                "  {:<12} {:>8.0}  {:>10}  {:>10}{}\n",
+                name,
+                per,
+                dur(tot / n),
+                dur(mean),
+                asked_s
+            ));
+        }
+    }
+    if !r.exec_files.is_empty() {
+        out.push_str("\n  programs started (first run): starts, size, each start (exec + load)\n");
+        for f in r.exec_files.iter().take(top) {
+            let each = if f.count > 0 {
+                f.start_s / f.count as f64
+            } else {
+                0.0
+            };
+            out.push_str(&format!(
+                "  {:>5}  {:>9}  {:>10}  {}\n",
+                f.count,
+                f.size_bytes
+                    .map(|b| format!("{:.1} MB", b as f64 / 1048576.0))
+                    .unwrap_or_else(|| "?".into()),
+                dur(each),
+                f.file
+            ));
+        }
+    }
+    if !r.process_rows.is_empty() {
+        out.push_str(&format!(
+            "\n  processes (first run, top {top}): user, system, waiting for a CPU, on the critical path, CPU off it\n"
+        ));
+        for p in r.process_rows.iter().take(top) {
+            let cmd: String = p.command.chars().take(60).collect();
+            out.push_str(&format!(
+                "  {:>9} {:>9} {:>9} {:>9} {:>9}  {}{}\n",
+                dur(p.cpu_user_s),
+                dur(p.cpu_system_s),
+                dur(p.run_queue_s),
+                dur(p.on_path_s),
+                dur(p.off_path_cpu_s),
+                if p.count > 1 {
+                    format!("{}x ", p.count)
+                } else {
+                    String::new()
+                },
+                cmd
+            ));
+        }
+        out.push_str(&format!(
+            "  {} processes, {} threads, {} execs; {:.0} minor and {:.0} major page faults; steal {}\n",
+            r.processes,
+            r.threads,
+            r.execs,
+            t.mean(|x| x.minor_faults as f64),
+            t.mean(|x| x.major_faults as f64),
+            r.steal_s.map(dur).unwrap_or_else(|| "n/a".into())
+        ));
+    }
+    for s in &r.stragglers {
+        out.push_str(&format!("  outlived the command: {s}\n"));
+    }
+}
+
+/// Two sets of runs.
+pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize) -> String {
+    let mut out = String::new();
+    out.push_str(&format!("A: {}  ({} runs)\n", a.command, a.runs.len()));
+    out.push_str(&format!("B: {}  ({} runs)\n", b.command, b.runs.len()));
+    for w in &c.warnings {
+        out.push_str(&style.yellow(&format!("warning: {w}\n")));
+    }
+    for t in [a, b] {
+        if let Some(l) = coverage_line(t) {
+            out.push_str(&style.yellow(&l));
+            out.push('\n');
+        }
+    }
+    out.push('\n');
+    out.push_str(&format!(
+        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
+        "category", "A", "B", "Δ", "95% CI of Δ", "share"
+    ));
+    let mut rows = c.table.clone();
+    rows.sort_by(|x, y| y.delta_s.abs().total_cmp(&x.delta_s.abs()));
+    for r in &rows {
+        if r.a_s == 0.0 && r.b_s == 0.0 {
+            continue;
+        }
+        let ci = r
+            .ci_s
+            .map(|[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)))
+            .unwrap_or_else(|| "-".into());
+        out.push_str(&format!(
+            "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
+            r.category,
+            dur(r.a_s),
+            dur(r.b_s),
+            signed(r.delta_s),
+            ci,
+            pct(r.share)
+        ));
+    }
+    let ci = c
+        .ci_s
+        .map(|[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)))
+        .unwrap_or_else(|| "-".into());
+    out.push_str(&style.bold(&format!(
+        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
+        "wall",
+        dur(c.wall_a_s),
+        dur(c.wall_b_s),
+        signed(c.delta_s),
+        ci,
+        "100.0%"
+    )));
+    out.push('\n');
+    out.push_str(&style.bold(&c.diagnosis));
+    out.push('\n');
+    if c.significant && !c.causes.is_empty() {
+        out.push_str("\ncauses, by share of the difference:\n");
+        for (i, cause) in c.causes.iter().take(top.max(3)).enumerate() {
+            out.push_str(&format!(
+                "  {}. {:<17} {:>6}  {:>10}  {}\n",
+                i + 1,
+                cause.kind,
+                pct(cause.share),
+                signed(cause.delta_s),
+                cause.evidence
+            ));
+        }
+    }
+    for (side, t) in [("A", a), ("B", b)] {
+        if let Some(l) = overhead_line(t) {
+            out.push_str(&style.dim(&format!("{side}: {l}\n")));
+        }
+    }
+    let _ = top;
+    out
+}
+
+fn signed(v: f64) -> String {
+    if v >= 0.0 {
+        format!("+{}", dur(v))
+    } else {
+        format!("-{}", dur(-v))
+    }
+}
