@@ -333,7 +333,9 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         let base = match &sides[0] {
             Side::Run { display, .. } => display.clone(),
             Side::Saved(_) => {
-                return Err("--condition-b and --prefix-b need a command, not a saved trace".into());
+                return Err(
+                    "--condition-b and --prefix-b need a command, not a saved trace".into(),
+                );
             }
         };
         let cmd_b = match &args.prefix_b {
