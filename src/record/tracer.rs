@@ -267,6 +267,17 @@ impl Tracer {
             return libc::PTRACE_CONT;
         };
         let now = self.t();
+        // An execve whose exec event never came failed (a shell searching
+        // PATH): counted, not timed (its exit stop was not asked for).
+        if let Some(st) = self.tasks.get_mut(&tid)
+            && st
+                .pending
+                .as_ref()
+                .is_some_and(|p| matches!(p.sys, Some(Sys::Execve | Sys::Execveat)))
+        {
+            st.pending = None;
+            self.add(tid, Kind::ExecFailed, 0, 0);
+        }
         let mut p = Pending {
             sys: Some(sys),
             entry_ns: now,
@@ -367,10 +378,16 @@ impl Tracer {
         if matches!(sys, Sys::Clone | Sys::Clone3) && p.flags & CLONE_CHILD_CLEARTID == 0 {
             p.ctid = 0;
         }
+        let exec = matches!(sys, Sys::Execve | Sys::Execveat);
         if let Some(st) = self.tasks.get_mut(&tid) {
             st.pending = Some(p);
         }
-        libc::PTRACE_SYSCALL
+        // An exec ends at its exec event: no exit stop needed.
+        if exec {
+            libc::PTRACE_CONT
+        } else {
+            libc::PTRACE_SYSCALL
+        }
     }
 
     /// A syscall-exit stop.
@@ -485,20 +502,22 @@ impl Tracer {
                 st.pending = old.pending.take();
             }
         }
-        let path = self
-            .tasks
-            .get(&tid)
-            .and_then(|s| s.pending.as_ref())
+        let pending = self.tasks.get_mut(&tid).and_then(|s| s.pending.take());
+        let now = self.t();
+        let path = pending
+            .as_ref()
             .and_then(|p| p.path.clone())
             .unwrap_or_default();
+        if let Some(p) = &pending {
+            self.add(tid, Kind::Exec, now.saturating_sub(p.entry_ns), 0);
+        }
         let tgid = self.tgid_of(tid);
         let command = procfs::cmdline(tid, 300);
         let size = procfs::exe_size(tid, &path);
         let breakpoint = arm_breakpoint(tid);
         if let Some(ps) = self.procs.get_mut(&tgid) {
             ps.ctids.clear();
-            ps.breakpoint =
-                breakpoint.map(|(addr, word)| (addr, word, self.start.elapsed().as_nanos() as u64));
+            ps.breakpoint = breakpoint.map(|(addr, word)| (addr, word, now));
             if let Some(row) = self.run.procs.get_mut(ps.row) {
                 row.command = command;
                 row.exe = path;
