@@ -281,6 +281,12 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
     }
     if a.from_commit.is_some() && a.to_commit.is_some() && a.environment.is_empty() {
         let _ = writeln!(out, "  find the commit: tardy history bisect {}", a.id);
+        let _ = writeln!(
+            out,
+            "  see where the time goes: tardy explain --save a.json -- CMD at {}, --save b.json at {}, then tardy explain a.json b.json",
+            short(a.from_commit.as_deref()),
+            short(a.to_commit.as_deref())
+        );
     }
     out
 }

@@ -236,6 +236,11 @@ pub fn diff_text(d: &Diff, style: Style, top: usize) -> String {
     for w in &d.warnings {
         out.push_str(&format!("{} {w}\n", style.yellow("Warning:")));
     }
+    if d.total_after_s > d.total_before_s {
+        out.push_str(&style.dim(
+            "To see where the extra time goes: run the suite under `tardy explain --save before.json -- CMD` on the before side and `--save after.json` on the after side, then `tardy explain before.json after.json`.\n",
+        ));
+    }
     out
 }
 

@@ -308,6 +308,14 @@ pub fn alert_page(
         let _ = write!(out, "<p class=\"muted\">{}</p>", esc(note));
     }
     out.push_str("</section>\n");
+    if alert.environment.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>Explain it</h2>\n<section><p>See where the extra time goes: in a checkout of <code>{}</code> and one of <code>{}</code>, run the measured command under <code>tardy explain --save a.json -- CMD</code> (and <code>--save b.json</code>), then:</p><pre class=\"cmd\">tardy explain a.json b.json</pre></section>",
+            esc(alert.from_commit.as_deref().unwrap_or("the commit before")),
+            esc(alert.to_commit.as_deref().unwrap_or("the commit after"))
+        );
+    }
     let _ = writeln!(
         out,
         "<h2>Affected series ({})</h2>\n<section><table><tr><th>series</th><th>test</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">change</th><th class=\"num\">q</th></tr>",
