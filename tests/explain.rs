@@ -298,6 +298,19 @@ fn one_command_text_json_save_and_compare_saved() {
     assert_eq!(top(&c).0, "timed-sleep", "{c:#}");
     let warn = c["warnings"].to_string();
     assert!(warn.contains("different commands"), "{warn}");
+    // tardy report draws the two traces as stacked bars.
+    let html = dir.path().join("r.html");
+    common::cmd()
+        .args(["report", "--no-history", "-o"])
+        .arg(&html)
+        .arg(&a)
+        .arg(&b)
+        .assert()
+        .success();
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("Where the time went"), "{page}");
+    assert!(page.contains("<title>timed-sleep:"), "{page}");
+    assert!(!page.contains("<script"));
 }
 
 #[test]

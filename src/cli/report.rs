@@ -59,6 +59,8 @@ enum Kind {
     Results,
     Tests,
     Doctor,
+    /// A `tardy explain --save` trace.
+    Trace,
 }
 
 /// From the first bytes: test reports (XML, gzip, `go test -json`), doctor
@@ -80,6 +82,8 @@ fn kind_of(path: &str) -> Result<Kind, String> {
             Kind::Tests
         } else if t.starts_with('{') && t.contains("\"tardy.doctor\"") {
             Kind::Doctor
+        } else if t.starts_with('{') && t.contains("\"tardy.trace\"") {
+            Kind::Trace
         } else {
             Kind::Results
         },
@@ -133,8 +137,13 @@ fn run(args: &ReportArgs) -> Result<(), String> {
     let mut datasets = Vec::new();
     let mut test_reports = Vec::new();
     let mut doctors = Vec::new();
+    let mut traces = Vec::new();
     for f in &args.files {
         match kind_of(f)? {
+            Kind::Trace => {
+                traces.push(super::explain::read_trace(std::path::Path::new(f))?);
+                continue;
+            }
             Kind::Tests => {
                 let r = reports::read_run(&[PathBuf::from(f)], false).map_err(|e| e.to_string())?;
                 test_reports.push((f.clone(), r));
@@ -236,7 +245,12 @@ fn run(args: &ReportArgs) -> Result<(), String> {
             ));
         }
     };
-    if series.is_empty() && results.is_empty() && tests.is_empty() && doctor.is_none() {
+    if series.is_empty()
+        && results.is_empty()
+        && tests.is_empty()
+        && doctor.is_none()
+        && traces.is_empty()
+    {
         return Err(
             "nothing to report: no history database here (see `tardy run --save`) and no files given"
                 .into(),
@@ -250,6 +264,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         compare: verdicts.as_ref(),
         tests: &tests,
         doctor: doctor.as_ref(),
+        traces: &traces,
     };
     let html = match args.format.as_str() {
         "svg" => report::single_chart(&page).map_err(|e| format!("--format svg: {e}"))?,

@@ -85,6 +85,8 @@ pub struct Page<'a> {
     pub compare: Option<&'a CompareReport>,
     pub tests: &'a [TestsView],
     pub doctor: Option<&'a MachineComparison>,
+    /// `tardy explain` traces, drawn as stacked bars of their categories.
+    pub traces: &'a [crate::diagnose::explain::Trace],
 }
 
 /// The whole page.
@@ -148,6 +150,9 @@ pub fn html(page: &Page) -> String {
     }
     if let Some(d) = page.doctor {
         out.push_str(&doctor_section(d));
+    }
+    if !page.traces.is_empty() {
+        out.push_str(&traces_section(page.traces));
     }
     out.push_str("</body></html>\n");
     out
@@ -541,4 +546,66 @@ pub fn single_chart(page: &Page) -> Result<String, String> {
         ),
         1,
     ) + "\n")
+}
+
+/// `tardy explain` traces: one stacked bar each, its categories (critical
+/// path, mean of the runs) in proportion to the longest wall time.
+pub(crate) fn traces_section(traces: &[crate::diagnose::explain::Trace]) -> String {
+    use crate::diagnose::explain::{CATEGORIES, compare::dur};
+    const COLORS: [&str; 11] = [
+        "#2f6fdb", "#7a5af8", "#f79009", "#d92d20", "#12b76a", "#0ba5ec", "#98a2b3", "#ee46bc",
+        "#875bf7", "#667085", "#d0d5dd",
+    ];
+    let max = traces.iter().map(|t| t.wall_s).fold(0.0f64, f64::max);
+    let (w, left, bar_h, gap) = (900.0, 220.0, 26.0, 14.0);
+    let h = traces.len() as f64 * (bar_h + gap) + 40.0;
+    let mut out = format!(
+        "<h2>Where the time went (tardy explain)</h2>\n<section><svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"stacked bars of each trace's categories\">\n"
+    );
+    for (i, t) in traces.iter().enumerate() {
+        let y = 10.0 + i as f64 * (bar_h + gap);
+        let name: String = t.command.chars().take(32).collect();
+        out.push_str(&format!(
+            "<text x=\"0\" y=\"{:.1}\" fill=\"currentColor\" font-size=\"12\">{}</text>\n",
+            y + bar_h * 0.65,
+            esc(&name)
+        ));
+        let mut x = left;
+        for (k, cat) in CATEGORIES.iter().enumerate() {
+            let v = t.categories.get(*cat).copied().unwrap_or(0.0);
+            if v <= 0.0 || max <= 0.0 {
+                continue;
+            }
+            let bw = v / max * (w - left - 80.0);
+            out.push_str(&format!(
+                "<rect x=\"{x:.1}\" y=\"{y:.1}\" width=\"{bw:.2}\" height=\"{bar_h}\" fill=\"{}\"><title>{}: {} ({:.1}%)</title></rect>\n",
+                COLORS[k],
+                esc(cat),
+                esc(&dur(v)),
+                if t.wall_s > 0.0 { v / t.wall_s * 100.0 } else { 0.0 }
+            ));
+            x += bw;
+        }
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"currentColor\" font-size=\"12\">{}</text>\n",
+            x + 6.0,
+            y + bar_h * 0.65,
+            esc(&dur(t.wall_s))
+        ));
+    }
+    out.push_str("</svg>\n<p>");
+    for (k, cat) in CATEGORIES.iter().enumerate() {
+        if traces
+            .iter()
+            .any(|t| t.categories.get(*cat).copied().unwrap_or(0.0) > 0.0)
+        {
+            out.push_str(&format!(
+                "<span style=\"color:{}\">&#9632;</span> {} &nbsp; ",
+                COLORS[k],
+                esc(cat)
+            ));
+        }
+    }
+    out.push_str("</p></section>\n");
+    out
 }
