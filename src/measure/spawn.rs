@@ -82,13 +82,18 @@ impl RunOutcome {
 
     /// "exited with code 3", "was killed by signal 9", "timed out".
     pub fn describe(&self) -> String {
-        if self.timed_out {
-            "timed out".to_string()
-        } else if let Some(sig) = self.signal {
-            format!("was killed by signal {sig}")
-        } else {
-            format!("exited with code {}", self.exit_code.unwrap_or(-1))
-        }
+        describe_exit(self.timed_out, self.signal, self.exit_code)
+    }
+}
+
+/// How a run ended, in words: "exited with code 3", "was killed by signal 9", "timed out".
+pub fn describe_exit(timed_out: bool, signal: Option<i32>, exit_code: Option<i32>) -> String {
+    if timed_out {
+        "timed out".to_string()
+    } else if let Some(sig) = signal {
+        format!("was killed by signal {sig}")
+    } else {
+        format!("exited with code {}", exit_code.unwrap_or(-1))
     }
 }
 

@@ -228,13 +228,7 @@ impl RecordedRun {
 
     /// "exited with code 3", "was killed by signal 9", "timed out".
     pub fn describe(&self) -> String {
-        if self.timed_out {
-            "timed out".to_string()
-        } else if let Some(sig) = self.signal {
-            format!("was killed by signal {sig}")
-        } else {
-            format!("exited with code {}", self.exit_code.unwrap_or(-1))
-        }
+        crate::measure::spawn::describe_exit(self.timed_out, self.signal, self.exit_code)
     }
 }
 
