@@ -385,3 +385,143 @@ fn metrics_from_stdout_and_from_test_reports() {
         tardy(d.path()).args(["bisect", "reset"]).assert().success();
     }
 }
+
+#[test]
+fn explain_says_what_the_culprit_changed_in_the_run() {
+    // Commit 4 starts 60 processes where its parent started 5 (Vivaldi's slow
+    // process creation, in its simplest form): the bisection names commit 4, then
+    // explains it against commit 3 and finds process creation.
+    let d = tempfile::tempdir().unwrap();
+    let h = repo(d.path(), 6, |i, p| match i {
+        0 => write(
+            p,
+            "run.sh",
+            "for i in $(seq 5); do /bin/true; done; sleep 0.02\n",
+        ),
+        4 => write(
+            p,
+            "run.sh",
+            "for i in $(seq 60); do /bin/true; done; sleep 0.02\n",
+        ),
+        _ => {}
+    });
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            "HEAD",
+            "--explain",
+            "--explain-runs",
+            "3",
+            "--format",
+            "json",
+            "--",
+            "sh",
+            "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["subject"], "change 4", "{r}");
+    assert_eq!(r["last_good"], h[3].as_str());
+    assert_eq!(r["first_bad"], h[4].as_str());
+    let e = &r["explain"];
+    assert_eq!(
+        e["last_good"].as_str().unwrap(),
+        r["parent"].as_str().unwrap()
+    );
+    assert_eq!(e["a"]["runs"].as_array().unwrap().len(), 3);
+    assert_eq!(e["b"]["runs"].as_array().unwrap().len(), 3);
+    // Each side's categories sum to its wall time.
+    for side in ["a", "b"] {
+        let t = &e[side];
+        let sum: f64 = t["categories"]
+            .as_object()
+            .unwrap()
+            .values()
+            .map(|v| v.as_f64().unwrap())
+            .sum();
+        let wall = t["wall_s"].as_f64().unwrap();
+        assert!((sum - wall).abs() <= 0.05 * wall, "{side}: {sum} vs {wall}");
+    }
+    let saved: Vec<String> = e["saved"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(saved.len(), 2, "{e}");
+    assert!(saved[0].contains(&h[3][..12]) && saved[1].contains(&h[4][..12]));
+    if e["a"]["coverage"] != "full" || e["b"]["coverage"] != "full" {
+        eprintln!(
+            "SKIPPED explain_says_what_the_culprit_changed_in_the_run (cause check): tracing is not allowed here: {}",
+            e["a"]["coverage_note"]
+        );
+    } else {
+        let top = e["causes"][0]["kind"].as_str().unwrap();
+        assert!(
+            top == "more-processes" || top == "process-creation",
+            "{top}: {e:#}"
+        );
+        assert!(e["diagnosis"].as_str().unwrap().contains("process"));
+    }
+    // The saved traces are ordinary `tardy explain` input.
+    let again = tardy(d.path())
+        .args(["explain", "--json", &saved[0], &saved[1]])
+        .output()
+        .unwrap();
+    let again = json(&again);
+    assert_eq!(again["causes"][0]["kind"], e["causes"][0]["kind"]);
+    // The finished bisection explained again, in text: the culprit, then the table.
+    let out = tardy(d.path())
+        .args(["bisect", "--resume", "--explain", "--explain-runs", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    let culprit = text.find("Culprit:").unwrap();
+    let table = text.find("Where the time went").unwrap();
+    assert!(culprit < table, "{text}");
+    assert!(
+        text.contains("A = last good") && text.contains("B = culprit"),
+        "{text}"
+    );
+    assert!(text.contains("process-creation"), "{text}");
+    // Ctrl-C while explaining: the runs completed so far are explained, exit 130.
+    let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("tardy"))
+        .current_dir(d.path())
+        .env("GIT_CEILING_DIRECTORIES", d.path().parent().unwrap())
+        .args(["bisect", "--resume", "--explain", "--explain-runs", "500"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // SAFETY: signals our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(130), "{text}");
+    assert!(text.contains("Where the time went"), "{text}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("explained the runs completed so far"));
+    // Nothing to explain when the regression does not reproduce: said, exit 1.
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            &h[2],
+            "--explain",
+            "--",
+            "sh",
+            "run.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to explain"));
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+}

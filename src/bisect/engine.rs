@@ -60,6 +60,11 @@ pub struct Report {
     pub culprit: Option<Culprit>,
     /// The parent (last good) the culprit was compared with.
     pub parent: Option<String>,
+    /// The commit hash (or version) of the last good candidate, the end of the search.
+    pub last_good: Option<String>,
+    /// The commit hash (or version) of the first bad candidate (the culprit, or the
+    /// last of `culprit_range`).
+    pub first_bad: Option<String>,
     /// When skipped candidates sit next to the culprit: every candidate it may be.
     pub culprit_range: Option<Vec<String>>,
     pub effect: Option<Effect>,
@@ -592,6 +597,8 @@ pub fn run_in(
         endpoints: Some(e.clone()),
         culprit: None,
         parent: None,
+        last_good: None,
+        first_bad: None,
         culprit_range: None,
         effect: None,
         confirmed: false,
@@ -621,6 +628,8 @@ pub fn run_in(
         s.step(i, left)?;
     }
     let (lo, hi, _) = s.range();
+    report.last_good = Some(s.st.candidates[lo].key.clone());
+    report.first_bad = Some(s.st.candidates[hi].key.clone());
     let alpha: f64 =
         s.st.steps
             .iter()

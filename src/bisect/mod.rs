@@ -6,10 +6,12 @@
 //!   taking one sample of the metric there (under conditions A and B in sensitivity mode);
 //! - [`decide`]: the statistics of each decision (pure);
 //! - [`state`]: what is saved after every run, so `--resume` repeats nothing;
-//! - [`engine`]: the search itself, driving the others.
+//! - [`engine`]: the search itself, driving the others;
+//! - [`explain`]: `--explain`, the culprit against its parent through `tardy explain`'s recorder.
 
 pub mod decide;
 pub mod engine;
+pub mod explain;
 pub mod git;
 pub mod runner;
 pub mod simulate;

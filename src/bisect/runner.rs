@@ -96,7 +96,7 @@ pub fn worktree_dir(state_dir: &Path, commit: &str) -> PathBuf {
         .join(&commit[..commit.len().min(12)])
 }
 
-fn exec_of(command_line: &str) -> Result<Exec, String> {
+pub(crate) fn exec_of(command_line: &str) -> Result<Exec, String> {
     Ok(
         match command::parse(command_line, false).map_err(|e| e.to_string())? {
             CommandLine::Direct(argv) => Exec::Direct { argv },

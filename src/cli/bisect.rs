@@ -27,11 +27,15 @@ and says it does not reproduce). Each step then runs the candidate in small batc
 runs of the good and bad ends, and calls it bad when its interval over good lies above the boundary (default: \
 half the regression), good when its interval over bad lies below it, or runs another batch. The culprit is \
 re-run against its parent (the sandwich) to confirm it. The rule and its error rates: docs/bisect.md.\n\n\
+With --explain the culprit and its parent are then recorded with `tardy explain` (interleaved, traced) and \
+the difference is attributed: \"this commit, and this is what it changed in the run\" (timed sleeps, process \
+creation, fsync, CPU, ...).\n\n\
 Sensitivity mode (--condition-a/-b, --prefix-a/-b) bisects the ratio of condition B to condition A: the first \
 commit that became sensitive to a setting, even when others changed speed for everyone.",
     after_help = "Examples:\n  tardy bisect --good v1.2 --bad main --build 'make' -- ./bench --quick\n  \
 tardy bisect --good v1.2 --bad main --metric-regex 'time: ([0-9.]+)' -- ./run.sh\n  \
 tardy bisect --good A --bad B --condition-b TIMER=coarse -- pytest -q\n  \
+tardy bisect --good v1.2 --bad main --explain -- ./bench     (then: where the culprit's extra time went)\n  \
 tardy bisect --versions 3.2.1,3.3.0,3.4.0 --prepare 'pip install lib=={version}' -- python bench.py\n  \
 tardy bisect --resume        tardy bisect log        tardy bisect reset"
 )]
@@ -109,6 +113,13 @@ pub struct BisectArgs {
     /// Most runs of one candidate before its point estimate decides.
     #[arg(long, value_name = "N", default_value_t = 60)]
     max_runs: usize,
+    /// End with `tardy explain` of the culprit against its parent: where the extra
+    /// time went in the run (saved as traces under the state directory).
+    #[arg(long)]
+    explain: bool,
+    /// With --explain: traced runs of the culprit and of its parent, interleaved.
+    #[arg(long, value_name = "N", default_value_t = 5, requires = "explain")]
+    explain_runs: u64,
     /// The command to measure (after --), or one string with shell syntax.
     #[arg(
         trailing_var_arg = true,
@@ -276,6 +287,11 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         .map(|t| percent("threshold", t, false))
         .transpose()
         .map_err(BisectError::Input)?;
+    if a.explain && a.explain_runs == 0 {
+        return Err(BisectError::Input(
+            "--explain-runs must be at least 1".into(),
+        ));
+    }
     if a.max_runs < 6 {
         return Err(BisectError::Input("--max-runs must be at least 6".into()));
     }
@@ -537,13 +553,227 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     if tty {
         eprint!("\r\x1b[2K");
     }
-    if args.format == "json" {
+    let code = if report.reproduced { 0 } else { 1 };
+    let json = args.format == "json";
+    if !args.explain || report.last_good.is_none() {
+        if args.explain && !quiet {
+            eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| BisectError::Input(e.to_string()))?
+            );
+        } else {
+            print!("{}", text(&report, &st));
+        }
+        return Ok(code);
+    }
+    if !json {
+        // The culprit first: the explanation takes a while.
+        print!("{}", text(&report, &st));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    }
+    let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
+    let (code, interrupted) = match &explained {
+        Ok(e) if e.interrupted => (EXIT_INTERRUPTED, true),
+        Ok(_) => (code, false),
+        Err(ExplainFailure::Interrupted(_)) => (EXIT_INTERRUPTED, true),
+        Err(ExplainFailure::Failed(_)) => (super::EXIT_ERROR, false),
+    };
+    if json {
+        let mut v = serde_json::to_value(&report).map_err(|e| BisectError::Input(e.to_string()))?;
+        if let Some(obj) = v.as_object_mut() {
+            match &explained {
+                Ok(e) => {
+                    let mut ex = tardy::render::explain::comparison_json(&e.a, &e.b, &e.comparison);
+                    if let Some(m) = ex.as_object_mut() {
+                        m.insert("last_good".into(), e.good.clone().into());
+                        m.insert("first_bad".into(), e.bad.clone().into());
+                        m.insert("saved".into(), serde_json::json!(e.saved));
+                        m.insert("interrupted".into(), e.interrupted.into());
+                    }
+                    obj.insert("explain".into(), ex);
+                }
+                Err(f) => {
+                    obj.insert("explain".into(), serde_json::Value::Null);
+                    obj.insert("explain_error".into(), f.message().into());
+                }
+            }
+        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&report).map_err(|e| BisectError::Input(e.to_string()))?
+            serde_json::to_string_pretty(&v).map_err(|e| BisectError::Input(e.to_string()))?
         );
-    } else {
-        print!("{}", text(&report, &st));
+    } else if let Ok(e) = &explained {
+        let style = tardy::render::style::Style {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        println!(
+            "\nWhere the time went (tardy explain, {} traced runs each, interleaved):\n  A = last good {}\n  B = {} {}",
+            e.a.runs.len().min(e.b.runs.len()),
+            e.good,
+            if report.culprit.is_some() {
+                "culprit"
+            } else {
+                "first bad"
+            },
+            e.bad
+        );
+        if report.sensitivity {
+            println!("  (both under condition B, where the difference shows)");
+        }
+        if !matches!(st.config.metric, tardy::bisect::Metric::Wall) {
+            println!("  (this explains wall time; the bisected metric was another)");
+        }
+        print!(
+            "{}",
+            tardy::render::explain::comparison(&e.a, &e.b, &e.comparison, style, 5)
+        );
+        if !e.saved.is_empty() {
+            println!(
+                "Saved: {}\n  (`tardy explain {}` shows it again; `tardy report` draws it)",
+                e.saved.join(", "),
+                e.saved.join(" ")
+            );
+        }
     }
-    Ok(if report.reproduced { 0 } else { 1 })
+    match &explained {
+        Err(ExplainFailure::Failed(m)) => {
+            eprintln!("tardy: error: bisect --explain: {m}");
+        }
+        Err(ExplainFailure::Interrupted(m)) => eprintln!("tardy: {m}"),
+        Ok(_) if interrupted => {
+            eprintln!("tardy: interrupted; explained the runs completed so far")
+        }
+        Ok(_) => {}
+    }
+    Ok(code)
+}
+
+/// The culprit against its parent, explained.
+struct Explained {
+    good: String,
+    bad: String,
+    a: tardy::diagnose::explain::Trace,
+    b: tardy::diagnose::explain::Trace,
+    comparison: tardy::diagnose::explain::Comparison,
+    saved: Vec<String>,
+    interrupted: bool,
+}
+
+enum ExplainFailure {
+    /// Ctrl-C before a run of each side completed.
+    Interrupted(String),
+    Failed(String),
+}
+
+impl ExplainFailure {
+    fn message(&self) -> &str {
+        match self {
+            ExplainFailure::Interrupted(m) | ExplainFailure::Failed(m) => m,
+        }
+    }
+}
+
+fn explain_culprit(
+    st: &state::State,
+    dir: &std::path::Path,
+    report: &Report,
+    runs: u64,
+    quiet: bool,
+    tty: bool,
+) -> Result<Explained, ExplainFailure> {
+    use tardy::bisect::explain;
+    use tardy::diagnose::explain::session::{self, SessionError};
+    let failed = |e: BisectError| ExplainFailure::Failed(e.to_string());
+    let Some(pair) = explain::pair(st, dir, report, true).map_err(failed)? else {
+        return Err(ExplainFailure::Failed("no culprit to explain".into()));
+    };
+    if !quiet {
+        eprintln!(
+            "explain: {} runs each of {} and {}, traced and interleaved",
+            runs, pair.good.label, pair.bad.label
+        );
+    }
+    let bar = if tty {
+        indicatif::ProgressBar::new(runs * 2)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
+    let opts = session::Options {
+        runs,
+        ignore_failure: false,
+        overhead_check: false,
+        delayacct: true,
+    };
+    let (good_label, bad_label) = (pair.good.label.clone(), pair.bad.label.clone());
+    let mut first = true;
+    let outcome = session::record_set(&pair.specs, &opts, &mut |ev| {
+        match ev {
+        session::Event::DelayacctOn if !quiet => bar.suspend(|| {
+            eprintln!(
+                "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
+            )
+        }),
+        session::Event::Run { .. } => {
+            bar.set_message(if first { good_label.clone() } else { bad_label.clone() });
+            first = !first;
+        }
+        session::Event::Done => bar.inc(1),
+        _ => {}
+    }
+    });
+    bar.finish_and_clear();
+    let outcome = outcome.map_err(|e| match e {
+        SessionError::NothingCompleted(_) => ExplainFailure::Interrupted(
+            "interrupted before the culprit and its parent had each run once: nothing to explain"
+                .into(),
+        ),
+        e => ExplainFailure::Failed(e.to_string()),
+    })?;
+    let mut traces = outcome.traces.into_iter();
+    let (Some(a), Some(b)) = (traces.next(), traces.next()) else {
+        return Err(ExplainFailure::Failed(
+            "the recorder returned no traces".into(),
+        ));
+    };
+    let comparison = tardy::diagnose::explain::compare(&a, &b);
+    let mut saved = Vec::new();
+    for (path, t) in explain::trace_paths(dir, &pair).iter().zip([&a, &b]) {
+        let text =
+            serde_json::to_string_pretty(t).map_err(|e| ExplainFailure::Failed(e.to_string()))?;
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                tardy::store::atomic::write_atomic(path, format!("{text}\n").as_bytes())
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => {
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
+                    .unwrap_or_else(|| path.clone());
+                saved.push(shown.display().to_string())
+            }
+            Err(e) => {
+                if !quiet {
+                    eprintln!("tardy: warning: cannot save {}: {e}", path.display());
+                }
+            }
+        }
+    }
+    Ok(Explained {
+        good: pair.good.label,
+        bad: pair.bad.label,
+        a,
+        b,
+        comparison,
+        saved,
+        interrupted: outcome.interrupted,
+    })
 }

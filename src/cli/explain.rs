@@ -10,11 +10,12 @@ use clap::Args;
 use indicatif::ProgressBar;
 
 use super::{EXIT_INTERRUPTED, fail};
+use tardy::diagnose::explain::session::{self, Spec};
 use tardy::diagnose::explain::{self, Trace};
 use tardy::measure::command::{self, CommandLine};
 use tardy::measure::interrupt;
 use tardy::model::Exec;
-use tardy::record::{self, Hist, NKIND, Prepared, RecordOptions, RecordedRun};
+use tardy::record::RecordOptions;
 use tardy::render::{self, style::Style};
 
 #[derive(Args)]
@@ -95,15 +96,7 @@ pub struct ExplainArgs {
 
 /// One side of the comparison: a command to run, or a saved trace.
 enum Side {
-    Run {
-        display: String,
-        prepared: Box<Prepared>,
-        untraced: Option<Box<Prepared>>,
-        runs: Vec<explain::RunSummary>,
-        hists: Box<[Hist; NKIND]>,
-        coverage: Option<record::Coverage>,
-        untraced_walls: Vec<f64>,
-    },
+    Run(Spec),
     Saved(Box<Trace>),
 }
 
@@ -198,59 +191,11 @@ fn to_exec(cmd: &str, no_shell: bool) -> Result<Exec, String> {
     )
 }
 
-fn run_side(display: &str, exec: &Exec, opts: &RecordOptions, check: bool) -> Result<Side, String> {
-    let prepared = Prepared::new(display, exec, opts).map_err(|e| e.to_string())?;
-    let untraced = if check {
-        let o = RecordOptions {
-            trace: false,
-            ..opts.clone()
-        };
-        Some(Box::new(
-            Prepared::new(display, exec, &o).map_err(|e| e.to_string())?,
-        ))
-    } else {
-        None
-    };
-    Ok(Side::Run {
+fn run_side(display: &str, exec: &Exec, opts: &RecordOptions) -> Side {
+    Side::Run(Spec {
         display: display.into(),
-        prepared: Box::new(prepared),
-        untraced,
-        runs: Vec::new(),
-        hists: Box::new([Hist::default(); NKIND]),
-        coverage: None,
-        untraced_walls: Vec::new(),
-    })
-}
-
-/// Turn kernel.task_delayacct on for the runs (root only); returns the value to restore.
-fn delayacct_on() -> Option<String> {
-    const PATH: &str = "/proc/sys/kernel/task_delayacct";
-    let before = std::fs::read_to_string(PATH).ok()?;
-    // SAFETY: geteuid has no preconditions.
-    if before.trim() != "0" || unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    std::fs::write(PATH, "1").ok()?;
-    Some(before)
-}
-
-fn delayacct_restore(before: Option<String>) {
-    if let Some(v) = before {
-        let _ = std::fs::write("/proc/sys/kernel/task_delayacct", v.trim());
-    }
-}
-
-fn median(v: &[f64]) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let mut s = v.to_vec();
-    s.sort_by(f64::total_cmp);
-    let n = s.len();
-    Some(if n % 2 == 1 {
-        s[n / 2]
-    } else {
-        (s[n / 2 - 1] + s[n / 2]) / 2.0
+        exec: exec.clone(),
+        options: opts.clone(),
     })
 }
 
@@ -296,8 +241,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
                 argv: args.argv.clone(),
             },
             &opts,
-            args.overhead_check,
-        )?);
+        ));
     } else {
         match args.inputs.len() {
             0 => {
@@ -312,7 +256,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
                         sides.push(Side::Saved(Box::new(read_trace(Path::new(input))?)));
                     } else {
                         let exec = to_exec(input, args.no_shell)?;
-                        sides.push(run_side(input, &exec, &opts, args.overhead_check)?);
+                        sides.push(run_side(input, &exec, &opts));
                     }
                 }
             }
@@ -331,7 +275,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
             );
         }
         let base = match &sides[0] {
-            Side::Run { display, .. } => display.clone(),
+            Side::Run(spec) => spec.display.clone(),
             Side::Saved(_) => {
                 return Err(
                     "--condition-b and --prefix-b need a command, not a saved trace".into(),
@@ -355,144 +299,67 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         for (k, v) in &opts_b.env {
             label = format!("{k}={v} {label}");
         }
-        sides.push(run_side(&label, &exec_b, &opts_b, args.overhead_check)?);
+        sides.push(run_side(&label, &exec_b, &opts_b));
     }
 
     interrupt::install();
-    let live = sides
+    let specs: Vec<Spec> = sides
         .iter()
-        .filter(|s| matches!(s, Side::Run { .. }))
-        .count();
-    let tracing = !args.no_trace && live > 0;
-    let stop_cost = if tracing {
-        record::calibrate_stop_cost()
-    } else {
-        None
-    };
-    let delayacct = if tracing && !args.no_delayacct {
-        delayacct_on()
-    } else {
-        None
-    };
-    if delayacct.is_some() && !args.json {
-        eprintln!(
-            "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
-        );
-    }
-    let tck = record::procfs::ticks_per_second();
-    let bar = if std::io::stderr().is_terminal() && live > 0 {
-        let b = ProgressBar::new(args.runs * live as u64);
+        .filter_map(|s| match s {
+            Side::Run(spec) => Some(spec.clone()),
+            Side::Saved(_) => None,
+        })
+        .collect();
+    let bar = if std::io::stderr().is_terminal() && !specs.is_empty() {
+        let b = ProgressBar::new(args.runs * specs.len() as u64);
         b.set_message("explain");
         b
     } else {
         ProgressBar::hidden()
     };
-    let mut interrupted = false;
-    let mut failure: Option<String> = None;
-    'rounds: for round in 0..args.runs {
-        // Interleave, alternating the order so neither side always goes first.
-        let order: Vec<usize> = if round % 2 == 0 {
-            (0..sides.len()).collect()
-        } else {
-            (0..sides.len()).rev().collect()
-        };
-        for i in order {
-            if interrupt::requested() {
-                interrupted = true;
-                break 'rounds;
-            }
-            let Side::Run {
-                display,
-                prepared,
-                untraced,
-                runs,
-                hists,
-                coverage,
-                untraced_walls,
-            } = &mut sides[i]
-            else {
-                continue;
-            };
-            bar.set_message(display.chars().take(40).collect::<String>());
-            let rec: RecordedRun = record::record(prepared).map_err(|e| e.to_string())?;
-            if rec.interrupted {
-                interrupted = true;
-                break 'rounds;
-            }
-            if !rec.success() && !args.ignore_failure {
-                let stderr = if rec.stderr_head.is_empty() {
-                    String::new()
-                } else {
-                    format!("; its stderr began: {}", rec.stderr_head)
-                };
-                failure = Some(format!(
-                    "command '{display}' {} (run {}){stderr}; use --ignore-failure to explain failing runs",
-                    rec.describe(),
-                    round + 1
-                ));
-                break 'rounds;
-            }
-            for (h, r) in hists.iter_mut().zip(rec.hists.iter()) {
-                h.merge(r);
-            }
-            if coverage.is_none() {
-                *coverage = rec.coverage.clone();
-            }
-            runs.push(explain::attribute(&rec, tck));
-            if let Some(u) = untraced {
-                let r = record::record(u).map_err(|e| e.to_string())?;
-                untraced_walls.push(r.wall_ns as f64 / 1e9);
-            }
-            bar.inc(1);
+    let session_opts = session::Options {
+        runs: args.runs,
+        ignore_failure: args.ignore_failure,
+        overhead_check: args.overhead_check,
+        delayacct: !args.no_delayacct,
+    };
+    let mut recorded = if specs.is_empty() {
+        session::Outcome {
+            traces: Vec::new(),
+            interrupted: false,
         }
-    }
+    } else {
+        let json = args.json;
+        session::record_set(&specs, &session_opts, &mut |ev| match ev {
+            session::Event::DelayacctOn if !json => bar.suspend(|| {
+                eprintln!(
+                    "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
+                )
+            }),
+            session::Event::Run { display } => {
+                bar.set_message(display.chars().take(40).collect::<String>())
+            }
+            session::Event::Done => bar.inc(1),
+            _ => {}
+        })
+        .map_err(|e| match e {
+            session::SessionError::Failed(m) => {
+                format!("{m}; use --ignore-failure to explain failing runs")
+            }
+            e => e.to_string(),
+        })?
+    };
     bar.finish_and_clear();
-    delayacct_restore(delayacct);
-    if let Some(f) = failure {
-        return Err(f);
-    }
-    let machine = tardy::probe::fingerprint::Fingerprint::capture();
+    let interrupted = recorded.interrupted;
+    let mut fresh = recorded.traces.drain(..);
     let mut traces: Vec<Trace> = Vec::new();
     for side in sides {
         match side {
             Side::Saved(t) => traces.push(*t),
-            Side::Run {
-                display,
-                runs,
-                hists,
-                coverage,
-                untraced_walls,
-                ..
-            } => {
-                if runs.is_empty() {
-                    return Err(format!(
-                        "interrupted before a run of '{display}' completed: nothing to explain"
-                    ));
-                }
-                let mut overhead = explain::Overhead {
-                    stop_cost_ns: stop_cost,
-                    ..explain::Overhead::default()
-                };
-                if let (Some(t), Some(u)) = (
-                    median(&runs.iter().map(|r| r.wall_s).collect::<Vec<_>>()),
-                    median(&untraced_walls),
-                ) && u > 0.0
-                {
-                    overhead.measured_ratio = Some(t / u);
-                }
-                overhead.untraced_wall_s = untraced_walls;
-                traces.push(explain::build_trace(
-                    &display,
-                    runs,
-                    &hists,
-                    coverage.as_ref(),
-                    overhead,
-                    machine.clone(),
-                    interrupted,
-                ));
-            }
+            Side::Run(_) => traces.extend(fresh.next()),
         }
     }
+    drop(fresh);
     for (path, t) in [(&args.save, traces.first()), (&args.save_b, traces.get(1))] {
         if let (Some(path), Some(t)) = (path, t) {
             let json = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
@@ -518,18 +385,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         [a, b] => {
             let c = explain::compare(a, b);
             if args.json {
-                let v = serde_json::json!({
-                    "a": a,
-                    "b": b,
-                    "wall_delta_s": c.delta_s,
-                    "ratio": c.ratio,
-                    "ci_s": c.ci_s,
-                    "significant": c.significant,
-                    "table": c.table,
-                    "causes": c.causes,
-                    "diagnosis": c.diagnosis,
-                    "warnings": c.warnings,
-                });
+                let v = render::explain::comparison_json(a, b, &c);
                 serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
             } else {
                 render::explain::comparison(a, b, &c, style, args.top)

@@ -825,6 +825,11 @@ pub fn record(p: &Prepared) -> Result<RecordedRun, RecordError> {
         untraced(p, pid, start, why)
     };
     interrupt::set_child_group(0);
+    // Ctrl-C is forwarded to the command, which may exit of it before the wait
+    // loop notices: a run that ended while a stop was requested was cut short.
+    if interrupt::requested() {
+        run.interrupted = true;
+    }
     // Later reports from the child: seccomp refused, exec failed.
     let mut rest = Vec::new();
     let _ = (&mut status_rd).take(64).read_to_end(&mut rest);

@@ -275,3 +275,19 @@ fn signed(v: f64) -> String {
         format!("-{}", dur(-v))
     }
 }
+
+/// The comparison as one JSON document (keys in docs/results-format.md).
+pub fn comparison_json(a: &Trace, b: &Trace, c: &Comparison) -> serde_json::Value {
+    serde_json::json!({
+        "a": a,
+        "b": b,
+        "wall_delta_s": c.delta_s,
+        "ratio": c.ratio,
+        "ci_s": c.ci_s,
+        "significant": c.significant,
+        "table": c.table,
+        "causes": c.causes,
+        "diagnosis": c.diagnosis,
+        "warnings": c.warnings,
+    })
+}

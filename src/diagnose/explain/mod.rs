@@ -7,10 +7,12 @@
 //! for, recursively. [`compare`] turns two sets of runs into a table of every
 //! category's difference and a ranked list of causes with their evidence.
 //! The saved form of a set of runs is [`Trace`] (`tardy explain --save`,
-//! documented in docs/results-format.md).
+//! documented in docs/results-format.md). [`session`] records one or two
+//! commands, interleaved, into traces.
 
 pub mod attribute;
 pub mod compare;
+pub mod session;
 
 use std::collections::BTreeMap;
 

@@ -1,0 +1,230 @@
+//! A set of recordings: one or two commands run through the recorder,
+//! interleaved (A, B, B, A, ...), each run attributed as soon as it ends (so
+//! only its summary is kept), then turned into one [`Trace`] per command.
+//! `tardy explain` and `tardy bisect --explain` both record through this.
+
+use crate::measure::interrupt;
+use crate::model::Exec;
+use crate::probe::fingerprint::Fingerprint;
+use crate::record::{self, Coverage, Hist, NKIND, Prepared, RecordOptions};
+
+use super::{Overhead, RunSummary, Trace, attribute, build_trace};
+
+/// One command to record.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// How the command is named in the output.
+    pub display: String,
+    pub exec: Exec,
+    pub options: RecordOptions,
+}
+
+/// How to record the set.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Runs of each command.
+    pub runs: u64,
+    /// Keep going when a run fails (otherwise the first failure ends the set).
+    pub ignore_failure: bool,
+    /// Also run each command untraced, interleaved, to measure the overhead.
+    pub overhead_check: bool,
+    /// Turn `kernel.task_delayacct` on for the runs when root and it is off.
+    pub delayacct: bool,
+}
+
+/// Progress, for a bar or a log.
+pub enum Event<'a> {
+    /// `kernel.task_delayacct` was turned on for these runs (and is turned back off).
+    DelayacctOn,
+    /// A run of `display` starts.
+    Run { display: &'a str },
+    /// A run ended.
+    Done,
+}
+
+/// What the recordings gave.
+pub struct Outcome {
+    /// One trace per spec, in order.
+    pub traces: Vec<Trace>,
+    /// Ctrl-C ended the set early; the traces hold the runs completed before it.
+    pub interrupted: bool,
+}
+
+/// Why a set of recordings could not give a trace of every command.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error(transparent)]
+    Record(#[from] record::RecordError),
+    /// A run failed: the message says which, how, and how its stderr began.
+    #[error("{0}")]
+    Failed(String),
+    /// Interrupted before one run of this command completed.
+    #[error("interrupted before a run of '{0}' completed: nothing to explain")]
+    NothingCompleted(String),
+}
+
+struct Live {
+    display: String,
+    prepared: Box<Prepared>,
+    untraced: Option<Box<Prepared>>,
+    runs: Vec<RunSummary>,
+    hists: Box<[Hist; NKIND]>,
+    coverage: Option<Coverage>,
+    untraced_walls: Vec<f64>,
+}
+
+/// Record every spec `opts.runs` times, interleaved, alternating the order
+/// each round so neither side always goes first.
+pub fn record_set(
+    specs: &[Spec],
+    opts: &Options,
+    on: &mut dyn FnMut(Event),
+) -> Result<Outcome, SessionError> {
+    let mut sides = Vec::with_capacity(specs.len());
+    for s in specs {
+        let untraced = if opts.overhead_check {
+            let o = RecordOptions {
+                trace: false,
+                ..s.options.clone()
+            };
+            Some(Box::new(Prepared::new(&s.display, &s.exec, &o)?))
+        } else {
+            None
+        };
+        sides.push(Live {
+            display: s.display.clone(),
+            prepared: Box::new(Prepared::new(&s.display, &s.exec, &s.options)?),
+            untraced,
+            runs: Vec::new(),
+            hists: Box::new([Hist::default(); NKIND]),
+            coverage: None,
+            untraced_walls: Vec::new(),
+        });
+    }
+    let tracing = specs.iter().any(|s| s.options.trace);
+    let stop_cost = if tracing {
+        record::calibrate_stop_cost()
+    } else {
+        None
+    };
+    let delayacct = if tracing && opts.delayacct {
+        delayacct_on()
+    } else {
+        None
+    };
+    if delayacct.is_some() {
+        on(Event::DelayacctOn);
+    }
+    let result = rounds(&mut sides, opts, on);
+    delayacct_restore(delayacct);
+    let interrupted = result?;
+    let machine = Fingerprint::capture();
+    let mut traces = Vec::with_capacity(sides.len());
+    for side in sides {
+        if side.runs.is_empty() {
+            return Err(SessionError::NothingCompleted(side.display));
+        }
+        let mut overhead = Overhead {
+            stop_cost_ns: stop_cost,
+            ..Overhead::default()
+        };
+        let walls: Vec<f64> = side.runs.iter().map(|r| r.wall_s).collect();
+        if let (Some(t), Some(u)) = (median(&walls), median(&side.untraced_walls))
+            && u > 0.0
+        {
+            overhead.measured_ratio = Some(t / u);
+        }
+        overhead.untraced_wall_s = side.untraced_walls;
+        traces.push(build_trace(
+            &side.display,
+            side.runs,
+            &side.hists,
+            side.coverage.as_ref(),
+            overhead,
+            machine.clone(),
+            interrupted,
+        ));
+    }
+    Ok(Outcome {
+        traces,
+        interrupted,
+    })
+}
+
+/// The rounds themselves; `Ok(true)` when Ctrl-C ended them early.
+fn rounds(
+    sides: &mut [Live],
+    opts: &Options,
+    on: &mut dyn FnMut(Event),
+) -> Result<bool, SessionError> {
+    let tck = record::procfs::ticks_per_second();
+    for round in 0..opts.runs {
+        let order: Vec<usize> = if round % 2 == 0 {
+            (0..sides.len()).collect()
+        } else {
+            (0..sides.len()).rev().collect()
+        };
+        for i in order {
+            if interrupt::requested() {
+                return Ok(true);
+            }
+            let side = &mut sides[i];
+            on(Event::Run {
+                display: &side.display,
+            });
+            let rec = record::record(&side.prepared)?;
+            if rec.interrupted {
+                return Ok(true);
+            }
+            if !rec.success() && !opts.ignore_failure {
+                let stderr = if rec.stderr_head.is_empty() {
+                    String::new()
+                } else {
+                    format!("; its stderr began: {}", rec.stderr_head)
+                };
+                return Err(SessionError::Failed(format!(
+                    "command '{}' {} (run {}){stderr}",
+                    side.display,
+                    rec.describe(),
+                    round + 1
+                )));
+            }
+            for (h, r) in side.hists.iter_mut().zip(rec.hists.iter()) {
+                h.merge(r);
+            }
+            if side.coverage.is_none() {
+                side.coverage = rec.coverage.clone();
+            }
+            side.runs.push(attribute(&rec, tck));
+            if let Some(u) = &side.untraced {
+                let r = record::record(u)?;
+                side.untraced_walls.push(r.wall_ns as f64 / 1e9);
+            }
+            on(Event::Done);
+        }
+    }
+    Ok(false)
+}
+
+const DELAYACCT: &str = "/proc/sys/kernel/task_delayacct";
+
+/// Turn kernel.task_delayacct on for the runs (root only); returns the value to restore.
+fn delayacct_on() -> Option<String> {
+    let before = std::fs::read_to_string(DELAYACCT).ok()?;
+    // SAFETY: geteuid has no preconditions.
+    if before.trim() != "0" || unsafe { libc::geteuid() } != 0 {
+        return None;
+    }
+    std::fs::write(DELAYACCT, "1").ok()?;
+    Some(before)
+}
+
+fn delayacct_restore(before: Option<String>) {
+    if let Some(v) = before {
+        let _ = std::fs::write(DELAYACCT, v.trim());
+    }
+}
+
+fn median(v: &[f64]) -> Option<f64> {
+    (!v.is_empty()).then(|| crate::stats::summary::median_by_selection(&mut v.to_vec()))
+}
