@@ -1,12 +1,61 @@
-//! The error-rate study of docs/bisect.md: the real bisection engine on simulated
-//! 64-commit histories with this VM's kind of noise (3% lognormal spread, 10% of runs
-//! in an 8%-slower mode, ±2% drift), against the fixed 30-runs-per-step bisection of
-//! `git bisect run` + a t-test script on the same noise.
+//! The error-rate and calibration study of docs/bisect.md: the real bisection
+//! engine on simulated 64-commit histories under several kinds of noise, and the
+//! fixed-N-runs-per-step bisection of `git bisect run` + a t-test script on the
+//! same noise, for the N that matches tardy's accuracy.
 //!
-//!     cargo run --release --example bisect_sim [SIMS_PER_ROW]
+//!     cargo run --release --example bisect_sim [SIMS_PER_ROW]     (default 200)
+//!
+//! Prints, per regime and effect: how often tardy names the right commit, how
+//! often it names a wrong one, how often it says "one of these N" (and whether
+//! the culprit is among them), its runs, and the fixed bisection's accuracy and
+//! runs at several N. Then the calibration table: every stated probability of a
+//! named culprit, bucketed, against how often such culprits were right.
 
-use tardy::bisect::simulate::{Noise, fixed_once, tardy_once};
+use tardy::bisect::simulate::{Noise, fixed_once, tardy_sim};
 use tardy::stats::rng::SplitMix64;
+
+struct Regime {
+    name: &'static str,
+    noise: Noise,
+    second: bool,
+}
+
+fn regimes() -> Vec<Regime> {
+    let vm = Noise::vm();
+    vec![
+        Regime {
+            name: "VM (3% spread, 10% runs 8% slower, ±2% drift)",
+            noise: vm,
+            second: false,
+        },
+        Regime {
+            name: "drift ±3%",
+            noise: Noise { drift: 0.03, ..vm },
+            second: false,
+        },
+        Regime {
+            name: "20% slow mode (+8%)",
+            noise: Noise {
+                slow_mode_prob: 0.2,
+                ..vm
+            },
+            second: false,
+        },
+        Regime {
+            name: "heavy tail (2% of runs 20-100% slower)",
+            noise: Noise {
+                outlier_prob: 0.02,
+                ..vm
+            },
+            second: false,
+        },
+        Regime {
+            name: "two regressions in range",
+            noise: vm,
+            second: true,
+        },
+    ]
+}
 
 fn main() {
     let sims: usize = std::env::args()
@@ -15,42 +64,101 @@ fn main() {
         .unwrap_or(200);
     let dir = tempfile::tempdir().expect("a temporary directory");
     let n = 64;
+    println!("{n} commits, {sims} bisections per row, culprit at a random commit\n");
     println!(
-        "{n} commits, {sims} bisections per row, culprit at a random commit, noise: 3% spread, 10% of runs 8% slower, ±2% drift"
+        "| noise | effect | right | wrong | range (holds it) | mean range | runs | fixed N=10 | N=20 | N=30 | N=50 | runs at N=30 |"
     );
-    println!(
-        "{:>7} | {:>14} {:>10} | {:>14} {:>10} | {:>10}",
-        "effect", "tardy correct", "runs/bis.", "fixed correct", "runs/bis.", "runs ratio"
-    );
-    for (effect, sigma) in [(0.03, 0.03), (0.05, 0.03), (0.10, 0.03), (0.05, 0.06)] {
-        let noise = Noise {
-            sigma,
-            ..Noise::vm()
-        };
-        let mut rng = SplitMix64::new(42);
-        let (mut t_ok, mut t_runs, mut f_ok, mut f_runs) = (0, 0u64, 0, 0u64);
-        for s in 0..sims {
-            let culprit = 1 + (rng.next_f64() * n as f64) as usize % n;
-            match tardy_once(n, culprit, effect, noise, s as u64 + 1, dir.path()) {
-                Ok((ok, runs)) => {
-                    t_ok += ok as usize;
-                    t_runs += runs;
+    println!("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|");
+    let mut calib: Vec<(f64, bool)> = Vec::new();
+    for r in regimes() {
+        for effect in [0.03, 0.05, 0.10] {
+            let mut rng = SplitMix64::new(42);
+            let (mut right, mut wrong, mut ranged, mut held, mut range_len, mut runs) =
+                (0, 0, 0, 0, 0usize, 0u64);
+            let mut fixed = [0usize; 4];
+            let mut fixed_runs30 = 0u64;
+            for s in 0..sims {
+                let culprit = 1 + (rng.next_f64() * (n - 1) as f64) as usize;
+                let second = r.second.then(|| {
+                    let at = (culprit + 1 + (rng.next_f64() * 10.0) as usize).min(n);
+                    (at, effect / 2.0)
+                });
+                let second = second.filter(|&(at, _)| at > culprit && at <= n);
+                match tardy_sim(
+                    n,
+                    culprit,
+                    effect,
+                    second,
+                    r.noise,
+                    s as u64 + 1,
+                    dir.path(),
+                ) {
+                    Ok(o) => {
+                        runs += o.runs;
+                        if o.named {
+                            calib.push((o.confidence, o.right));
+                            if o.right {
+                                right += 1;
+                            } else {
+                                wrong += 1;
+                            }
+                        } else {
+                            ranged += 1;
+                            held += usize::from(o.in_range);
+                            range_len += o.range_len;
+                        }
+                    }
+                    Err(e) => eprintln!("simulation {s}: {e}"),
                 }
-                Err(e) => eprintln!("simulation {s}: {e}"),
+                for (k, per) in [10, 20, 30, 50].into_iter().enumerate() {
+                    let (ok, fr) = fixed_once(n, culprit, effect, per, r.noise, s as u64 + 1);
+                    fixed[k] += usize::from(ok);
+                    if per == 30 {
+                        fixed_runs30 += fr;
+                    }
+                }
             }
-            let (ok, runs) = fixed_once(n, culprit, effect, noise, s as u64 + 1);
-            f_ok += ok as usize;
-            f_runs += runs;
+            let pct = |k: usize| format!("{:.1}%", 100.0 * k as f64 / sims as f64);
+            println!(
+                "| {} | {:.0}% | {} | {} | {} ({}) | {:.1} | {:.0} | {} | {} | {} | {} | {:.0} |",
+                r.name,
+                effect * 100.0,
+                pct(right),
+                pct(wrong),
+                pct(ranged),
+                pct(held),
+                if ranged > 0 {
+                    range_len as f64 / ranged as f64
+                } else {
+                    0.0
+                },
+                runs as f64 / sims as f64,
+                pct(fixed[0]),
+                pct(fixed[1]),
+                pct(fixed[2]),
+                pct(fixed[3]),
+                fixed_runs30 as f64 / sims as f64
+            );
         }
+    }
+    println!("\nCalibration of named culprits, all regimes and effects together:\n");
+    println!("| stated probability | culprits named | right | observed |");
+    println!("|---|---:|---:|---:|");
+    for (lo, hi) in [(0.95, 0.99), (0.99, 0.999), (0.999, 1.0001)] {
+        let in_bucket: Vec<&(f64, bool)> =
+            calib.iter().filter(|(p, _)| *p >= lo && *p < hi).collect();
+        let ok = in_bucket.iter().filter(|(_, r)| *r).count();
         println!(
-            "{:>6.0}% | {:>13.1}% {:>10.0} | {:>13.1}% {:>10.0} | {:>10.2}   (spread {:.0}%)",
-            effect * 100.0,
-            100.0 * t_ok as f64 / sims as f64,
-            t_runs as f64 / sims as f64,
-            100.0 * f_ok as f64 / sims as f64,
-            f_runs as f64 / sims as f64,
-            t_runs as f64 / f_runs as f64,
-            sigma * 100.0
+            "| {:.1}% - {:.1}% | {} | {} | {:.1}% |",
+            lo * 100.0,
+            (hi * 100.0).min(100.0),
+            in_bucket.len(),
+            ok,
+            if in_bucket.is_empty() {
+                0.0
+            } else {
+                100.0 * ok as f64 / in_bucket.len() as f64
+            }
         );
     }
 }

@@ -522,6 +522,28 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("nothing to explain"));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing to explain"), "{err}");
+    // It said that it reused the samples the bisections above took, and how old.
+    assert!(
+        err.contains("cache: reusing") && err.contains("ago (--no-cache measures afresh)"),
+        "{err}"
+    );
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            &h[2],
+            "--no-cache",
+            "--",
+            "sh",
+            "run.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("cache:"));
     tardy(d.path()).args(["bisect", "reset"]).assert().success();
 }

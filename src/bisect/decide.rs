@@ -38,6 +38,13 @@ pub struct Policy {
     /// Endpoint rounds per batch, and the cap.
     pub endpoint_batch: usize,
     pub endpoint_max: usize,
+    /// The probability the culprit must reach before it is named alone.
+    #[serde(default = "default_confidence")]
+    pub confidence: f64,
+}
+
+fn default_confidence() -> f64 {
+    0.95
 }
 
 impl Default for Policy {
@@ -46,10 +53,11 @@ impl Default for Policy {
             step_confidence: 0.99,
             first_batch: 3,
             next_batch: 1,
-            max_runs: 60,
+            max_runs: 100,
             refs: 40,
             endpoint_batch: 10,
             endpoint_max: 30,
+            confidence: default_confidence(),
         }
     }
 }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 use super::decide::{self, Call, Endpoints};
 use super::git::{self, CommitInfo};
+use super::posterior;
 use super::runner::{self, Prepared};
 use super::state::{self, Candidate, State, Step};
 use super::{BisectError, Config, Mode};
@@ -51,6 +52,14 @@ pub enum Culprit {
     Version { version: String },
 }
 
+/// One candidate's probability of being the culprit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Probability {
+    pub key: String,
+    pub label: String,
+    pub probability: f64,
+}
+
 /// The final document (`--format json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -65,12 +74,17 @@ pub struct Report {
     /// The commit hash (or version) of the first bad candidate (the culprit, or the
     /// last of `culprit_range`).
     pub first_bad: Option<String>,
-    /// When skipped candidates sit next to the culprit: every candidate it may be.
+    /// When no candidate reaches the confidence: the fewest candidates whose
+    /// probabilities add up to it, in order ("one of these N commits").
     pub culprit_range: Option<Vec<String>>,
+    /// Every candidate with a probability of being the culprit of at least 1%, in order.
+    #[serde(default)]
+    pub probabilities: Vec<Probability>,
     pub effect: Option<Effect>,
     /// The sandwich re-run showed the culprit significantly worse than its parent.
     pub confirmed: bool,
-    /// A lower bound on the probability that the culprit is right (see docs/bisect.md).
+    /// The probability that the culprit is right (or, with a range, that the
+    /// culprit is in it), from every run taken (see docs/bisect.md).
     pub confidence: f64,
     pub steps: Vec<Step>,
     pub total_runs: u64,
@@ -153,17 +167,41 @@ pub fn candidates(cfg: &Config) -> Result<Vec<Candidate>, BisectError> {
     }
 }
 
-/// A new state for `cfg`, with samples cached by an earlier bisection reused.
-pub fn new_state(cfg: Config, dir: &Path) -> Result<State, BisectError> {
+/// A new state for `cfg`, with samples cached by an earlier bisection of the
+/// same configuration on this machine reused (unless `use_cache` is false), and
+/// what was done with the cache.
+pub fn new_state(
+    cfg: Config,
+    dir: &Path,
+    use_cache: bool,
+) -> Result<(State, state::CacheUse), BisectError> {
     let list = candidates(&cfg)?;
-    let cached = state::cached_samples(dir, &cfg.signature());
+    let (cached, mut used) = if use_cache {
+        state::cached_samples(dir, &cfg.signature())
+    } else {
+        (Default::default(), state::CacheUse::None)
+    };
     let mut st = State::new(cfg, list);
+    let (mut cands, mut samples) = (0, 0);
     for c in &st.candidates {
         if let Some(v) = cached.get(&c.key) {
+            cands += 1;
+            samples += v.len();
             st.samples.insert(c.key.clone(), v.clone());
         }
     }
-    Ok(st)
+    if let state::CacheUse::Reused { age_s, .. } = used {
+        used = if cands == 0 {
+            state::CacheUse::None
+        } else {
+            state::CacheUse::Reused {
+                candidates: cands,
+                samples,
+                age_s,
+            }
+        };
+    }
+    Ok((st, used))
 }
 
 /// Where candidates are prepared and sampled: the real machine ([`Real`]), or a
@@ -240,6 +278,13 @@ impl Search<'_, '_> {
         if self.st.config.invert { 1.0 / v } else { v }
     }
 
+    /// The values of this session's runs of `key` (cached ones left out).
+    fn fresh(&self, key: &str) -> Vec<f64> {
+        let v = self.values(key);
+        let n = self.st.seq_of(key).len().min(v.len());
+        v[v.len() - n..].to_vec()
+    }
+
     fn values(&self, key: &str) -> Vec<f64> {
         self.st
             .samples_of(key)
@@ -292,6 +337,8 @@ impl Search<'_, '_> {
         match self.lab.sample(&self.st.config, key, dir, &mut rng) {
             Ok((v, runs)) => {
                 self.st.samples.entry(key.to_string()).or_default().push(v);
+                let at = self.st.total_runs;
+                self.st.seq.entry(key.to_string()).or_default().push(at);
                 self.st.total_runs += runs;
                 state::save(&self.dir, self.st)?;
                 let n = self.st.samples_of(key).len();
@@ -338,18 +385,16 @@ impl Search<'_, '_> {
         let p = self.st.config.policy;
         let mut target = p.endpoint_batch;
         loop {
-            while self.st.samples_of(&self.st.candidates[0].key.clone()).len() < target
-                || self
-                    .st
-                    .samples_of(&self.st.candidates[last].key.clone())
-                    .len()
-                    < target
+            // Only this session's runs: cached ones were taken at another time,
+            // perhaps under other load, and must not decide that it reproduces.
+            while self.st.seq_of(&self.st.candidates[0].key.clone()).len() < target
+                || self.st.seq_of(&self.st.candidates[last].key.clone()).len() < target
             {
                 let round = self.st.total_runs;
                 let order = if round % 2 == 0 { [0, last] } else { [last, 0] };
                 for i in order {
                     let key = self.st.candidates[i].key.clone();
-                    if self.st.samples_of(&key).len() < target
+                    if self.st.seq_of(&key).len() < target
                         && let Err(e) = self.reference(i)
                     {
                         if let BisectError::Input(m) = &e {
@@ -363,8 +408,8 @@ impl Search<'_, '_> {
                     }
                 }
             }
-            let g = self.values(&self.st.candidates[0].key.clone());
-            let b = self.values(&self.st.candidates[last].key.clone());
+            let g = self.fresh(&self.st.candidates[0].key.clone());
+            let b = self.fresh(&self.st.candidates[last].key.clone());
             let e = decide::endpoints(&g, &b).ok_or_else(|| {
                 BisectError::Input(
                     "the endpoints' samples cannot be compared (zero or non-finite values)".into(),
@@ -384,7 +429,7 @@ impl Search<'_, '_> {
     fn range(&self) -> (usize, usize, Vec<usize>) {
         let (mut lo, mut hi) = (0, self.st.candidates.len() - 1);
         let mut skipped = Vec::new();
-        for s in &self.st.steps {
+        for s in self.st.steps.iter().filter(|s| !s.refine) {
             let Some(i) = self.st.candidates.iter().position(|c| c.key == s.candidate) else {
                 continue;
             };
@@ -421,6 +466,7 @@ impl Search<'_, '_> {
                 call: Call::Skip,
                 decision: None,
                 note: Some(why),
+                refine: false,
             });
         };
         let dir = match self.prepare(&c.key)? {
@@ -484,6 +530,7 @@ impl Search<'_, '_> {
                     call: d.call,
                     decision: Some(d),
                     note: None,
+                    refine: false,
                 });
                 state::save(&self.dir, self.st)?;
                 if let Some(s) = self.st.steps.last() {
@@ -493,6 +540,139 @@ impl Search<'_, '_> {
             }
             target = (target + p.next_batch).min(p.max_runs);
         }
+    }
+
+    /// The probability of each candidate being the culprit, from every run.
+    fn posterior(&self) -> Vec<f64> {
+        let last = self.st.candidates.len() - 1;
+        // This session's runs only: what it states must not rest on runs taken
+        // at another time (cached ones steer the search, nothing more).
+        let vals = |k: usize| self.fresh(&self.st.candidates[k].key);
+        let (g, b) = (vals(0), vals(last));
+        let (gs, bs) = (
+            self.st.seq_of(&self.st.candidates[0].key),
+            self.st.seq_of(&self.st.candidates[last].key),
+        );
+        let good = posterior::Samples {
+            values: &g,
+            seq: gs,
+        };
+        let bad = posterior::Samples {
+            values: &b,
+            seq: bs,
+        };
+        let mut e = vec![0.0; last + 1];
+        for (k, ek) in e.iter_mut().enumerate().take(last).skip(1) {
+            let key = &self.st.candidates[k].key;
+            let v = vals(k);
+            let cand = posterior::Samples {
+                values: &v,
+                seq: self.st.seq_of(key),
+            };
+            *ek = posterior::evidence(cand, good, bad, posterior::TEMPER);
+        }
+        posterior::posterior(&e)
+    }
+
+    /// The measurable candidate (not skipped, under the run cap) whose "good or
+    /// bad" is least settled, if any is unsettled enough to be worth runs.
+    fn most_uncertain(&self, post: &[f64]) -> Option<usize> {
+        let last = self.st.candidates.len() - 1;
+        let (_, _, skipped) = self.range();
+        let f = posterior::cdf(post);
+        let cap = self.st.config.policy.max_runs;
+        (1..last)
+            .filter(|k| !skipped.contains(k))
+            .filter(|&k| self.st.samples_of(&self.st.candidates[k].key).len() < cap)
+            .map(|k| (k, f[k].min(1.0 - f[k])))
+            .filter(|&(_, u)| u > 0.002)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(k, _)| k)
+    }
+
+    /// A batch of runs of candidate `k` (with references interleaved), recorded
+    /// as a step whose call is what the probabilities say after it.
+    fn refine_step(&mut self, k: usize, n: usize) -> Result<(), BisectError> {
+        let c = self.st.candidates[k].clone();
+        (self.on)(Event::Phase(format!(
+            "refining {n}: {} (the probabilities are still spread)",
+            c.label
+        )));
+        let dir = match self.prepare(&c.key)? {
+            Ok(d) => d,
+            Err(why) => {
+                self.st.steps.push(Step {
+                    candidate: c.key.clone(),
+                    label: c.label.clone(),
+                    runs: self.st.samples_of(&c.key).len(),
+                    call: Call::Skip,
+                    decision: None,
+                    note: Some(why),
+                    refine: true,
+                });
+                state::save(&self.dir, self.st)?;
+                return Ok(());
+            }
+        };
+        let p = self.st.config.policy;
+        let last = self.st.candidates.len() - 1;
+        let batch = p.first_batch.max(2);
+        let have = self.st.samples_of(&c.key).len();
+        let want = (have + batch).min(p.max_runs);
+        let mut i = 0usize;
+        while self.st.samples_of(&c.key).len() < want {
+            if let Err(why) = self.take(&c.key, &dir, &c.label)? {
+                self.st.steps.push(Step {
+                    candidate: c.key.clone(),
+                    label: c.label.clone(),
+                    runs: self.st.samples_of(&c.key).len(),
+                    call: Call::Skip,
+                    decision: None,
+                    note: Some(why),
+                    refine: true,
+                });
+                state::save(&self.dir, self.st)?;
+                return Ok(());
+            }
+            i += 1;
+            if i % 2 == 0 {
+                self.reference(if (i / 2) % 2 == 0 { 0 } else { last })?;
+            }
+        }
+        // A reference of each end next to these runs, so they are judged by
+        // references taken at the same time.
+        self.reference(0)?;
+        self.reference(last)?;
+        let post = self.posterior();
+        let f = posterior::cdf(&post);
+        let (g_key, b_key) = (
+            self.st.candidates[0].key.clone(),
+            self.st.candidates[last].key.clone(),
+        );
+        let cand = self.values(&c.key);
+        let d = decide::classify(
+            &cand,
+            decide::recent(&self.values(&g_key), p.refs),
+            decide::recent(&self.values(&b_key), p.refs),
+            self.st.config.threshold,
+            &p,
+            false,
+        );
+        let bad = f[k] >= 0.5;
+        self.st.steps.push(Step {
+            candidate: c.key.clone(),
+            label: c.label.clone(),
+            runs: cand.len(),
+            call: if bad { Call::Bad } else { Call::Good },
+            decision: d,
+            note: Some(format!("P(culprit at or before it) = {:.3}", f[k])),
+            refine: true,
+        });
+        state::save(&self.dir, self.st)?;
+        if let Some(s) = self.st.steps.last() {
+            (self.on)(Event::Step(s));
+        }
+        Ok(())
     }
 
     fn sandwich(&mut self, parent: usize, culprit: usize) -> Result<Effect, BisectError> {
@@ -600,6 +780,7 @@ pub fn run_in(
         last_good: None,
         first_bad: None,
         culprit_range: None,
+        probabilities: Vec::new(),
         effect: None,
         confirmed: false,
         confidence: 0.0,
@@ -627,26 +808,43 @@ pub fn run_in(
         s.steps_left = left;
         s.step(i, left)?;
     }
-    let (lo, hi, _) = s.range();
-    report.last_good = Some(s.st.candidates[lo].key.clone());
-    report.first_bad = Some(s.st.candidates[hi].key.clone());
-    let alpha: f64 =
-        s.st.steps
-            .iter()
-            .filter_map(|st| st.decision.as_ref())
-            .map(|d| {
-                if d.by_estimate {
-                    0.25
-                } else {
-                    1.0 - s.st.config.policy.step_confidence
-                }
-            })
-            .sum::<f64>()
-            + 0.05;
-    if hi - lo == 1 {
-        let eff = s.sandwich(lo, hi)?;
+    // The search's range rests on each step's own test; the probabilities rest
+    // on every run. Where they are still spread (a wrong call, drift, a slow
+    // mode, skipped candidates), measure where they are most uncertain until one
+    // candidate reaches the confidence or nothing measurable would help.
+    let target = s.st.config.policy.confidence.clamp(0.5, 0.9999);
+    let mut refined = 0;
+    loop {
+        let post = s.posterior();
+        if posterior::top(&post).1 >= target {
+            break;
+        }
+        let Some(k) = s.most_uncertain(&post) else {
+            break;
+        };
+        refined += 1;
+        s.steps_left = 1;
+        s.refine_step(k, refined)?;
+    }
+    let post = s.posterior();
+    let (top, p_top) = posterior::top(&post);
+    report.probabilities = post
+        .iter()
+        .enumerate()
+        .filter(|&(_, &p)| p >= 0.01)
+        .map(|(i, &p)| Probability {
+            key: s.st.candidates[i].key.clone(),
+            label: s.st.candidates[i].label.clone(),
+            probability: p,
+        })
+        .collect();
+    if p_top >= target {
+        let lo = top - 1;
+        report.last_good = Some(s.st.candidates[lo].key.clone());
+        report.first_bad = Some(s.st.candidates[top].key.clone());
+        let eff = s.sandwich(lo, top)?;
         report.confirmed = eff.confirmed;
-        let c = &s.st.candidates[hi];
+        let c = &s.st.candidates[top];
         report.culprit = Some(match &c.info {
             Some(info) => Culprit::Commit(info.clone()),
             None => Culprit::Version {
@@ -655,16 +853,18 @@ pub fn run_in(
         });
         report.parent = Some(s.st.candidates[lo].label.clone());
         report.effect = Some(eff);
-        report.confidence =
-            ((1.0 - alpha) * if report.confirmed { 1.0 } else { 0.5 }).clamp(0.0, 1.0);
+        report.confidence = p_top;
     } else {
+        let set = posterior::credible_set(&post, target);
+        let (first, last) = (set[0], set[set.len() - 1]);
+        report.last_good = Some(s.st.candidates[first - 1].key.clone());
+        report.first_bad = Some(s.st.candidates[last].key.clone());
         report.culprit_range = Some(
-            s.st.candidates[lo + 1..=hi]
-                .iter()
-                .map(|c| c.label.clone())
+            set.iter()
+                .map(|&i| s.st.candidates[i].label.clone())
                 .collect(),
         );
-        report.confidence = (1.0 - alpha).clamp(0.0, 1.0);
+        report.confidence = set.iter().map(|&i| post[i]).sum::<f64>().min(1.0);
     }
     s.st.finished = true;
     state::save(dir, s.st)?;

@@ -5,6 +5,7 @@
 //! - [`runner`]: preparing a candidate (worktree + build, or `{version}` + prepare) and
 //!   taking one sample of the metric there (under conditions A and B in sensitivity mode);
 //! - [`decide`]: the statistics of each decision (pure);
+//! - [`posterior`]: the probability of each candidate being the culprit (pure);
 //! - [`state`]: what is saved after every run, so `--resume` repeats nothing;
 //! - [`engine`]: the search itself, driving the others;
 //! - [`explain`]: `--explain`, the culprit against its parent through `tardy explain`'s recorder.
@@ -13,6 +14,7 @@ pub mod decide;
 pub mod engine;
 pub mod explain;
 pub mod git;
+pub mod posterior;
 pub mod runner;
 pub mod simulate;
 pub mod state;

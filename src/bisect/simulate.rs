@@ -21,6 +21,8 @@ pub struct Noise {
     pub slow_mode_factor: f64,
     /// Peak relative drift, a sine over 400 runs.
     pub drift: f64,
+    /// Probability of a hiccup: a run 20-100% slower (heavy right tail).
+    pub outlier_prob: f64,
 }
 
 impl Noise {
@@ -31,6 +33,7 @@ impl Noise {
             slow_mode_prob: 0.1,
             slow_mode_factor: 1.08,
             drift: 0.02,
+            outlier_prob: 0.0,
         }
     }
 
@@ -43,7 +46,12 @@ impl Noise {
             1.0
         };
         let drift = 1.0 + self.drift * (run as f64 / 400.0 * std::f64::consts::TAU).sin();
-        base * (self.sigma * z).exp() * slow * drift
+        let hiccup = if self.outlier_prob > 0.0 && rng.next_f64() < self.outlier_prob {
+            1.2 + 0.8 * rng.next_f64()
+        } else {
+            1.0
+        };
+        base * (self.sigma * z).exp() * slow * drift * hiccup
     }
 }
 
@@ -51,6 +59,8 @@ impl Noise {
 pub struct SimLab {
     pub culprit: usize,
     pub effect: f64,
+    /// A second regression (commit, effect) later in the range.
+    pub second: Option<(usize, f64)>,
     pub noise: Noise,
     rng: SplitMix64,
     runs: u64,
@@ -61,6 +71,7 @@ impl SimLab {
         SimLab {
             culprit,
             effect,
+            second: None,
             noise,
             rng: SplitMix64::new(seed),
             runs: 0,
@@ -69,11 +80,16 @@ impl SimLab {
 
     fn value(&mut self, index: usize) -> f64 {
         self.runs += 1;
-        let base = if index >= self.culprit {
+        let mut base = if index >= self.culprit {
             1.0 + self.effect
         } else {
             1.0
         };
+        if let Some((at, effect)) = self.second
+            && index >= at
+        {
+            base *= 1.0 + effect;
+        }
         self.noise.apply(base, self.runs, &mut self.rng)
     }
 }
@@ -99,7 +115,22 @@ impl Lab for SimLab {
     }
 }
 
-/// One simulated tardy bisection over `n` commits: (found the culprit, runs used).
+/// What one simulated bisection said, and whether it was right.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Outcome {
+    /// A single culprit was named.
+    pub named: bool,
+    /// ... and it is the culprit (or, with two regressions, one of them).
+    pub right: bool,
+    /// The stated probability: of the named culprit, or of the range.
+    pub confidence: f64,
+    /// Without a name: the range holds a culprit.
+    pub in_range: bool,
+    pub range_len: usize,
+    pub runs: u64,
+}
+
+/// One simulated tardy bisection over `n` commits.
 pub fn tardy_once(
     n: usize,
     culprit: usize,
@@ -108,6 +139,20 @@ pub fn tardy_once(
     seed: u64,
     dir: &Path,
 ) -> Result<(bool, u64), BisectError> {
+    let o = tardy_sim(n, culprit, effect, None, noise, seed, dir)?;
+    Ok((o.right, o.runs))
+}
+
+/// One simulated tardy bisection, with an optional second regression.
+pub fn tardy_sim(
+    n: usize,
+    culprit: usize,
+    effect: f64,
+    second: Option<(usize, f64)>,
+    noise: Noise,
+    seed: u64,
+    dir: &Path,
+) -> Result<Outcome, BisectError> {
     let list: Vec<String> = (0..=n).map(|i| i.to_string()).collect();
     let cfg = Config {
         repo: dir.to_path_buf(),
@@ -141,22 +186,44 @@ pub fn tardy_once(
         noise,
         seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
     );
+    lab.second = second;
     let r = engine::run_in(&mut st, dir, &mut |_| {}, &mut lab)?;
-    let found =
-        matches!(&r.culprit, Some(Culprit::Version { version }) if *version == culprit.to_string());
-    Ok((found, r.total_runs))
+    let truth: Vec<String> = std::iter::once(culprit)
+        .chain(second.map(|s| s.0))
+        .map(|c| c.to_string())
+        .collect();
+    let (named, right) = match &r.culprit {
+        Some(Culprit::Version { version }) => (true, truth.contains(version)),
+        _ => (false, false),
+    };
+    let range = r.culprit_range.clone().unwrap_or_default();
+    Ok(Outcome {
+        named,
+        right,
+        confidence: r.confidence,
+        in_range: range.iter().any(|l| truth.contains(l)),
+        range_len: range.len(),
+        runs: r.total_runs,
+    })
 }
 
-/// One simulated fixed bisection: 30 runs of the good end once, then 30 runs per step,
-/// each step bad when Welch's t says slower than the good end at p < 0.05 (one-sided).
-pub fn fixed_once(n: usize, culprit: usize, effect: f64, noise: Noise, seed: u64) -> (bool, u64) {
+/// One simulated fixed bisection: `per` runs of the good end once, then `per` runs per
+/// step, each step bad when Welch's t says slower than the good end at p < 0.05
+/// (one-sided).
+pub fn fixed_once(
+    n: usize,
+    culprit: usize,
+    effect: f64,
+    per: usize,
+    noise: Noise,
+    seed: u64,
+) -> (bool, u64) {
     let mut lab = SimLab::new(
         culprit,
         effect,
         noise,
         seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
     );
-    let per = 30;
     let good: Vec<f64> = (0..per).map(|_| lab.value(0)).collect();
     let (mut lo, mut hi) = (0usize, n);
     let mut runs = per as u64;

@@ -38,6 +38,10 @@ pub struct Step {
     pub decision: Option<Decision>,
     /// Why it was skipped.
     pub note: Option<String>,
+    /// Taken after the search, where the probabilities were still spread: it
+    /// does not move the search's range.
+    #[serde(default)]
+    pub refine: bool,
 }
 
 /// The confirming re-run of the culprit's parent against the culprit.
@@ -56,6 +60,11 @@ pub struct State {
     pub candidates: Vec<Candidate>,
     /// Raw samples per candidate key, in the order taken.
     pub samples: BTreeMap<String, Vec<f64>>,
+    /// The run number (`total_runs` before it) of each sample taken in this
+    /// bisection, per key: the last `seq.len()` samples (earlier ones came from
+    /// the cache). References nearest in time are what a candidate is judged by.
+    #[serde(default)]
+    pub seq: BTreeMap<String, Vec<u64>>,
     /// Candidates already built or prepared.
     pub prepared: BTreeSet<String>,
     pub endpoints: Option<Endpoints>,
@@ -74,6 +83,7 @@ impl State {
             config,
             candidates,
             samples: BTreeMap::new(),
+            seq: BTreeMap::new(),
             prepared: BTreeSet::new(),
             endpoints: None,
             steps: Vec::new(),
@@ -85,6 +95,10 @@ impl State {
 
     pub fn samples_of(&self, key: &str) -> &[f64] {
         self.samples.get(key).map_or(&[], |v| v.as_slice())
+    }
+
+    pub fn seq_of(&self, key: &str) -> &[u64] {
+        self.seq.get(key).map_or(&[], |v| v.as_slice())
     }
 }
 
@@ -103,6 +117,25 @@ fn io_err(path: &Path, e: impl std::fmt::Display) -> BisectError {
     }
 }
 
+/// The sample cache of one configuration signature: when it was last written,
+/// on which machine, and the samples per candidate.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Cache {
+    pub schema: String,
+    /// Unix seconds of the last write.
+    pub saved_at: i64,
+    pub machine: crate::probe::fingerprint::Fingerprint,
+    pub samples: BTreeMap<String, Vec<f64>>,
+}
+
+const CACHE_SCHEMA: &str = "tardy.bisect-cache";
+
+fn now_s() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 /// Save the state and the signature's sample cache.
 pub fn save(dir: &Path, state: &State) -> Result<(), BisectError> {
     std::fs::create_dir_all(dir.join("cache")).map_err(|e| io_err(dir, e))?;
@@ -115,9 +148,20 @@ pub fn save(dir: &Path, state: &State) -> Result<(), BisectError> {
     let json = serde_json::to_vec_pretty(state).map_err(|e| io_err(&path, e))?;
     write_atomic(&path, &json).map_err(|e| io_err(&path, e))?;
     let cache = cache_file(dir, &state.config.signature());
-    let json = serde_json::to_vec(&state.samples).map_err(|e| io_err(&cache, e))?;
+    let machine = MACHINE.get_or_init(crate::probe::fingerprint::Fingerprint::capture);
+    let body = Cache {
+        schema: CACHE_SCHEMA.into(),
+        saved_at: now_s(),
+        machine: machine.clone(),
+        samples: state.samples.clone(),
+    };
+    let json = serde_json::to_vec(&body).map_err(|e| io_err(&cache, e))?;
     write_atomic(&cache, &json).map_err(|e| io_err(&cache, e))
 }
+
+/// This machine, captured once per process (saving happens after every run).
+static MACHINE: std::sync::OnceLock<crate::probe::fingerprint::Fingerprint> =
+    std::sync::OnceLock::new();
 
 /// Load a saved state.
 pub fn load(dir: &Path) -> Result<State, BisectError> {
@@ -144,10 +188,65 @@ pub fn load(dir: &Path) -> Result<State, BisectError> {
     })
 }
 
-/// Samples cached for this configuration by an earlier bisection.
-pub fn cached_samples(dir: &Path, signature: &str) -> BTreeMap<String, Vec<f64>> {
-    std::fs::read_to_string(cache_file(dir, signature))
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+/// What the sample cache offered a new bisection.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub enum CacheUse {
+    /// No cache for this configuration (or `--no-cache`).
+    #[default]
+    None,
+    /// Reused: samples of this many candidates, last written this many seconds ago.
+    Reused {
+        candidates: usize,
+        samples: usize,
+        age_s: i64,
+    },
+    /// Not reused: taken on a machine that differs in these settings.
+    OtherMachine {
+        samples: usize,
+        differences: Vec<String>,
+    },
+    /// Not reused: a cache of an older tardy, without its machine or age.
+    Unknown { samples: usize },
+}
+
+/// Samples cached for this configuration by an earlier bisection on this
+/// machine, and what was done with the cache. Samples of another machine (any
+/// fingerprint difference but load and hostname) are never mixed in.
+pub fn cached_samples(dir: &Path, signature: &str) -> (BTreeMap<String, Vec<f64>>, CacheUse) {
+    let Ok(text) = std::fs::read_to_string(cache_file(dir, signature)) else {
+        return (BTreeMap::new(), CacheUse::None);
+    };
+    let count = |m: &BTreeMap<String, Vec<f64>>| m.values().map(Vec::len).sum::<usize>();
+    match serde_json::from_str::<Cache>(&text) {
+        Ok(c) if c.schema == CACHE_SCHEMA => {
+            let here = MACHINE.get_or_init(crate::probe::fingerprint::Fingerprint::capture);
+            let diff = here.differences(&c.machine);
+            if !diff.is_empty() {
+                let samples = count(&c.samples);
+                return (
+                    BTreeMap::new(),
+                    CacheUse::OtherMachine {
+                        samples,
+                        differences: diff
+                            .into_iter()
+                            .map(|(what, now, then)| format!("{what}: {then} then, {now} now"))
+                            .collect(),
+                    },
+                );
+            }
+            let used = CacheUse::Reused {
+                candidates: c.samples.len(),
+                samples: count(&c.samples),
+                age_s: (now_s() - c.saved_at).max(0),
+            };
+            (c.samples, used)
+        }
+        _ => match serde_json::from_str::<BTreeMap<String, Vec<f64>>>(&text) {
+            Ok(old) => {
+                let samples = count(&old);
+                (BTreeMap::new(), CacheUse::Unknown { samples })
+            }
+            Err(_) => (BTreeMap::new(), CacheUse::None),
+        },
+    }
 }

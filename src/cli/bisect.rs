@@ -101,6 +101,10 @@ pub struct BisectArgs {
     /// Continue an interrupted bisection (repeats no finished run).
     #[arg(long)]
     resume: bool,
+    /// Measure every candidate afresh: do not reuse samples an earlier bisection of
+    /// the same command took on this machine.
+    #[arg(long)]
+    no_cache: bool,
     /// text or json (one final document).
     #[arg(long, default_value = "text")]
     format: String,
@@ -110,9 +114,14 @@ pub struct BisectArgs {
     /// Kill a run after this many seconds (a failed run skips the candidate).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
-    /// Most runs of one candidate before its point estimate decides.
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    /// Most runs of one candidate (a step at the cap is decided by its estimate,
+    /// and the probabilities stop asking for more of it).
+    #[arg(long, value_name = "N", default_value_t = 100)]
     max_runs: usize,
+    /// Name a single culprit only when its probability reaches this (else: "one of
+    /// these N commits", each with its probability).
+    #[arg(long, value_name = "P", default_value_t = 0.95)]
+    confidence: f64,
     /// End with `tardy explain` of the culprit against its parent: where the extra
     /// time went in the run (saved as traces under the state directory).
     #[arg(long)]
@@ -292,6 +301,12 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
             "--explain-runs must be at least 1".into(),
         ));
     }
+    if !(a.confidence >= 0.5 && a.confidence < 1.0) {
+        return Err(BisectError::Input(format!(
+            "--confidence is a probability in [0.5, 1), not {}",
+            a.confidence
+        )));
+    }
     if a.max_runs < 6 {
         return Err(BisectError::Input("--max-runs must be at least 6".into()));
     }
@@ -309,6 +324,7 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         invert: a.invert,
         policy: Policy {
             max_runs: a.max_runs,
+            confidence: a.confidence,
             ..Policy::default()
         },
         seed: a.seed,
@@ -331,6 +347,11 @@ fn step_line(i: usize, s: &Step) -> String {
         Call::Unknown => "unknown",
     };
     let numbers = match &s.decision {
+        Some(d) if s.refine => format!(
+            "over good {}  (refined: {})",
+            ratio(d.vs_good, d.vs_good_ci[0], d.vs_good_ci[1]),
+            s.note.as_deref().unwrap_or("")
+        ),
         Some(d) => format!(
             "over good {}{}",
             ratio(d.vs_good, d.vs_good_ci[0], d.vs_good_ci[1]),
@@ -412,19 +433,69 @@ fn text(r: &Report, st: &state::State) -> String {
             }
         }
         (None, Some(range)) => {
-            out += "The first bad candidate is one of these (skipped candidates hide which):\n";
+            out += &format!(
+                "The culprit is one of these {} candidates (together {:.0}% likely; no single one reached {:.0}% within --max-runs{}):\n",
+                range.len(),
+                r.confidence * 100.0,
+                st.config.policy.confidence * 100.0,
+                if st.steps.iter().any(|s| s.call == Call::Skip) {
+                    ", and skipped candidates hide which"
+                } else {
+                    ""
+                }
+            );
             for l in range {
-                out += &format!("  {l}\n");
+                let p = r
+                    .probabilities
+                    .iter()
+                    .find(|p| &p.label == l)
+                    .map_or(0.0, |p| p.probability);
+                out += &format!("  {:>5.1}%  {l}\n", p * 100.0);
             }
         }
         (None, None) => {}
     }
-    out += &format!(
-        "Confidence in the culprit: >= {:.0}%. {} runs of the command in all.\n",
-        r.confidence * 100.0,
-        r.total_runs
-    );
+    if r.culprit.is_some() {
+        out += &format!(
+            "Confidence in the culprit: {:.1}% (its probability from every run taken; docs/bisect.md). {} runs of the command in all.\n",
+            r.confidence * 100.0,
+            r.total_runs
+        );
+    } else {
+        out += &format!("{} runs of the command in all.\n", r.total_runs);
+    }
     out
+}
+
+/// What the sample cache gave, in one line (None when there was none).
+fn cache_line(c: &state::CacheUse) -> Option<String> {
+    let age = |s: i64| match s {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s if s < 172_800 => format!("{} h", s / 3600),
+        s => format!("{} days", s / 86_400),
+    };
+    match c {
+        state::CacheUse::None => None,
+        state::CacheUse::Reused {
+            candidates,
+            samples,
+            age_s,
+        } => Some(format!(
+            "cache: reusing {samples} samples of {candidates} candidates an earlier bisection of this command took on this machine, last {} ago (--no-cache measures afresh)",
+            age(*age_s)
+        )),
+        state::CacheUse::OtherMachine {
+            samples,
+            differences,
+        } => Some(format!(
+            "cache: not reusing {samples} samples taken on a different machine ({})",
+            differences.join("; ")
+        )),
+        state::CacheUse::Unknown { samples } => Some(format!(
+            "cache: not reusing {samples} samples of an older tardy (their machine and age are unknown)"
+        )),
+    }
 }
 
 fn run(args: BisectArgs) -> Result<i32, BisectError> {
@@ -495,7 +566,11 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
                 dir.display()
             )));
         }
-        engine::new_state(cfg, &dir)?
+        let (st, cache) = engine::new_state(cfg, &dir, !args.no_cache)?;
+        if let Some(line) = cache_line(&cache) {
+            eprintln!("{line}");
+        }
+        st
     };
     interrupt::install();
     let tty = std::io::stderr().is_terminal();

@@ -6,12 +6,11 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use tardy::history::bisect::{bisect_argv, shell_line};
-use tardy::history::detect::{self, DetectOptions};
+use tardy::history::detect::{self, DetectOptions, Method};
 use tardy::history::import::{self, Labels};
 use tardy::render::history as view;
 use tardy::render::style::Style;
 use tardy::server::pool::Backend;
-use tardy::stats::changepoint::{self, Options};
 use tardy::store::history::{AlertState, Direction, PointFilter, Provenance, SeriesKind};
 use tardy::store::{Batch, DbError, History};
 
@@ -72,26 +71,34 @@ pub struct HistoryArgs {
 
 #[derive(Args, Clone, Debug)]
 struct CpArgs {
-    /// Points per sliding window of E-Divisive (Otava's --window).
-    #[arg(long, default_value_t = 50, value_name = "N")]
-    window: usize,
-    /// Significance level of a change point (Otava's -P/--p-value).
-    #[arg(long = "p-value", default_value_t = 0.001, value_name = "P")]
-    p_value: f64,
+    /// Probability that a series of 1,000 points of pure noise gets any false
+    /// change point (the calibrated default detector; docs/changepoints.md).
+    #[arg(long, value_name = "RATE")]
+    false_alarm_rate: Option<f64>,
+    /// Use Apache Otava 0.8's E-Divisive exactly (its p-value ignores its search:
+    /// expect false alerts on noise).
+    #[arg(long)]
+    otava: bool,
+    /// With --otava: points per sliding window (Otava's --window, default 50).
+    #[arg(long, value_name = "N")]
+    window: Option<usize>,
+    /// With --otava: significance level (Otava's -P/--p-value, default 0.001).
+    #[arg(long = "p-value", value_name = "P")]
+    p_value: Option<f64>,
     /// Drop change points whose relative change is at most this fraction (Otava's -M).
     #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
     min_magnitude: f64,
 }
 
 impl CpArgs {
-    fn options(&self) -> Result<Options, String> {
-        let o = Options {
-            window: self.window,
-            max_pvalue: self.p_value,
-            min_magnitude: self.min_magnitude,
-        };
-        o.validate().map_err(|e| e.to_string())?;
-        Ok(o)
+    fn options(&self) -> Result<Method, String> {
+        Method::from_flags(
+            self.otava,
+            self.window,
+            self.p_value,
+            self.false_alarm_rate,
+            self.min_magnitude,
+        )
     }
 }
 
@@ -177,7 +184,8 @@ fingerprint changed at the same point.",
         /// Recompute every series from scratch.
         #[arg(long)]
         full: bool,
-        /// Exit 1 when a new alert holds a regression that is not an environment change.
+        /// Exit 1 while an open alert (new or earlier, not acknowledged or
+        /// dismissed) holds a regression that is not an environment change.
         #[arg(long)]
         fail_on_regression: bool,
         #[arg(long)]
@@ -422,7 +430,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 }
             };
             let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let cps = changepoint::detect(&values, &opts).change_points;
+            let cps = opts.detect(&values);
             let segments = detect::segments(&*db, &points, &cps).map_err(err)?;
             if as_json {
                 #[derive(serde::Serialize)]
@@ -495,17 +503,51 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                         "s"
                     }
                 );
+                if report.too_short > 0 {
+                    out.push_str(&format!(
+                        "{} series {} fewer than {} points: too few for the calibrated detector to call a change yet (`--otava` tests them with Otava's t-test, at the price of false alerts on noise)\n",
+                        report.too_short,
+                        if report.too_short == 1 { "has" } else { "have" },
+                        tardy::stats::rank_cusum::MIN_POINTS
+                    ));
+                }
                 for a in &report.new_alerts {
                     out.push('\n');
                     out.push_str(&view::alert(a, 5, style()));
                 }
                 print(&out);
             }
-            let failing = report
+            if !fail_on_regression {
+                return Ok(0);
+            }
+            // Failing while a regression is open (not acknowledged or dismissed),
+            // not only in the run that found it: a CI job re-run stays red until
+            // someone looks.
+            let open: Vec<i64> = db
+                .alerts(&[AlertState::Open])
+                .map_err(err)?
+                .into_iter()
+                .filter(|a| a.environment.is_empty() && a.regressions() > 0)
+                .map(|a| a.id)
+                .collect();
+            if open.is_empty() {
+                return Ok(0);
+            }
+            let new = report
                 .new_alerts
                 .iter()
-                .any(|a| a.environment.is_empty() && a.regressions() > 0);
-            Ok(if fail_on_regression && failing { 1 } else { 0 })
+                .filter(|a| open.contains(&a.id))
+                .count();
+            eprintln!(
+                "tardy: {} open regression alert{} ({}; {new} new): `tardy history ack ID` once handled, `tardy history dismiss ID` if not a regression",
+                open.len(),
+                if open.len() == 1 { "" } else { "s" },
+                open.iter()
+                    .map(|i| format!("#{i}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            Ok(1)
         }
         HistoryCommand::Alerts {
             all,
@@ -700,7 +742,7 @@ fn import_batches(
     }
 }
 
-fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Result<i32, String> {
+fn analyze(file: &Path, time_column: &str, opts: &Method, as_json: bool) -> Result<i32, String> {
     let name = file.display().to_string();
     let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
     let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
@@ -743,14 +785,12 @@ fn analyze(file: &Path, time_column: &str, opts: &Options, as_json: bool) -> Res
         return Ok(0);
     }
     let mut out = format!(
-        "{}: {} metrics x {} points, {} change points (window {}, p {}, magnitude {})\n",
+        "{}: {} metrics x {} points, {} change points ({})\n",
         name,
         table.metrics.len(),
         table.times.len(),
         changes.len(),
-        opts.window,
-        opts.max_pvalue,
-        opts.min_magnitude
+        opts.describe()
     );
     let mut last_index = usize::MAX;
     for c in &changes {

@@ -60,7 +60,8 @@ pub struct PushArgs {
     /// Seconds per attempt.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
-    /// Exit 1 when an upload opens a regression alert.
+    /// Exit 1 while a regression alert on the uploaded series is open (new, or
+    /// earlier and not yet acknowledged or dismissed).
     #[arg(long)]
     fail_on_regression: bool,
     /// Print the server's answers as JSON.
@@ -131,6 +132,29 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
                 eprintln!(
                     "tardy: new alert: {kind} in {} series between {} and {}: {}{}",
                     a.get("series").and_then(|s| s.as_u64()).unwrap_or(0),
+                    a.get("from_commit").and_then(|s| s.as_str()).unwrap_or("?"),
+                    a.get("to_commit").and_then(|s| s.as_str()).unwrap_or("?"),
+                    url.trim_end_matches('/'),
+                    a.get("url").and_then(|s| s.as_str()).unwrap_or("")
+                );
+            }
+            let new: Vec<u64> = alerts
+                .iter()
+                .filter_map(|a| a.get("id").and_then(|i| i.as_u64()))
+                .collect();
+            let open = b
+                .get("open_regressions")
+                .and_then(|a| a.as_array())
+                .cloned()
+                .unwrap_or_default();
+            for a in &open {
+                let id = a.get("id").and_then(|i| i.as_u64()).unwrap_or(0);
+                if new.contains(&id) {
+                    continue;
+                }
+                regression = true;
+                eprintln!(
+                    "tardy: open regression alert #{id} (not acknowledged) between {} and {}: {}{}",
                     a.get("from_commit").and_then(|s| s.as_str()).unwrap_or("?"),
                     a.get("to_commit").and_then(|s| s.as_str()).unwrap_or("?"),
                     url.trim_end_matches('/'),

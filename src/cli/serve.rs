@@ -64,9 +64,16 @@ pub struct ServeArgs {
     /// (e.g. 0.02 = 2%; Otava's -M).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
     min_magnitude: f64,
-    /// Detection after uploads: significance level of a change point (Otava's -P).
-    #[arg(long = "p-value", value_name = "P", default_value_t = 0.001)]
-    p_value: f64,
+    /// Detection after uploads: probability that a series of 1,000 points of
+    /// pure noise gets any false alert (the calibrated default; docs/changepoints.md).
+    #[arg(long, value_name = "RATE")]
+    false_alarm_rate: Option<f64>,
+    /// Detection after uploads: Apache Otava 0.8's E-Divisive exactly.
+    #[arg(long)]
+    otava: bool,
+    /// With --otava: significance level of a change point (Otava's -P, default 0.001).
+    #[arg(long = "p-value", value_name = "P")]
+    p_value: Option<f64>,
 }
 
 #[derive(Args)]
@@ -133,14 +140,16 @@ fn run(args: ServeArgs) -> Result<(), String> {
             args.min_magnitude
         ));
     }
-    if !(args.p_value > 0.0 && args.p_value < 1.0) {
-        return Err(format!("--p-value must be in (0, 1), not {}", args.p_value));
-    }
-    opts.detect = (!args.no_detect).then(|| {
-        let mut d = tardy::history::detect::DetectOptions::default();
-        d.changepoint.min_magnitude = args.min_magnitude;
-        d.changepoint.max_pvalue = args.p_value;
-        d
+    let method = tardy::history::detect::Method::from_flags(
+        args.otava,
+        None,
+        args.p_value,
+        args.false_alarm_rate,
+        args.min_magnitude,
+    )?;
+    opts.detect = (!args.no_detect).then(|| tardy::history::detect::DetectOptions {
+        changepoint: method,
+        ..Default::default()
     });
     let tokens = opts.tokens.len();
     let reads = if opts.read_protected {

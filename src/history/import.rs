@@ -271,9 +271,9 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
 /// belongs to `table.metrics[k]`.
 pub fn table_change_points(
     table: &CsvTable,
-    opts: &crate::stats::changepoint::Options,
+    method: &super::detect::Method,
 ) -> Vec<Vec<crate::stats::changepoint::ChangePoint>> {
-    use crate::stats::changepoint::{detect, fill_missing};
+    use crate::stats::changepoint::fill_missing;
     let columns = table.metrics.len();
     let threads = std::thread::available_parallelism()
         .map(|n| n.get())
@@ -287,7 +287,7 @@ pub fn table_change_points(
                 for (k, slot) in chunk.iter_mut().enumerate() {
                     let mut values = table.metrics[ci * per + k].1.clone();
                     fill_missing(&mut values);
-                    *slot = detect(&values, opts).change_points;
+                    *slot = method.detect(&values);
                 }
             });
         }

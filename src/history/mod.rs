@@ -8,5 +8,6 @@
 pub mod bisect;
 pub mod detect;
 pub mod import;
+pub mod simulate;
 pub mod upload;
 pub mod view;

@@ -3,7 +3,6 @@
 //! the pages of `tardy serve` draw these.
 
 use super::detect::{self, Segment};
-use crate::stats::changepoint::{self, Options};
 use crate::store::history::{Point, PointFilter, SeriesInfo};
 use crate::store::{DbError, History};
 
@@ -25,7 +24,7 @@ fn build(
     points: Vec<Point>,
 ) -> Result<SeriesView, DbError> {
     let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-    let cps = changepoint::detect(&values, &Options::default()).change_points;
+    let cps = detect::Method::default().detect(&values);
     let segments = detect::segments(store, &points, &cps)?;
     let environment = detect::environment_boundaries(store, &points)?;
     Ok(SeriesView {
@@ -37,7 +36,7 @@ fn build(
     })
 }
 
-/// A series with its change points (E-Divisive, default options).
+/// A series with its change points (the default, calibrated detector).
 pub fn series_view(
     store: &dyn History,
     info: SeriesInfo,

@@ -307,7 +307,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
         run_id: run_id.clone(),
         kind: kind.as_str().into(),
     };
-    let (outcome, detection) = st
+    let (outcome, detection, open) = st
         .db(move |store| {
             let outcome = store.save_upload(&rec, &batches)?;
             let mut detection = None;
@@ -318,7 +318,25 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                 let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
                 detection = Some(detect(store, &names, &opts).map_err(|e| e.to_string()));
             }
-            Ok((outcome, detection))
+            // Regressions still open (not acknowledged or dismissed) in the
+            // series of this upload, new or not: what `push --fail-on-regression`
+            // fails on.
+            let open: Vec<crate::store::history::Alert> =
+                if matches!(outcome, UploadOutcome::Stored(_)) {
+                    store
+                        .alerts(&[AlertState::Open])?
+                        .into_iter()
+                        .filter(|a| {
+                            a.environment.is_empty()
+                                && a.members.iter().any(|m| {
+                                    m.regression && batches.iter().any(|b| b.spec.name == m.series)
+                                })
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+            Ok((outcome, detection, open))
         })
         .await?;
     let (status, body) = match outcome {
@@ -340,8 +358,17 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                     .collect(),
                 _ => Vec::new(),
             };
+            let open: Vec<serde_json::Value> = open
+                .iter()
+                .map(|a| {
+                    json!({"id": a.id, "kind": a.kind(), "from_commit": a.from_commit,
+                           "to_commit": a.to_commit, "series": a.members.len(),
+                           "url": format!("/alert/{}", a.id)})
+                })
+                .collect();
             let mut body = json!({"status": "stored", "run_id": run_id, "series": names,
-                                  "points": points, "alerts": alerts});
+                                  "points": points, "alerts": alerts,
+                                  "open_regressions": open});
             if let Some(Err(e)) = detection {
                 eprintln!("tardy serve: detection after upload {run_id} failed: {e}");
                 body["detection_error"] = json!(e);

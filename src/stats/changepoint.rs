@@ -249,6 +249,10 @@ fn np_mean_std(a: &[f64]) -> (f64, f64) {
 
 /// Otava's `TTestSignificanceTester.compare`: scipy's `ttest_ind_from_stats`
 /// (pooled variance) fed population standard deviations; p = 1 with two points.
+pub fn segment_stats(left: &[f64], right: &[f64]) -> Stats {
+    compare(left, right)
+}
+
 fn compare(left: &[f64], right: &[f64]) -> Stats {
     let (m1, s1) = np_mean_std(left);
     let (m2, s2) = np_mean_std(right);

@@ -29,6 +29,17 @@ pub fn z_critical(confidence: f64) -> f64 {
     }
 }
 
+/// The standard normal's quantile: the z with P(Z <= z) = p, for p in (0, 1).
+pub fn normal_quantile(p: f64) -> f64 {
+    if !(p > 0.0 && p < 1.0) {
+        return f64::NAN;
+    }
+    match Normal::new(0.0, 1.0) {
+        Ok(n) => n.inverse_cdf(p),
+        Err(_) => f64::NAN,
+    }
+}
+
 /// Two-sided p-value of a t statistic with `df` degrees of freedom.
 pub fn t_two_sided_p(t: f64, df: f64) -> f64 {
     let valid_df = df > 0.0;

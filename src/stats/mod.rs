@@ -5,7 +5,8 @@
 //! ([`ttest`], [`utest`], [`shift`], [`bootstrap`], [`ratio`]) and the engine that
 //! turns them into a verdict ([`compare`]) with power ([`power`]) and
 //! multiple-comparison control ([`multiple`]), trend detection over the run sequence
-//! ([`trend`]), outlier scores ([`outliers`]), running accumulators used by the
+//! ([`trend`]), change points over a history ([`changepoint`], Otava's exactly, and
+//! [`rank_cusum`], calibrated), outlier scores ([`outliers`]), running accumulators used by the
 //! measurement loop's stopping rule ([`running`]), the distributions they rest
 //! on ([`dist`]) and the seeded random generator ([`rng`]).
 
@@ -26,6 +27,8 @@ pub mod compare;
 pub mod ministat;
 pub mod multiple;
 pub mod power;
+pub mod rank_cusum;
+pub mod rank_cusum_null;
 pub mod shift;
 pub mod ttest;
 pub mod utest;

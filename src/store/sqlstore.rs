@@ -605,7 +605,24 @@ impl<C: Conn> History for SqlStore<C> {
             let mut test_keys: HashMap<(i64, String), i64> = HashMap::new();
             for a in alerts {
                 let env = serde_json::to_string(&a.environment).unwrap_or_else(|_| "[]".into());
-                let id = c
+                // One regression, one alert: a change already alerted on for an
+                // overlapping commit range of the same branch (by another
+                // detection run, the CLI or the server) gains these members
+                // instead of a second alert.
+                let existing = c
+                    .query_opt(
+                        "SELECT id FROM alerts WHERE project_id = ?1
+                           AND COALESCE(branch, '') = COALESCE(?2, '')
+                           AND ((from_time = ?3 AND to_time = ?4)
+                                OR (from_time < ?4 AND to_time > ?3))
+                         ORDER BY id LIMIT 1",
+                        sql_args!(project, &a.branch, a.from_time, a.to_time),
+                    )?
+                    .map(|r| r.i64(0))
+                    .transpose()?;
+                let id = match existing {
+                    Some(id) => id,
+                    None => c
                     .query_one(
                         "INSERT INTO alerts (project_id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at)
                          VALUES (?1, 'open', ?2, ?3, ?4, ?5, ?6, ?7, ?8) RETURNING id",
@@ -620,7 +637,8 @@ impl<C: Conn> History for SqlStore<C> {
                             now_s()
                         ),
                     )?
-                    .i64(0)?;
+                    .i64(0)?,
+                };
                 let mut inserted = 0;
                 for m in &a.members {
                     let test_key = match &m.test {
@@ -659,7 +677,9 @@ impl<C: Conn> History for SqlStore<C> {
                         ),
                     )?;
                 }
-                if inserted == 0 {
+                if existing.is_some() {
+                    // Not a new alert: the members (if any were new) joined it.
+                } else if inserted == 0 {
                     // Another process alerted on every one of these meanwhile.
                     c.execute("DELETE FROM alerts WHERE id = ?1", sql_args!(id))?;
                 } else {

@@ -1,0 +1,80 @@
+//! The default change-point detector keeps its stated false-alarm rate on many
+//! kinds of noise and still finds a 3-sigma step where it is: small versions of
+//! the study in docs/changepoints.md (`cargo run --release --example cp_sim`),
+//! run on the real detector. Bounds are the stated rate plus three binomial
+//! standard errors, so a calibrated detector fails them about once in 700 runs
+//! and a miscalibrated one (Otava's p-values: 40-100% of series) always.
+
+use tardy::history::simulate::{Detector, Regime, Step, false_alarm_rate, power};
+
+const TRIALS: usize = 150;
+
+fn bound(rate: f64, trials: usize) -> f64 {
+    rate + 3.0 * (rate * (1.0 - rate) / trials as f64).sqrt()
+}
+
+#[test]
+fn false_alarms_on_noise_stay_at_the_stated_rate() {
+    let cal = Detector::Calibrated(0.01);
+    for (k, regime) in [
+        Regime::Gaussian,
+        Regime::Lognormal,
+        Regime::HeavyTailed,
+        Regime::Bimodal,
+        Regime::Autocorrelated(0.5),
+        Regime::Discrete,
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // 1,000 points: at most 1% of series with any change point.
+        let rate = false_alarm_rate(regime, cal, 1000, TRIALS, 7 + k as u64);
+        assert!(
+            rate <= bound(0.01, TRIALS),
+            "{}: {:.1}% of noise series got a change point",
+            regime.name(),
+            rate * 100.0
+        );
+    }
+}
+
+#[test]
+fn otava_mode_is_still_otava_and_cries_wolf_on_noise() {
+    // The reason the default changed: at its p = 0.001 Otava's E-Divisive puts
+    // a change point in a large share of pure-noise series of 1,000 points.
+    let rate = false_alarm_rate(Regime::Gaussian, Detector::Otava, 1000, 30, 1);
+    assert!(rate > 0.2, "{rate}");
+}
+
+#[test]
+fn a_three_sigma_step_is_found_where_it_is() {
+    let cal = Detector::Calibrated(0.01);
+    for (k, regime) in [Regime::Gaussian, Regime::Lognormal, Regime::Bimodal]
+        .into_iter()
+        .enumerate()
+    {
+        // 30 points before the end of 600, and in the middle.
+        for at in [570, 300] {
+            let p = power(
+                regime,
+                cal,
+                600,
+                Step {
+                    at,
+                    len: None,
+                    size: 3.0,
+                    tolerance: 3,
+                },
+                60,
+                40 + k as u64,
+            );
+            assert!(
+                p.found >= 0.85,
+                "{} step at {at}: found in {:.0}%",
+                regime.name(),
+                p.found * 100.0
+            );
+            assert!(p.extra_per_series < 0.1, "{}", p.extra_per_series);
+        }
+    }
+}
