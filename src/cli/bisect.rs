@@ -456,9 +456,13 @@ fn text(r: &Report, st: &state::State) -> String {
         (None, None) => {}
     }
     if r.culprit.is_some() {
+        let p = if r.confidence >= 0.9995 {
+            "> 99.9%".to_string()
+        } else {
+            format!("{:.1}%", r.confidence * 100.0)
+        };
         out += &format!(
-            "Confidence in the culprit: {:.1}% (its probability from every run taken; docs/bisect.md). {} runs of the command in all.\n",
-            r.confidence * 100.0,
+            "Confidence in the culprit: {p} (its probability from this session's runs; docs/bisect.md). {} runs of the command in all.\n",
             r.total_runs
         );
     } else {
