@@ -50,7 +50,7 @@ for effect in 3 5; do
     want=$(git rev-parse HEAD~$((64 - k)))
     # tardy
     got=$("$TARDY" bisect --good HEAD~64 --bad HEAD --build 'cc -O1 loop.c -o loop' --format json -- ./loop 2>/dev/null \
-      | python3 -c "import json,sys; d=json.load(sys.stdin); print((d.get('culprit') or {}).get('commit',''), d['total_runs'])") || got="error 0"
+      | python3 -c "import json,sys; d=json.load(sys.stdin); print((d.get('culprit') or {}).get('commit') or 'no-single-culprit', d['total_runs'])") || got="error 0"
     "$TARDY" bisect reset > /dev/null 2>&1 || true
     # git bisect run + t-test: the good end's 30 runs first.
     git worktree add -q --detach "$r-base" HEAD~64 && (cd "$r-base" && cc -O1 loop.c -o loop && python3 -c "
