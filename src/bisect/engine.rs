@@ -590,6 +590,20 @@ impl Search<'_, '_> {
             .map(|(k, _)| k)
     }
 
+    /// Record a refinement step on `c` that could not run (`why`), and save.
+    fn skipped(&mut self, c: &Candidate, why: String) -> Result<(), BisectError> {
+        self.st.steps.push(Step {
+            candidate: c.key.clone(),
+            label: c.label.clone(),
+            runs: self.st.samples_of(&c.key).len(),
+            call: Call::Skip,
+            decision: None,
+            note: Some(why),
+            refine: true,
+        });
+        state::save(&self.dir, self.st)
+    }
+
     /// A batch of runs of candidate `k` (with references interleaved), recorded
     /// as a step whose call is what the probabilities say after it.
     fn refine_step(&mut self, k: usize, n: usize) -> Result<(), BisectError> {
@@ -601,17 +615,7 @@ impl Search<'_, '_> {
         let dir = match self.prepare(&c.key)? {
             Ok(d) => d,
             Err(why) => {
-                self.st.steps.push(Step {
-                    candidate: c.key.clone(),
-                    label: c.label.clone(),
-                    runs: self.st.samples_of(&c.key).len(),
-                    call: Call::Skip,
-                    decision: None,
-                    note: Some(why),
-                    refine: true,
-                });
-                state::save(&self.dir, self.st)?;
-                return Ok(());
+                return self.skipped(&c, why);
             }
         };
         let p = self.st.config.policy;
@@ -622,17 +626,7 @@ impl Search<'_, '_> {
         let mut i = 0usize;
         while self.st.samples_of(&c.key).len() < want {
             if let Err(why) = self.take(&c.key, &dir, &c.label)? {
-                self.st.steps.push(Step {
-                    candidate: c.key.clone(),
-                    label: c.label.clone(),
-                    runs: self.st.samples_of(&c.key).len(),
-                    call: Call::Skip,
-                    decision: None,
-                    note: Some(why),
-                    refine: true,
-                });
-                state::save(&self.dir, self.st)?;
-                return Ok(());
+                return self.skipped(&c, why);
             }
             i += 1;
             if i % 2 == 0 {
