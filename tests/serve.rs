@@ -166,6 +166,23 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
     );
     assert_eq!(get(&format!("{url}/series?name=nope"), &[]).status, 404);
     assert_eq!(get(&format!("{url}/series"), &[]).status, 400);
+    // tardy push --fail-on-regression fails while the regression is open, though
+    // this upload opens nothing new.
+    std::fs::write(dir.join("b30.xml"), junit(30, 18)).unwrap();
+    let out = push(&[
+        dir.join("b30.xml").to_str().unwrap(),
+        "--suite",
+        "unit",
+        "--commit",
+        "c30",
+        "--fail-on-regression",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains(&format!("open regression alert #{id} (not acknowledged)")),
+        "{err}"
+    );
     // The alert's buttons: a read token may not, a write token may.
     let form = format!("state=acknowledged&token={read}");
     let a = post(
@@ -183,6 +200,22 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
     assert_eq!(a.status, 303, "{}", a.text);
     let alert = get(&format!("{url}/api/v1/alerts/{id}"), &[]).json();
     assert_eq!(alert["state"], "acknowledged");
+    // Acknowledged: the same kind of upload passes.
+    std::fs::write(dir.join("b31.xml"), junit(31, 18)).unwrap();
+    let out = push(&[
+        dir.join("b31.xml").to_str().unwrap(),
+        "--suite",
+        "unit",
+        "--commit",
+        "c31",
+        "--fail-on-regression",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let a = post(
         &format!("{url}/api/v1/alerts/{id}/reopen"),
         &[("Authorization", &auth)],
