@@ -90,14 +90,13 @@ impl Method {
             return Ok(Method::Otava(o));
         }
         if window.is_some() || p_value.is_some() {
+            let flag = if window.is_some() {
+                "--window"
+            } else {
+                "--p-value"
+            };
             return Err(format!(
-                "{} {} Otava's: add --otava for Otava's E-Divisive (whose p-value ignores its search, so it raises false alerts on noise); the default detector takes --false-alarm-rate",
-                if window.is_some() {
-                    "--window"
-                } else {
-                    "--p-value"
-                },
-                "is"
+                "{flag} is Otava's: add --otava for Otava's E-Divisive (whose p-value ignores its search, so it raises false alerts on noise); the default detector takes --false-alarm-rate"
             ));
         }
         let o = rank_cusum::Options {

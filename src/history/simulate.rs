@@ -156,15 +156,7 @@ pub fn false_alarm_rate(
     trials: usize,
     seed: u64,
 ) -> f64 {
-    let mut rng = SplitMix64::new(seed);
-    let hits = (0..trials)
-        .filter(|_| {
-            !detector
-                .indices(&series(regime, n, None, &mut rng))
-                .is_empty()
-        })
-        .count();
-    hits as f64 / trials.max(1) as f64
+    sequential_false_alarm_rate(regime, detector, n, n, 1, trials, seed)
 }
 
 /// A noise series checked after every `every` new points from `start` to `n`,

@@ -121,38 +121,11 @@ pub fn seeded_intervals(n: usize) -> Vec<(usize, usize)> {
 }
 
 /// The maximum of the standardised rank CUSUM of `x` over the splits
-/// `EDGE..=n-EDGE` (a split k: the first k points against the rest), and
-/// where it is. `scratch` is reused between calls.
-pub fn max_rank_cusum(
-    x: &[f64],
-    scratch: &mut Vec<(f64, usize)>,
-    ranks: &mut Vec<f64>,
-) -> (f64, usize) {
-    let n = x.len();
-    if n < 2 * EDGE {
-        return (0.0, 0);
-    }
-    scratch.clear();
-    scratch.extend(x.iter().copied().enumerate().map(|(i, v)| (v, i)));
-    scratch.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-    ranks.clear();
-    ranks.resize(n, 0.0);
-    let mut ties = 0.0;
-    let mut i = 0;
-    while i < n {
-        let mut j = i + 1;
-        while j < n && scratch[j].0 == scratch[i].0 {
-            j += 1;
-        }
-        let mid = (i + j + 1) as f64 / 2.0;
-        for s in &scratch[i..j] {
-            ranks[s.1] = mid;
-        }
-        let t = (j - i) as f64;
-        ties += t * t * t - t;
-        i = j;
-    }
-    cusum_max(ranks, ties)
+/// `EDGE..=n-EDGE` (a split k: the first k points against the rest: the
+/// Mann-Whitney statistic with mid-ranks and tie-corrected variance), and where
+/// it is.
+pub fn max_rank_cusum(x: &[f64]) -> (f64, usize) {
+    max_rank_cusum_dense(&dense_ranks(x), &mut Vec::new(), &mut Vec::new())
 }
 
 /// Dense ranks of `x` (equal values share one), the form every interval's
@@ -487,29 +460,63 @@ mod tests {
         let x: Vec<f64> = (0..40)
             .map(|i| ((i * 7) % 40) as f64 * 1e-3 + if i < 25 { 0.0 } else { 5.0 })
             .collect();
-        let (z, k) = max_rank_cusum(&x, &mut Vec::new(), &mut Vec::new());
+        let (z, k) = max_rank_cusum(&x);
         assert_eq!(k, 25);
         // Complete separation: z = sqrt(3 k (n-k) / (n+1)).
         let want = (3.0 * 25.0 * 15.0 / 41.0f64).sqrt();
         assert!((z - want).abs() < 1e-9, "{z} {want}");
         // Constant data: no statistic.
-        assert_eq!(
-            max_rank_cusum(&[1.0; 30], &mut Vec::new(), &mut Vec::new()).0,
-            0.0
-        );
+        assert_eq!(max_rank_cusum(&[1.0; 30]).0, 0.0);
+    }
+
+    /// Mid-ranks by counting, the tie-corrected variance and every split's
+    /// standardised sum, the slow obvious way.
+    fn brute(x: &[f64]) -> (f64, usize) {
+        let n = x.len();
+        let nf = n as f64;
+        let rank = |v: f64| {
+            let below = x.iter().filter(|&&y| y < v).count() as f64;
+            let equal = x.iter().filter(|&&y| y == v).count() as f64;
+            below + (equal + 1.0) / 2.0
+        };
+        let ties: f64 = x
+            .iter()
+            .map(|&v| {
+                let t = x.iter().filter(|&&y| y == v).count() as f64;
+                // t²-1 for each member: t³-t per tie group.
+                t * t - 1.0
+            })
+            .sum();
+        let c = ((nf + 1.0) - ties / (nf * (nf - 1.0))) / 12.0;
+        let mut best = (0.0, 0);
+        for k in EDGE..=n - EDGE {
+            let s: f64 = x[..k].iter().map(|&v| rank(v) - (nf + 1.0) / 2.0).sum();
+            let kk = k as f64;
+            let z = s.abs() / (kk * (nf - kk) * c).sqrt();
+            if z > best.0 + 1e-12 {
+                best = (z, k);
+            }
+        }
+        best
     }
 
     #[test]
-    fn the_dense_rank_path_equals_the_plain_one() {
+    fn the_rank_cusum_equals_the_textbook_statistic() {
         let mut rng = SplitMix64::new(5);
-        // Values with many ties, as coarse timers give.
-        let x: Vec<f64> = (0..300).map(|_| (rng.normal() * 3.0).round()).collect();
-        let d = dense_ranks(&x);
-        for (s, e) in seeded_intervals(x.len()) {
-            let a = max_rank_cusum(&x[s..e], &mut Vec::new(), &mut Vec::new());
-            let b = max_rank_cusum_dense(&d[s..e], &mut Vec::new(), &mut Vec::new());
-            assert_eq!(a.1, b.1, "{s}..{e}");
-            assert!((a.0 - b.0).abs() < 1e-12, "{s}..{e}: {a:?} {b:?}");
+        // Values with many ties, as coarse timers give, and without.
+        for coarse in [true, false] {
+            let x: Vec<f64> = (0..120)
+                .map(|i| {
+                    let v = rng.normal() * 3.0 + if i >= 70 { 2.0 } else { 0.0 };
+                    if coarse { v.round() } else { v }
+                })
+                .collect();
+            for (s, e) in seeded_intervals(x.len()) {
+                let a = max_rank_cusum(&x[s..e]);
+                let b = brute(&x[s..e]);
+                assert!((a.0 - b.0).abs() < 1e-9, "{s}..{e}: {a:?} {b:?}");
+                assert_eq!(a.1, b.1, "{s}..{e}");
+            }
         }
     }
 
