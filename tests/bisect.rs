@@ -339,9 +339,19 @@ fn bad_input_is_one_line_and_exit_2() {
         "{e}"
     );
     // No regression between two commits with the same run time: it says so, exit 1.
+    // (--threshold 50%: a false "it reproduces" is then impossible, not just rare.)
     let out = tardy(d.path())
         .args([
-            "bisect", "--good", &h[0], "--bad", &h[1], "--", "sh", "run.sh",
+            "bisect",
+            "--good",
+            &h[0],
+            "--bad",
+            &h[1],
+            "--threshold",
+            "50%",
+            "--",
+            "sh",
+            "run.sh",
         ])
         .output()
         .unwrap();
@@ -514,6 +524,8 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
             &h[0],
             "--bad",
             &h[2],
+            "--threshold",
+            "50%",
             "--explain",
             "--",
             "sh",
@@ -536,6 +548,8 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
             &h[0],
             "--bad",
             &h[2],
+            "--threshold",
+            "50%",
             "--no-cache",
             "--",
             "sh",

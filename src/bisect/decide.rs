@@ -2,9 +2,11 @@
 //! error rates are in docs/bisect.md):
 //!
 //! - **Endpoints**: good and bad are measured interleaved in rounds; after each batch
-//!   the stats engine compares them (Mann-Whitney U, Hodges-Lehmann ratio at 95%). The
-//!   regression is confirmed when bad is significantly slower; after a cap of rounds
-//!   without that, it does not reproduce.
+//!   the stats engine compares them (Mann-Whitney U, Hodges-Lehmann ratio). The
+//!   regression is confirmed when bad is significantly slower at 95% over all the
+//!   looks together (each look at 1 - 0.05/looks, Bonferroni) and by at least the
+//!   smallest regression worth bisecting (`--threshold`, else 1%); after a cap of
+//!   rounds without that, it does not reproduce.
 //! - **Boundary**: a candidate is bad when it is slower than good by more than the
 //!   threshold `m` (default: half the measured regression, `m = sqrt(bad/good)`).
 //! - **Steps** (sequential): the candidate runs one sample at a time, with one
@@ -87,15 +89,27 @@ pub struct Endpoints {
     pub runs: [usize; 2],
 }
 
-/// Compare the endpoints (95%).
-pub fn endpoints(good: &[f64], bad: &[f64]) -> Option<Endpoints> {
-    let e = engine::compare(good, bad, &options(0.95)).ok()?;
+/// The smallest regression bisected when no `--threshold` is given: two builds of the
+/// same code often differ by a fraction of a percent (paths, layout, page cache).
+pub const MIN_REGRESSION: f64 = 0.01;
+
+/// Compare the endpoints at one of `looks` looks: significant at 95% over all looks
+/// (Bonferroni), and slower by at least `threshold` (default [`MIN_REGRESSION`]).
+pub fn endpoints(
+    good: &[f64],
+    bad: &[f64],
+    looks: usize,
+    threshold: Option<f64>,
+) -> Option<Endpoints> {
+    let confidence = 1.0 - 0.05 / looks.max(1) as f64;
+    let e = engine::compare(good, bad, &options(confidence)).ok()?;
+    let min_ratio = 1.0 + threshold.unwrap_or(MIN_REGRESSION);
     Some(Endpoints {
         ratio: e.ratio,
         ci_low: e.ci_low,
         ci_high: e.ci_high,
         p_value: e.p_value,
-        reproduced: e.verdict == Verdict::Slower,
+        reproduced: e.verdict == Verdict::Slower && e.ratio >= min_ratio,
         runs: [good.len(), bad.len()],
     })
 }
@@ -240,6 +254,34 @@ mod tests {
     }
 
     #[test]
+    fn identical_endpoints_rarely_reproduce_over_three_looks() {
+        // The same build at both ends, looked at after 10, 20 and 30 rounds as the
+        // engine does: a false "it reproduces" at most 2.5% of the time (one-sided
+        // half of 5%, Bonferroni over the looks), plus the binomial spread of 2000
+        // trials. A bias of half a percent, well measured, is below the 1% floor.
+        let mut rng = SplitMix64::new(11);
+        let trials = 2000;
+        let mut false_alarms = 0;
+        for _ in 0..trials {
+            let g = noisy(&mut rng, 1.0, 30, 0.05);
+            let b = noisy(&mut rng, 1.0, 30, 0.05);
+            if [10, 20, 30]
+                .iter()
+                .any(|&n| endpoints(&g[..n], &b[..n], 3, None).unwrap().reproduced)
+            {
+                false_alarms += 1;
+            }
+        }
+        let rate = false_alarms as f64 / trials as f64;
+        assert!(rate <= 0.035, "{rate}");
+        let g = noisy(&mut rng, 1.0, 30, 0.001);
+        let b = noisy(&mut rng, 1.005, 30, 0.001);
+        let e = endpoints(&g, &b, 3, None).unwrap();
+        assert!(e.p_value < 1e-6 && !e.reproduced, "{e:?}");
+        assert!(endpoints(&g, &b, 3, Some(0.002)).unwrap().reproduced);
+    }
+
+    #[test]
     fn clear_cases_are_called_at_the_first_batch() {
         let mut rng = SplitMix64::new(7);
         let p = Policy::default();
@@ -255,8 +297,10 @@ mod tests {
             classify(&good, &g, &b, None, &p, false).unwrap().call,
             Call::Good
         );
-        let e = endpoints(&g, &b).unwrap();
+        let e = endpoints(&g, &b, 3, None).unwrap();
         assert!(e.reproduced && (e.ratio - 1.2).abs() < 0.03);
+        // A 20% regression is not one of at least 30%.
+        assert!(!endpoints(&g, &b, 3, Some(0.3)).unwrap().reproduced);
         assert!((boundary(None, 1.21) - 1.1).abs() < 1e-12);
         assert_eq!(boundary(Some(0.05), 1.5), 1.05);
     }

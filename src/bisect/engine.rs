@@ -410,11 +410,14 @@ impl Search<'_, '_> {
             }
             let g = self.fresh(&self.st.candidates[0].key.clone());
             let b = self.fresh(&self.st.candidates[last].key.clone());
-            let e = decide::endpoints(&g, &b).ok_or_else(|| {
-                BisectError::Input(
-                    "the endpoints' samples cannot be compared (zero or non-finite values)".into(),
-                )
-            })?;
+            let looks = p.endpoint_max.div_ceil(p.endpoint_batch.max(1));
+            let e =
+                decide::endpoints(&g, &b, looks, self.st.config.threshold).ok_or_else(|| {
+                    BisectError::Input(
+                        "the endpoints' samples cannot be compared (zero or non-finite values)"
+                            .into(),
+                    )
+                })?;
             if e.reproduced || target >= p.endpoint_max {
                 self.st.endpoints = Some(e.clone());
                 state::save(&self.dir, self.st)?;
