@@ -166,6 +166,10 @@ pub struct Run {
     /// a signal, or a timeout). Failed runs are excluded from statistics
     /// unless `include_failures_in_stats`.
     pub failed: bool,
+    /// Processes the run left behind after the command exited (killed unless
+    /// `--keep-stragglers`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stragglers: Vec<crate::measure::stragglers::Straggler>,
 }
 
 impl Run {
@@ -236,6 +240,14 @@ pub enum Warning {
     },
     /// The precision target was not reached before a limit.
     PrecisionNotReached { achieved: f64, target: f64 },
+    /// Runs left processes behind after the command exited.
+    Stragglers {
+        runs: u64,
+        processes: u64,
+        /// The first one: "sleep, pid 4242".
+        example: String,
+        killed: bool,
+    },
 }
 
 /// The shell start-up cost measured before the session.

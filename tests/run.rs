@@ -564,3 +564,83 @@ fn a_drift_over_the_session_is_reported() {
     // (That steady data raises no trend is tested on fixed data in stats::trend:
     // on a real machine a 1% false alarm rate would make this test flaky.)
 }
+
+/// Whether a process with exactly this command line is alive.
+fn alive(cmdline: &str) -> bool {
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        std::fs::read(e.path().join("cmdline"))
+            .map(|c| {
+                c.split(|&b| b == 0)
+                    .filter(|s| !s.is_empty())
+                    .collect::<Vec<_>>()
+                    .join(&b' ')
+                    == cmdline.as_bytes()
+            })
+            .unwrap_or(false)
+    })
+}
+
+#[test]
+fn a_run_ends_when_its_command_exits_and_what_it_left_behind_is_killed() {
+    // A daemon forked into the background keeps the output pipe open: the run still
+    // ends when the shell exits (not 7 s later), is not timed out by --timeout 4,
+    // and the daemon is named and killed, as is a setsid grandchild that left the
+    // process group.
+    for (script, sleeper) in [
+        ("(sleep 7.123 &); echo hi", "sleep 7.123"),
+        ("setsid sleep 7.321 & echo hi", "sleep 7.321"),
+    ] {
+        let started = Instant::now();
+        let r = run_json(&[
+            "--output",
+            "pipe",
+            "--timeout",
+            "4",
+            "--runs",
+            "2",
+            "--warmup",
+            "0",
+            "--",
+            "sh",
+            "-c",
+            script,
+        ]);
+        assert!(started.elapsed() < Duration::from_secs(6), "{script}");
+        let b = &r["benchmarks"][0];
+        for run in measured(b) {
+            assert_eq!(run["timed_out"], false, "{script}: {run}");
+            assert!(
+                run["wall_ns"].as_u64().unwrap() < 3_000_000_000,
+                "{script}: {run}"
+            );
+            let s = run["stragglers"].as_array().unwrap();
+            assert!(
+                !s.is_empty() && s.iter().all(|p| p["killed"] == true),
+                "{script}: {run}"
+            );
+        }
+        let w = &b["warnings"].as_array().unwrap();
+        assert!(
+            w.iter()
+                .any(|w| w["kind"] == "stragglers" && w["runs"] == 2),
+            "{script}: {w:?}"
+        );
+        assert!(!alive(sleeper), "{sleeper} outlived tardy");
+    }
+    // --keep-stragglers leaves it alive, reported once.
+    let r = run_json(&[
+        "--keep-stragglers",
+        "--runs",
+        "2",
+        "--warmup",
+        "0",
+        "--",
+        "sh",
+        "-c",
+        "setsid sleep 3.217 & echo",
+    ]);
+    let w = &r["benchmarks"][0]["warnings"][0];
+    assert_eq!(w["kind"], "stragglers", "{w}");
+    assert_eq!(w["killed"], false);
+    assert!(alive("sleep 3.217"));
+}

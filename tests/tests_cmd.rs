@@ -298,3 +298,38 @@ fn every_file_of_the_bad_corpus_is_one_clear_line() {
     let v = json(&["tests", "show", data("entity-bomb.xml").to_str().unwrap()]);
     assert!(v["slowest_tests"].to_string().contains("&lol9;"), "{v}");
 }
+
+#[test]
+fn deep_nesting_is_refused_at_a_documented_depth() {
+    // 100k nested <testsuite> elements cost the reader quadratic time before; now
+    // it stops at the 257th level with the place, and 200 levels still read.
+    let d = tempfile::tempdir().unwrap();
+    let nest = |levels: usize| {
+        let mut s = String::from("<?xml version=\"1.0\"?>\n");
+        for i in 0..levels {
+            s += &format!("<testsuite name=\"s{i}\">");
+        }
+        s += "<testcase name=\"t\" classname=\"c\" time=\"0.5\"/>";
+        for _ in 0..levels {
+            s += "</testsuite>";
+        }
+        s
+    };
+    let deep = d.path().join("deep.xml");
+    std::fs::write(&deep, nest(100_000)).unwrap();
+    let out = tardy()
+        .args(["tests", "show", deep.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("nests elements more than 256 deep") && err.contains("line 2"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let ok = d.path().join("ok.xml");
+    std::fs::write(&ok, nest(200)).unwrap();
+    let r = json(&["tests", "show", ok.to_str().unwrap()]);
+    assert_eq!(r["tests"], 1, "{r}");
+}

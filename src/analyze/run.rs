@@ -29,6 +29,7 @@ pub fn finalize(results: &mut Results) {
         b.summary = stats::summarize(&times, confidence);
         b.resources = resources(&counted, counts, shell_cpu);
         b.warnings = diag::excluded_runs(counts, include).into_iter().collect();
+        b.warnings.extend(diag::stragglers(&b.runs));
         if let Some(s) = &b.summary {
             b.warnings.extend(diag::timing_warnings(&times, s, floor));
             b.warnings

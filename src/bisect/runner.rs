@@ -121,6 +121,7 @@ fn run_once(
         cwd: Some(dir.to_path_buf()),
         input: None,
         timeout: cfg.timeout_s.map(Duration::from_secs_f64),
+        keep_stragglers: false,
     };
     let capture = matches!(cfg.metric, Metric::Regex { .. });
     let out_file = if capture {

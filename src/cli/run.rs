@@ -107,6 +107,11 @@ pub struct RunArgs {
     /// Kill a run (its whole process group) after this many seconds; it is recorded as timed out.
     #[arg(long, value_name = "SECS", help_heading = "Execution")]
     timeout: Option<f64>,
+    /// Leave alive the processes a run leaves behind after its command exits (a daemon
+    /// forked into the background, a setsid grandchild). By default tardy kills them
+    /// and names them in a warning: the run ends when the command exits.
+    #[arg(long, help_heading = "Execution")]
+    keep_stragglers: bool,
     /// Keep measuring when runs fail: all non-zero exits, or only the listed codes (-i=1,2).
     /// Failed runs are kept in the data, marked, and left out of the statistics.
     #[arg(short = 'i', long, num_args = 0..=1, require_equals = true, default_missing_value = "all-non-zero",
@@ -520,6 +525,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                 cwd: args.cwd.clone(),
                 input: args.input.clone(),
                 timeout,
+                keep_stragglers: args.keep_stragglers,
             },
             runs: args.runs,
             min_runs: args.min_runs.max(1),

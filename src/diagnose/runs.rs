@@ -1,6 +1,6 @@
 //! Warnings about one command's runs, each with the numbers behind it.
 
-use crate::model::{RunCounts, StopReason, Warning};
+use crate::model::{Run, RunCounts, StopReason, Warning};
 use crate::stats::Summary;
 use crate::stats::outliers::{EXTREME, OUTLIER, modified_z_scores};
 use crate::stats::trend::mann_kendall;
@@ -23,6 +23,18 @@ pub fn excluded_runs(counts: RunCounts, include_failures: bool) -> Option<Warnin
             runs: counts.measured,
         },
     )
+}
+
+/// Runs that left processes behind after the command exited.
+pub fn stragglers(runs: &[Run]) -> Option<Warning> {
+    let with: Vec<&Run> = runs.iter().filter(|r| !r.stragglers.is_empty()).collect();
+    let first = with.first()?.stragglers.first()?;
+    Some(Warning::Stragglers {
+        runs: with.len() as u64,
+        processes: with.iter().map(|r| r.stragglers.len() as u64).sum(),
+        example: format!("{}, pid {}", first.comm, first.pid),
+        killed: with.iter().all(|r| r.stragglers.iter().all(|s| s.killed)),
+    })
 }
 
 /// Warnings about the counted times (`times_s`, in run order) of a command.

@@ -15,5 +15,6 @@ pub mod interrupt;
 pub mod plan;
 pub mod session;
 pub mod spawn;
+pub mod stragglers;
 
 pub use error::MeasureError;

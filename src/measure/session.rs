@@ -220,6 +220,8 @@ pub fn run(
                 let mut opts = cfg.exec.clone();
                 opts.timeout = None;
                 opts.input = None;
+                // A setup may start a server for the runs: leave what it starts alone.
+                opts.keep_stragglers = true;
                 hooks[i] = Some(Executor::new(
                     &exec_display(exec),
                     exec,
@@ -642,6 +644,7 @@ impl Session<'_> {
             signal: o.signal,
             timed_out: o.timed_out,
             failed,
+            stragglers: slot.executor.take_stragglers(),
         };
         self.seq += 1;
         slot.executions += 1;

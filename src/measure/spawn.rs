@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::error::MeasureError;
 use super::interrupt;
+use super::stragglers::{self, Straggler};
 use crate::model::Exec;
 
 /// Where a command's stdout and stderr go.
@@ -56,6 +57,8 @@ pub struct ExecOptions {
     pub cwd: Option<PathBuf>,
     pub input: Option<PathBuf>,
     pub timeout: Option<Duration>,
+    /// Leave processes a run left behind alive (they are killed by default).
+    pub keep_stragglers: bool,
 }
 
 /// What one run did.
@@ -104,6 +107,11 @@ pub struct Executor {
     input: Option<File>,
     output: OutputMode,
     timeout: Option<Duration>,
+    keep_stragglers: bool,
+    /// What the last run left behind.
+    stragglers: Vec<Straggler>,
+    /// Stragglers left alive and already reported (not counted again).
+    kept: std::collections::HashSet<i32>,
 }
 
 impl Executor {
@@ -130,6 +138,7 @@ impl Executor {
             }
         };
         cmd.process_group(0);
+        stragglers::become_subreaper();
         for (k, v) in &opts.env {
             cmd.env(k, v);
         }
@@ -157,6 +166,9 @@ impl Executor {
             input,
             output: output.clone(),
             timeout: opts.timeout,
+            keep_stragglers: opts.keep_stragglers,
+            stragglers: Vec::new(),
+            kept: Default::default(),
         };
         executor.set_output(output_file)?;
         Ok(executor)
@@ -185,6 +197,11 @@ impl Executor {
     /// The command as named in messages.
     pub fn display(&self) -> &str {
         &self.display
+    }
+
+    /// The processes the last run left behind (killed unless `keep_stragglers`).
+    pub fn take_stragglers(&mut self) -> Vec<Straggler> {
+        std::mem::take(&mut self.stragglers)
     }
 
     /// Run once. With `capture_stderr`, stderr goes to that file for this run
@@ -245,6 +262,11 @@ impl Executor {
         // --- timed window ends ---
         interrupt::set_child_group(0);
         drop(child);
+        self.stragglers = stragglers::sweep(pid, self.keep_stragglers);
+        if self.keep_stragglers {
+            let kept = &mut self.kept;
+            self.stragglers.retain(|s| kept.insert(s.pid));
+        }
         let (status, ru, wait_timed_out) = waited.map_err(|source| MeasureError::Wait {
             command: self.display.clone(),
             source,
@@ -310,11 +332,15 @@ fn remaining_ms(deadline: Instant) -> libc::c_int {
     left.as_micros().div_ceil(1000).min(i32::MAX as u128) as libc::c_int
 }
 
-/// Read and discard both pipes until EOF. Returns true when the deadline
-/// passed first (the group is then killed).
+/// Read and discard both pipes until the command exits (or both reach EOF).
+/// Returns true when the deadline passed first (the group is then killed).
+///
+/// The run ends when the command exits, not when its pipes close: a daemon it
+/// forked may hold them open for as long as it lives (`(sleep 3 &); echo hi`).
 fn drain(mut fds: [libc::c_int; 2], deadline: Option<Instant>, pid: libc::pid_t) -> bool {
+    let pidfd = pidfd_open(pid);
     let mut buf = [0u8; 16 * 1024];
-    loop {
+    let result = loop {
         let mut polls = [
             libc::pollfd {
                 fd: fds[0],
@@ -326,25 +352,30 @@ fn drain(mut fds: [libc::c_int; 2], deadline: Option<Instant>, pid: libc::pid_t)
                 events: libc::POLLIN,
                 revents: 0,
             },
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
         ];
         if fds.iter().all(|&fd| fd < 0) {
-            return false;
+            break false;
         }
         let timeout = deadline.map_or(-1, remaining_ms);
         if deadline.is_some() && timeout == 0 {
             kill_group(pid);
-            return true;
+            break true;
         }
-        // SAFETY: polls is a valid array of 2 pollfd; negative fds are ignored.
-        let rc = unsafe { libc::poll(polls.as_mut_ptr(), 2, timeout) };
+        // SAFETY: polls is a valid array of 3 pollfd; negative fds are ignored.
+        let rc = unsafe { libc::poll(polls.as_mut_ptr(), 3, timeout) };
         if rc < 0 {
             if last_errno().kind() == std::io::ErrorKind::Interrupted {
                 interrupt::forward_to(pid);
                 continue;
             }
-            return false;
+            break false;
         }
-        for (i, p) in polls.iter().enumerate() {
+        for (i, p) in polls[..2].iter().enumerate() {
             if p.fd >= 0 && p.revents != 0 {
                 // SAFETY: buf is valid for buf.len() bytes.
                 let n = unsafe { libc::read(p.fd, buf.as_mut_ptr().cast(), buf.len()) };
@@ -353,6 +384,30 @@ fn drain(mut fds: [libc::c_int; 2], deadline: Option<Instant>, pid: libc::pid_t)
                 }
             }
         }
+        if polls[2].fd >= 0 && polls[2].revents != 0 {
+            // The command exited; what is still in the pipes is discarded with them.
+            break false;
+        }
+    };
+    if pidfd >= 0 {
+        // SAFETY: pidfd is ours to close.
+        unsafe { libc::close(pidfd) };
+    }
+    result
+}
+
+/// A pidfd for `pid` (readable once it exits), or -1 where there is none.
+fn pidfd_open(pid: libc::pid_t) -> libc::c_int {
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
+        let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        fd.max(-1)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = pid;
+        -1
     }
 }
 
@@ -385,10 +440,8 @@ fn wait_for(pid: libc::pid_t, deadline: Option<Instant>) -> std::io::Result<Wait
 /// Block until `pid` exits or `deadline` passes; at the deadline kill its
 /// group and return true. The child is left for the caller to reap.
 fn wait_until(pid: libc::pid_t, deadline: Instant) -> std::io::Result<bool> {
-    #[cfg(target_os = "linux")]
     {
-        // SAFETY: pidfd_open takes a pid and flags and returns a new fd or -1.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as libc::c_int;
+        let pidfd = pidfd_open(pid);
         if pidfd >= 0 {
             let result = loop {
                 let timeout = remaining_ms(deadline);

@@ -158,6 +158,19 @@ fn warnings(b: &Benchmark, style: Style) -> String {
                 percent(*achieved),
                 percent(*target)
             ),
+            Warning::Stragglers {
+                runs,
+                processes,
+                example,
+                killed,
+            } => format!(
+                "{runs} run(s) left {processes} process(es) behind after the command exited (first: {example}); {}; a run ends when the command exits, so they were not timed",
+                if *killed {
+                    "tardy killed them (--keep-stragglers leaves them alive)"
+                } else {
+                    "left alive (--keep-stragglers)"
+                }
+            ),
         };
         out.push_str(&format!("  {} {text}\n", style.yellow("Warning:")));
     }

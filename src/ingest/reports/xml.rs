@@ -104,6 +104,11 @@ fn attr(list: &[Attribute], key: &str, lenient: bool) -> Result<Option<String>, 
     Ok(v.map(Cow::into_owned))
 }
 
+/// The deepest element nesting read. Real reports nest a few levels (NUnit's
+/// namespaces and fixtures perhaps a few dozen); without a cap, 100k nested suites
+/// cost seconds of CPU in the suite-path bookkeeping before any error.
+pub const MAX_DEPTH: usize = 256;
+
 struct Parser<'a> {
     name: &'a str,
     dialect: Option<Dialect>,
@@ -636,6 +641,16 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
                 })?;
                 if !empty {
                     depth += 1;
+                    if depth > MAX_DEPTH {
+                        return Err(IngestError::at(
+                            name,
+                            None,
+                            format!(
+                                "nests elements more than {MAX_DEPTH} deep (at {}); no test report does, and tardy reads no deeper",
+                                place(start)
+                            ),
+                        ));
+                    }
                 }
                 p.element(e, &list, empty, report).map_err(|m| {
                     if m.starts_with("is not") {
