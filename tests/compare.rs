@@ -637,3 +637,49 @@ fn a_single_run_row_borrows_the_runs_needed_from_rows_with_a_spread() {
         "{enc}"
     );
 }
+
+#[test]
+fn wrong_kinds_and_impossible_values_are_refused_from_the_first_bytes() {
+    let d = tempfile::tempdir().unwrap();
+    let good = write_numbers(d.path(), "good.txt", 1.0, 10);
+    let refuse = |file: &Path, needle: &str| {
+        let out = tardy()
+            .args(["compare", file.to_str().unwrap(), good.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(err.contains(needle), "{needle}: {err}");
+    };
+    let p = d.path().join("binary.dat");
+    std::fs::write(&p, [0u8, 159, 146, 150, 0, 1]).unwrap();
+    refuse(&p, "is binary data, not text");
+    refuse(&common::data("reports/gtest.xml"), "is a test report");
+    let p = d.path().join("neg.json");
+    std::fs::write(
+        &p,
+        r#"{"results": [{"command": "x", "mean": 1, "times": [0.5, -0.2, 0.4]}]}"#,
+    )
+    .unwrap();
+    refuse(&p, "negative time");
+    let p = d.path().join("neg.txt");
+    std::fs::write(&p, "BenchmarkX-8  100  -12 ns/op\n").unwrap();
+    refuse(&p, "negative ns/op");
+    // A byte-order mark is read past.
+    let p = d.path().join("bom.json");
+    std::fs::write(
+        &p,
+        "\u{feff}{\"results\": [{\"command\": \"x\", \"mean\": 1, \"times\": [0.5, 0.6, 0.4]}]}",
+    )
+    .unwrap();
+    let out = tardy()
+        .args(["compare", p.to_str().unwrap(), p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

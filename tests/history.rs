@@ -792,3 +792,64 @@ fn the_history_commands_work_on_postgres_too() {
     assert_eq!(list[0]["points"], 1);
     assert!(!d.join(".tardy").exists(), "no SQLite file was made");
 }
+
+#[test]
+fn import_tells_every_kind_apart_from_its_first_bytes() {
+    // One detection routine for every reader: `go test -json`, a gzipped TRX and a
+    // results file with a byte-order mark are what `tests show` and `compare` read
+    // them as; a header-only CSV, junk and an empty file are refused, never an
+    // empty series with exit 0.
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let reports = common::data("reports");
+    std::fs::copy(reports.join("go-test.json"), d.join("go.json")).unwrap();
+    let trx = std::fs::read(reports.join("vstest.trx")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&trx).unwrap();
+    std::fs::write(d.join("results.gz"), gz.finish().unwrap()).unwrap();
+    let out = common::cmd()
+        .current_dir(d)
+        .args([
+            "run",
+            "--runs",
+            "3",
+            "--warmup",
+            "0",
+            "--export-json",
+            "r.json",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut bom = b"\xEF\xBB\xBF".to_vec();
+    bom.extend(std::fs::read(d.join("r.json")).unwrap());
+    std::fs::write(d.join("bom.json"), bom).unwrap();
+    run_ok(d, &["import", "go.json", "--series", "go-suite"]);
+    run_ok(d, &["import", "results.gz", "--series", "dotnet-suite"]);
+    run_ok(d, &["import", "bom.json", "--series", "bom"]);
+    let list = json(d, &["list", "--json"]);
+    let names: Vec<&str> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    for want in ["go-suite", "dotnet-suite"] {
+        assert!(names.contains(&want), "{want}: {names:?}");
+    }
+    assert!(names.iter().any(|n| n.starts_with("bom")), "{names:?}");
+    std::fs::write(d.join("header.csv"), "time,commit,latency\n").unwrap();
+    fails_with(d, &["import", "header.csv"], "has a header but no rows");
+    std::fs::write(d.join("junk.dat"), [0u8, 1, 2, 3, 255, 254]).unwrap();
+    fails_with(d, &["import", "junk.dat"], "is binary data, not text");
+    std::fs::write(d.join("empty.json"), "").unwrap();
+    fails_with(d, &["import", "empty.json"], "is empty");
+    std::fs::write(
+        d.join("far.csv"),
+        "time,latency\n99999999999999999999,1.5\n",
+    )
+    .unwrap();
+    fails_with(d, &["import", "far.csv"], "is not a time");
+}

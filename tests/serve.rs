@@ -817,3 +817,48 @@ fn a_minimum_magnitude_keeps_small_wobbles_out_of_the_alerts() {
         "--min-magnitude",
     );
 }
+
+#[test]
+fn bad_values_and_deep_nesting_are_refused_or_warned_never_dropped_silently() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let w = bearer(&write);
+    let url = format!("{}/api/v1/tests?suite=unit&commit=c1", s.url);
+    let case = |n: &str, t: &str| format!("<testcase classname=\"c\" name=\"{n}\" time=\"{t}\"/>");
+    let all_bad: String = ["-5", "NaN", "inf", "1e309"]
+        .iter()
+        .enumerate()
+        .map(|(i, t)| case(&format!("t{i}"), t))
+        .collect();
+    let a = post(
+        &url,
+        &[("Authorization", &w)],
+        format!("<testsuite name=\"s\">{all_bad}</testsuite>").as_bytes(),
+    );
+    refused(&a, 422, "invalid_body");
+    let m = a.json()["error"]["message"].as_str().unwrap().to_string();
+    assert!(
+        m.contains("no test has a usable `time`") && m.contains("'-5' is negative"),
+        "{m}"
+    );
+    // One good time among bad ones: stored, and the answer says what was left out.
+    let a = post(
+        &url,
+        &[("Authorization", &w)],
+        format!(
+            "<testsuite name=\"s\">{}{}</testsuite>",
+            case("ok", "0.5"),
+            case("bad", "-1")
+        )
+        .as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+    let warnings = a.json()["warnings"].to_string();
+    assert!(warnings.contains("1 durations were unusable"), "{warnings}");
+    // 100k nested suites: refused at once, at the documented depth.
+    let deep = "<testsuite name=\"s\">".repeat(100_000) + &"</testsuite>".repeat(100_000);
+    let a = post(&url, &[("Authorization", &w)], deep.as_bytes());
+    refused(&a, 422, "invalid_body");
+    assert!(a.text.contains("more than 256 deep"), "{}", a.text);
+}

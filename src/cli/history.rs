@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use tardy::history::bisect::{bisect_argv, shell_line};
 use tardy::history::detect::{self, DetectOptions, Method};
 use tardy::history::import::{self, Labels};
+use tardy::ingest::sniff::{self, Kind};
 use tardy::render::history as view;
 use tardy::render::style::Style;
 use tardy::server::pool::Backend;
@@ -695,6 +696,28 @@ fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String>
     Ok(0)
 }
 
+/// The kind of a file from its first bytes (of the decompressed data, if gzipped).
+fn sniff_file(file: &Path) -> std::io::Result<Kind> {
+    use std::io::Read;
+    let mut head = Vec::new();
+    std::fs::File::open(file)?
+        .take(sniff::HEAD as u64)
+        .read_to_end(&mut head)?;
+    let kind = sniff::sniff(&head);
+    if kind != Kind::Gzip {
+        return Ok(kind);
+    }
+    let mut inner = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(file)?)
+        .take(sniff::HEAD as u64)
+        .read_to_end(&mut inner)?;
+    Ok(match sniff::sniff(&inner) {
+        // Only test reports are read compressed.
+        Kind::TestReport => Kind::TestReport,
+        _ => Kind::Gzip,
+    })
+}
+
 fn import_batches(
     file: &Path,
     format: &str,
@@ -703,19 +726,19 @@ fn import_batches(
 ) -> Result<Vec<Batch>, String> {
     let name = file.display().to_string();
     let kind = match format {
-        "auto" => {
-            if file.is_dir()
-                || name.ends_with(".xml")
-                || name.ends_with(".xml.gz")
-                || name.ends_with(".trx")
-            {
-                "reports"
-            } else if name.ends_with(".csv") {
-                "csv"
-            } else {
-                "results"
+        "auto" if file.is_dir() => "reports",
+        "auto" => match sniff_file(file).map_err(|e| format!("{name}: {e}"))? {
+            Kind::TestReport => "reports",
+            Kind::Csv => "csv",
+            Kind::ResultsJson | Kind::GoBench | Kind::Numbers => "results",
+            Kind::Empty => return Err(format!("{name}: is empty: nothing to import")),
+            other => {
+                return Err(format!(
+                    "{name}: is {}: expected tardy or hyperfine JSON, Go benchmark output, a CSV table (Otava's) or a test report",
+                    other.describe()
+                ));
             }
-        }
+        },
         "csv" | "results" | "reports" => format,
         other => {
             return Err(format!(

@@ -102,9 +102,18 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
         String::new()
     };
     match b.get("status").and_then(|s| s.as_str()) {
+        Some("duplicate") if p.attempts > 1 => {
+            // An earlier attempt reached the server, which stored it, and its answer
+            // was lost on the way back: this upload is stored, once.
+            eprintln!(
+                "tardy: {name}: stored (by an earlier attempt whose answer was lost; run {}){retried}",
+                p.run_id
+            );
+            false
+        }
         Some("duplicate") => {
             eprintln!(
-                "tardy: {name}: already stored (run {}){retried}; nothing written",
+                "tardy: {name}: already stored (run {}) by an earlier push; nothing written",
                 p.run_id
             );
             false
@@ -125,6 +134,15 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
                 if points == 1 { "" } else { "s" },
                 p.run_id
             );
+            for w in b
+                .get("warnings")
+                .and_then(|w| w.as_array())
+                .into_iter()
+                .flatten()
+                .filter_map(|w| w.as_str())
+            {
+                eprintln!("tardy: {name}: warning: {w}");
+            }
             let mut regression = false;
             for a in &alerts {
                 let kind = a.get("kind").and_then(|k| k.as_str()).unwrap_or("change");

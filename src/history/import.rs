@@ -65,14 +65,15 @@ pub use crate::store::history::now_s;
 /// HH:MM:SS[+zone]`, a date, or Unix seconds. Times without a zone are UTC.
 pub fn parse_time(s: &str) -> Option<i64> {
     use chrono::{DateTime, NaiveDate, NaiveDateTime};
+    // Unix seconds between the years 1 and 9999, as the dates below: a larger
+    // number is an error in the file, never a time clamped to the largest integer.
+    const RANGE: std::ops::RangeInclusive<f64> = -62_135_596_800.0..=253_402_300_799.0;
     let s = s.trim();
     if let Ok(n) = s.parse::<i64>() {
-        return Some(n);
+        return RANGE.contains(&(n as f64)).then_some(n);
     }
-    if let Ok(f) = s.parse::<f64>()
-        && f.is_finite()
-    {
-        return Some(f as i64);
+    if let Ok(f) = s.parse::<f64>() {
+        return RANGE.contains(&f).then_some(f as i64);
     }
     if let Ok(t) = DateTime::parse_from_rfc3339(s) {
         return Some(t.timestamp());
@@ -246,6 +247,13 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
                 .filter(|s| !s.is_empty())
         };
         rows.push((t, opt(commit_i), opt(branch_i), values));
+    }
+    if rows.is_empty() {
+        return Err(IngestError::at(
+            source,
+            None,
+            "has a header but no rows: nothing to import".into(),
+        ));
     }
     rows.sort_by_key(|r| r.0);
     let mut table = CsvTable {

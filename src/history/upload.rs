@@ -87,39 +87,58 @@ pub fn content_run_id(kind: UploadKind, meta: &UploadMeta, body: &[u8]) -> Strin
     format!("sha256-{}", &hex[..32])
 }
 
-/// The batches an upload holds. `source` names the body in errors.
+/// The batches an upload holds, and warnings about what was read but left out.
+/// `source` names the body in errors.
 pub fn batches(
     kind: UploadKind,
     body: &[u8],
     source: &str,
     meta: &UploadMeta,
-) -> Result<Vec<Batch>, IngestError> {
+) -> Result<(Vec<Batch>, Vec<String>), IngestError> {
     let labels = meta.labels();
     match kind {
-        UploadKind::Runs => import::results_text_batches(text(body, source)?, source, &labels),
+        UploadKind::Runs => Ok((
+            import::results_text_batches(text(body, source)?, source, &labels)?,
+            Vec::new(),
+        )),
         UploadKind::Tests => {
             let report = reports::read_run_bytes(body, source)?;
+            // Tests that all lost their durations would store an empty suite: refuse,
+            // naming the first bad value, rather than answer "stored" with 0 tests.
+            if !report.cases.is_empty() && report.cases.iter().all(|c| c.duration_s.is_none()) {
+                if let Some(w) = report.warnings.iter().find(|w| w.contains("unusable")) {
+                    return Err(IngestError::at(
+                        source,
+                        None,
+                        format!("no test has a usable `time`: {w}"),
+                    ));
+                }
+            }
             let name = meta.series.clone().unwrap_or_else(|| "tests".into());
-            Ok(vec![suite_batch(
-                &name,
-                &report,
-                &Labels {
-                    series: None,
-                    ..labels
-                },
-            )])
+            let warnings = report.warnings.clone();
+            Ok((
+                vec![suite_batch(
+                    &name,
+                    &report,
+                    &Labels {
+                        series: None,
+                        ..labels
+                    },
+                )],
+                warnings,
+            ))
         }
         UploadKind::Points => {
             let t = text(body, source)?;
             if t.trim_start().starts_with('{') {
-                points_json(t, source, meta)
+                Ok((points_json(t, source, meta)?, Vec::new()))
             } else {
                 let table = read_csv(t, source, "time")?;
                 let out = csv_batches(&table, &labels);
                 if out.iter().all(|b| b.points.is_empty()) {
                     return Err(IngestError::at(source, None, "holds no values".into()));
                 }
-                Ok(out)
+                Ok((out, Vec::new()))
             }
         }
     }
@@ -282,7 +301,7 @@ mod tests {
             ..UploadMeta::default()
         };
         let body = br#"{"series":[{"name":"build","unit":"s","points":[{"value":2,"commit":"a","time":"2026-01-02"},{"value":3,"time":1767400000}]}]}"#;
-        let b = batches(UploadKind::Points, body, "body", &meta).unwrap();
+        let (b, _) = batches(UploadKind::Points, body, "body", &meta).unwrap();
         assert_eq!(b[0].points.len(), 2);
         assert_eq!(b[0].points[0].provenance.commit_time, Some(1767312000));
         assert_eq!(b[0].points[1].provenance.branch.as_deref(), Some("main"));

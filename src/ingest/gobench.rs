@@ -105,6 +105,16 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                         format!("expected a finite number, found '{}'", pair[0]),
                     ));
                 }
+                // Times, sizes, counts and rates cannot be negative; a custom unit may.
+                let counts = matches!(pair[1], "ns/op" | "sec/op" | "B/op" | "allocs/op")
+                    || pair[1].ends_with("/s");
+                if counts && value < 0.0 {
+                    return Err(IngestError::at(
+                        source,
+                        Some(i + 1),
+                        format!("a negative {} ('{}') cannot be measured", pair[1], pair[0]),
+                    ));
+                }
                 pairs.push((value, pair[1].to_string()));
             }
             if changed {

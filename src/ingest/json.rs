@@ -70,6 +70,19 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
                 format!("'{}' holds a value that is not a finite number", s.name),
             ));
         }
+        // Times (and criterion's per-iteration times) are never negative.
+        if let Some(v) = s.values.iter().find(|v| **v < 0.0)
+            && (s.unit == "s" || s.unit.is_empty() || s.unit.ends_with("/op"))
+        {
+            return Err(IngestError::at(
+                source,
+                None,
+                format!(
+                    "'{}' holds a negative time ({v}), which cannot be measured",
+                    s.name
+                ),
+            ));
+        }
         Ok(())
     };
     let ds = match format {

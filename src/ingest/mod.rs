@@ -12,6 +12,7 @@ pub mod gobench;
 pub mod json;
 pub mod numbers;
 pub mod reports;
+pub mod sniff;
 
 use std::path::Path;
 
@@ -114,14 +115,21 @@ pub fn read_path(
     if path != "-" && p.is_dir() {
         return json::read_criterion_dir(p, &source);
     }
-    let bytes = if path == "-" {
-        let mut buf = Vec::new();
-        std::io::Read::read_to_end(&mut std::io::stdin(), &mut buf)
-            .map_err(|e| IngestError::io(&source, e))?;
-        buf
+    let mut input: Box<dyn std::io::Read> = if path == "-" {
+        Box::new(std::io::stdin())
     } else {
-        std::fs::read(p).map_err(|e| IngestError::io(&source, e))?
+        Box::new(std::fs::File::open(p).map_err(|e| IngestError::io(&source, e))?)
     };
+    // The kind from the first 64 KiB: a file of the wrong kind is refused before the
+    // rest is read.
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(
+        &mut std::io::Read::take(&mut input, sniff::HEAD as u64),
+        &mut bytes,
+    )
+    .map_err(|e| IngestError::io(&source, e))?;
+    refuse_wrong_kind(&bytes, &source, format, numbers)?;
+    std::io::Read::read_to_end(&mut input, &mut bytes).map_err(|e| IngestError::io(&source, e))?;
     let text = String::from_utf8(bytes).map_err(|e| {
         IngestError::at(
             &source,
@@ -135,6 +143,35 @@ pub fn read_path(
     read_text(&text, &source, format, numbers)
 }
 
+/// Refuse a file whose first bytes (`head`) show it is not of a kind this reader reads.
+fn refuse_wrong_kind(
+    head: &[u8],
+    source: &str,
+    format: Format,
+    numbers: &NumberOptions,
+) -> Result<(), IngestError> {
+    const EXPECTED: &str = "expected tardy or hyperfine JSON, pytest-benchmark or criterion JSON, Go benchmark output or a file of numbers";
+    let why = match sniff::sniff(head) {
+        sniff::Kind::Binary => format!(
+            "is binary data, not text (a NUL or invalid UTF-8 byte in its first {} KiB): {EXPECTED}",
+            sniff::HEAD / 1024
+        ),
+        sniff::Kind::Gzip => "is gzip-compressed: decompress it first (gunzip)".to_string(),
+        sniff::Kind::TestReport if format == Format::Auto => {
+            "is a test report, not benchmark results: read it with `tardy tests show` or compare two with `tardy tests diff`".to_string()
+        }
+        sniff::Kind::OtherText if format == Format::Auto && head.len() >= sniff::HEAD => {
+            // Not JSON, no Go benchmark line, no number first: read as numbers, it
+            // fails on its first line; say so from the head alone.
+            let text = std::str::from_utf8(sniff::strip_bom(head)).unwrap_or("");
+            let whole_lines = &text[..text.rfind('\n').map_or(0, |i| i + 1)];
+            return read_text(whole_lines, source, format, numbers).map(|_| ());
+        }
+        _ => return Ok(()),
+    };
+    Err(IngestError::at(source, None, why))
+}
+
 /// Read already loaded text.
 pub fn read_text(
     text: &str,
@@ -142,6 +179,7 @@ pub fn read_text(
     format: Format,
     numbers: &NumberOptions,
 ) -> Result<Dataset, IngestError> {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let format = if format == Format::Auto {
         detect(text)
     } else {

@@ -293,7 +293,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                 "reading the body failed",
             )
         })?;
-    let batches: Vec<Batch> = parsed.map_err(|e| {
+    let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed.map_err(|e| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,
             "invalid_body",
@@ -369,6 +369,9 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             let mut body = json!({"status": "stored", "run_id": run_id, "series": names,
                                   "points": points, "alerts": alerts,
                                   "open_regressions": open});
+            if !warnings.is_empty() {
+                body["warnings"] = json!(warnings);
+            }
             if let Some(Err(e)) = detection {
                 eprintln!("tardy serve: detection after upload {run_id} failed: {e}");
                 body["detection_error"] = json!(e);

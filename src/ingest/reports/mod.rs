@@ -345,6 +345,11 @@ enum Kind {
     Doc(jsondoc::Kind),
 }
 
+/// Whether text (BOM and leading space removed) starts like a test report.
+pub fn is_report_head(t: &str) -> bool {
+    sniff(t.as_bytes()).is_some()
+}
+
 fn sniff(head: &[u8]) -> Option<Kind> {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start_matches('\u{feff}').trim_start();
