@@ -628,7 +628,11 @@ fn a_server_without_tokens_takes_no_uploads_and_read_tokens_guard_reads() {
         .next()
         .unwrap()
         .to_string();
-    assert!(cookie.starts_with("tardy_token="));
+    assert!(cookie.starts_with("tardy_session="));
+    assert!(
+        !cookie.contains(&read),
+        "the cookie holds a session id, never the token"
+    );
     assert_eq!(
         get(&format!("{}/", s.url), &[("Cookie", &cookie)]).status,
         200
@@ -861,4 +865,104 @@ fn bad_values_and_deep_nesting_are_refused_or_warned_never_dropped_silently() {
     let a = post(&url, &[("Authorization", &w)], deep.as_bytes());
     refused(&a, 422, "invalid_body");
     assert!(a.text.contains("more than 256 deep"), "{}", a.text);
+}
+
+#[test]
+fn forms_need_this_servers_origin_and_csrf_token_and_the_cookie_never_writes_the_api() {
+    // A page on another port of the same host is same-site: the SameSite cookie is
+    // sent with its forms. What stops it is the Origin check and the CSRF token.
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let url = &s.url;
+    let id = thirty_builds(url, &write);
+    let form_ct = ("Content-Type", "application/x-www-form-urlencoded");
+    let login = post(
+        &format!("{url}/login"),
+        &[form_ct, ("Origin", url)],
+        format!("token={write}").as_bytes(),
+    );
+    assert_eq!(login.status, 303, "{}", login.text);
+    let cookie = login
+        .header("set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_string();
+    assert!(!cookie.contains(&write));
+    // The alert page signed in: a hidden CSRF field, no token box; security headers.
+    let page = get(&format!("{url}/alert/{id}"), &[("Cookie", &cookie)]);
+    assert_eq!(page.status, 200);
+    let csp = page.header("content-security-policy").unwrap_or("");
+    assert!(
+        csp.contains("frame-ancestors 'none'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert_eq!(page.header("x-frame-options"), Some("DENY"));
+    assert!(!page.text.contains("onclick="), "inline script");
+    let at = page
+        .text
+        .find("name=\"csrf\" value=\"")
+        .expect("a csrf field")
+        + 19;
+    let csrf = page.text[at..at + 64].to_string();
+    assert!(!page.text.contains("name=\"token\""));
+    let alert_url = format!("{url}/alert/{id}");
+    let other = url.replace("127.0.0.1:", "127.0.0.1:1");
+    let try_form =
+        |headers: &[(&str, &str)], body: &str| post(&alert_url, headers, body.as_bytes());
+    // Forged from another port: the cookie is sent, the Origin gives it away.
+    let a = try_form(
+        &[form_ct, ("Cookie", &cookie), ("Origin", &other)],
+        &format!("state=dismissed&csrf={csrf}"),
+    );
+    assert_eq!(a.status, 403, "{}", a.text);
+    // No Origin or Referer with a cookie: refused. Same origin without the token: refused.
+    let a = try_form(
+        &[form_ct, ("Cookie", &cookie)],
+        &format!("state=dismissed&csrf={csrf}"),
+    );
+    assert_eq!(a.status, 403, "{}", a.text);
+    let a = try_form(
+        &[form_ct, ("Cookie", &cookie), ("Origin", url)],
+        "state=dismissed",
+    );
+    assert_eq!(a.status, 403, "{}", a.text);
+    assert_eq!(
+        get(&format!("{url}/api/v1/alerts/{id}"), &[]).json()["state"],
+        "open"
+    );
+    // From the page itself: done.
+    let a = try_form(
+        &[form_ct, ("Cookie", &cookie), ("Origin", url)],
+        &format!("state=acknowledged&csrf={csrf}"),
+    );
+    assert_eq!(a.status, 303, "{}", a.text);
+    assert_eq!(
+        get(&format!("{url}/api/v1/alerts/{id}"), &[]).json()["state"],
+        "acknowledged"
+    );
+    // The cookie never authorises an API write: the text/plain form forgery of points.
+    let a = post(
+        &format!("{url}/api/v1/points?series=forged"),
+        &[
+            ("Content-Type", "text/plain"),
+            ("Cookie", &cookie),
+            ("Origin", url),
+        ],
+        b"time,value\n1700000000,1.0\n",
+    );
+    assert_eq!(a.status, 401, "{}", a.text);
+    assert_eq!(a.header("x-content-type-options"), Some("nosniff"));
+    let a = post(
+        &format!("{url}/api/v1/alerts/{id}/dismiss"),
+        &[("Cookie", &cookie)],
+        b"",
+    );
+    assert_eq!(a.status, 401, "{}", a.text);
+    // The copy button's script is a file of this server.
+    let js = get(&format!("{url}/static/tardy.js"), &[]);
+    assert_eq!(js.status, 200);
+    assert!(js.text.contains("data-copy"));
 }

@@ -31,12 +31,23 @@ input, button { font: inherit; padding: 0.2em 0.5em; }
 pub fn page(project: &str, title: &str, body: &str) -> String {
     format!(
         "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>{} · tardy</title><link rel=\"stylesheet\" href=\"/static/tardy.css\"></head><body>\n\
+<title>{} · tardy</title><link rel=\"stylesheet\" href=\"/static/tardy.css\"><script src=\"/static/tardy.js\" defer></script></head><body>\n\
 <nav><span class=\"brand\">tardy</span><a href=\"/\">{}</a><a href=\"/machines\">machines</a>\
 <a href=\"/api/v1/series\">API</a></nav>\n<main>\n{body}</main>\n</body></html>\n",
         esc(title),
         esc(project)
     )
+}
+
+/// The script served at `/static/tardy.js` (pages carry no inline script, so the
+/// content security policy can forbid it): copy buttons.
+pub fn script() -> &'static str {
+    "document.addEventListener('click', function (e) {\n\
+  var b = e.target.closest && e.target.closest('[data-copy]');\n\
+  if (!b) return;\n\
+  var t = document.getElementById(b.getAttribute('data-copy'));\n\
+  if (t && navigator.clipboard) navigator.clipboard.writeText(t.textContent);\n\
+});\n"
 }
 
 /// The stylesheet served at `/static/tardy.css`.
@@ -255,6 +266,7 @@ pub fn alert_page(
     project: &str,
     alert: &Alert,
     bisect: &(Option<String>, Option<String>),
+    csrf: Option<&str>,
 ) -> String {
     let mut out = format!(
         "<h1>Alert #{}: {}</h1>\n<p>State: <strong class=\"state-{}\">{}</strong> · commits <code>{}..{}</code> · {} to {}{}</p>\n",
@@ -287,10 +299,15 @@ pub fn alert_page(
         if state == alert.state {
             continue;
         }
+        // Signed in with a write token: the session's CSRF token; else a token box.
+        let auth = match csrf {
+            Some(c) => format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(c)),
+            None => "<input type=\"password\" name=\"token\" placeholder=\"write token\" autocomplete=\"off\">".to_string(),
+        };
         let _ = write!(
             out,
             "<form class=\"inline\" method=\"post\" action=\"/alert/{}\"><input type=\"hidden\" name=\"state\" value=\"{}\">\
-<input type=\"password\" name=\"token\" placeholder=\"write token\" autocomplete=\"off\"><button type=\"submit\">{label}</button></form>",
+{auth}<button type=\"submit\">{label}</button></form>",
             alert.id,
             state.as_str()
         );
@@ -300,7 +317,7 @@ pub fn alert_page(
     if let Some(cmd) = &bisect.0 {
         let _ = write!(
             out,
-            "<pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" onclick=\"navigator.clipboard.writeText(document.getElementById('bisect').textContent)\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span>",
+            "<pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" data-copy=\"bisect\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span>",
             esc(cmd)
         );
     }

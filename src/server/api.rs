@@ -59,19 +59,25 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
-/// The `tardy_token` cookie the login page sets.
-pub fn cookie_token(headers: &HeaderMap) -> Option<String> {
+/// The session id in the `tardy_session` cookie the sign-in page sets.
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    let prefix = format!("{}=", super::session::COOKIE);
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
-        .find_map(|c| c.trim().strip_prefix("tardy_token="))
-        .map(str::to_string)
+        .find_map(|c| c.trim().strip_prefix(prefix.as_str()).map(str::to_string))
+}
+
+/// The live sign-in session of this request, if any.
+pub fn session_of(st: &AppState, headers: &HeaderMap) -> Option<super::session::Session> {
+    st.sessions.get(&session_cookie(headers)?)
 }
 
 /// May this request do `need`? Writes need a write token; reads need a
-/// token only when the server was started with `--read-token`.
+/// token only when the server was started with `--read-token`. The sign-in
+/// cookie serves reads; writes through the API take `Authorization: Bearer` only.
 pub fn authorize(st: &AppState, headers: &HeaderMap, need: Scope) -> Result<(), ApiError> {
     if need == Scope::Read && !st.opts.read_protected {
         return Ok(());
@@ -83,14 +89,22 @@ pub fn authorize(st: &AppState, headers: &HeaderMap, need: Scope) -> Result<(), 
             "this server takes no writes: start `tardy serve` with --token-file (see `tardy token add`)",
         ));
     }
-    let Some(token) = bearer(headers).or_else(|| cookie_token(headers)) else {
+    let Some(token) = bearer(headers) else {
+        if need == Scope::Read && session_of(st, headers).is_some() {
+            return Ok(());
+        }
         return Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "missing token: send 'Authorization: Bearer <token>'",
         ));
     };
-    match st.opts.tokens.check(&token) {
+    check_token(st, &token, need)
+}
+
+/// Whether `token` is known and may do `need`.
+pub fn check_token(st: &AppState, token: &str, need: Scope) -> Result<(), ApiError> {
+    match st.opts.tokens.check(token) {
         None => Err(ApiError::new(
             StatusCode::UNAUTHORIZED,
             "unauthorized",

@@ -1,7 +1,9 @@
 //! The web pages: each handler gathers what its page shows from the store
 //! (on a blocking thread) and hands it to [`crate::render::web`]. Changing
-//! an alert's state from a page needs a write token (typed into the form,
-//! or the sign-in cookie); with `--read-token` every page needs a token.
+//! an alert's state from a page needs a write token typed into the form, or a
+//! sign-in session of a write token with the form's CSRF token and a same-origin
+//! `Origin`/`Referer` (see [`super::session`]); with `--read-token` every page
+//! needs a token.
 
 use std::sync::Arc;
 
@@ -11,9 +13,10 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 
 use super::AppState;
-use super::api::{alert_id, authorize, query_params};
+use super::api::{alert_id, authorize, check_token, query_params, session_of};
 use super::auth::Scope;
 use super::error::ApiError;
+use super::session;
 use crate::history::bisect::{bisect_argv, shell_line};
 use crate::history::view::{series_view, test_view};
 use crate::probe::Fingerprint;
@@ -255,6 +258,11 @@ pub async fn alert(
     headers: HeaderMap,
     Path(id): Path<String>,
 ) -> Response {
+    // Signed in with a write token: the forms carry the session's CSRF token and
+    // need no token box.
+    let csrf = session_of(&st, &headers)
+        .filter(|s| s.scope == Scope::Write)
+        .map(|s| s.csrf);
     let build = alert_id(&id).map(|id| {
         move |s: &mut dyn History, project: &str| {
             let alert = s.alert(id)?.ok_or(DbError::NoAlert(id))?;
@@ -273,28 +281,54 @@ pub async fn alert(
                     _ => (None, Some(why)),
                 },
             };
-            Ok(web::alert_page(project, &alert, &bisect))
+            Ok(web::alert_page(project, &alert, &bisect, csrf.as_deref()))
         }
     });
     read_page(&st, &headers, build).await
 }
 
-/// The alert page's buttons: `state=acknowledged|dismissed|open` and the
-/// write token (form field, else cookie).
+/// The alert page's buttons: `state=acknowledged|dismissed|open`, and either a
+/// write token typed into the form or the sign-in session's CSRF token from a
+/// page of this server.
 pub async fn alert_form(
     State(st): State<Arc<AppState>>,
-    mut headers: HeaderMap,
+    headers: HeaderMap,
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
     let r = async {
-        let form = query_params(std::str::from_utf8(&body).ok(), &["state", "token"])?;
-        if let Some(t) = form.get("token").filter(|t| !t.is_empty()) {
-            let v = HeaderValue::from_str(&format!("Bearer {t}"))
-                .map_err(|_| ApiError::bad_request("the token has characters no token has"))?;
-            headers.insert(header::AUTHORIZATION, v);
+        let form = query_params(std::str::from_utf8(&body).ok(), &["state", "token", "csrf"])?;
+        match form.get("token").filter(|t| !t.is_empty()) {
+            Some(t) => {
+                from_this_server(&headers, false)?;
+                check_token(&st, t, Scope::Write)?
+            }
+            None => {
+                from_this_server(&headers, true)?;
+                let s = session_of(&st, &headers).ok_or_else(|| {
+                    ApiError::new(
+                        StatusCode::UNAUTHORIZED,
+                        "unauthorized",
+                        "sign in with a write token, or type one into the form",
+                    )
+                })?;
+                if s.scope < Scope::Write {
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "forbidden",
+                        "you signed in with a read token: type a write token into the form",
+                    ));
+                }
+                let field = form.get("csrf").map(String::as_str).unwrap_or("");
+                if !session::csrf_matches(&s, field) {
+                    return Err(ApiError::new(
+                        StatusCode::FORBIDDEN,
+                        "forbidden",
+                        "this form did not come from this server's page (its CSRF token is missing or stale): reload the page",
+                    ));
+                }
+            }
         }
-        authorize(&st, &headers, Scope::Write)?;
         let id = alert_id(&id)?;
         let state = match form.get("state").map(String::as_str) {
             Some("acknowledged") => AlertState::Acknowledged,
@@ -313,6 +347,33 @@ pub async fn alert_form(
     match r {
         Ok(id) => Redirect::to(&format!("/alert/{id}")).into_response(),
         Err(e) => html_error(&st, e),
+    }
+}
+
+/// Where a form post came from: `Some(true)` when its `Origin` (or, without one,
+/// its `Referer`) names the `Host` it was sent to, `Some(false)` when it names
+/// another site (another port of the same host included), `None` when it says
+/// nothing (not a browser: curl with a typed token). Browsers send `Origin` with
+/// every form post.
+fn origin(headers: &HeaderMap) -> Option<bool> {
+    let get = |h: header::HeaderName| headers.get(h).and_then(|v| v.to_str().ok());
+    let host = get(header::HOST).unwrap_or("");
+    get(header::ORIGIN)
+        .or_else(|| get(header::REFERER))
+        .map(|o| session::same_origin(o, host))
+}
+
+/// A form post from another site is refused; one authorised by the sign-in
+/// cookie alone must also say it came from this server.
+fn from_this_server(headers: &HeaderMap, by_cookie: bool) -> Result<(), ApiError> {
+    match origin(headers) {
+        Some(true) => Ok(()),
+        None if !by_cookie => Ok(()),
+        _ => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "cross_site",
+            "a form post from another site, or signed in by cookie without an Origin or Referer, is refused",
+        )),
     }
 }
 
@@ -363,14 +424,18 @@ pub async fn login_form(State(st): State<Arc<AppState>>) -> Response {
     .into_response()
 }
 
-/// Check the token and keep it in a cookie for the pages.
-pub async fn login(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
+/// Check the token and start a session: the cookie holds the session's random id,
+/// never the token.
+pub async fn login(State(st): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
     let form = match query_params(std::str::from_utf8(&body).ok(), &["token"]) {
         Ok(f) => f,
         Err(e) => return html_error(&st, e),
     };
+    if let Err(e) = from_this_server(&headers, false) {
+        return html_error(&st, e);
+    }
     let token = form.get("token").cloned().unwrap_or_default();
-    if st.opts.tokens.check(&token).is_none() {
+    let Some((scope, _)) = st.opts.tokens.check(&token) else {
         return (
             StatusCode::UNAUTHORIZED,
             Html(web::login_page(
@@ -379,10 +444,22 @@ pub async fn login(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
             )),
         )
             .into_response();
-    }
+    };
+    let Some((id, _)) = st.sessions.create(scope) else {
+        return html_error(
+            &st,
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "no_randomness",
+                "the operating system gave no random bytes for a session",
+            ),
+        );
+    };
     let mut r = Redirect::to("/").into_response();
     if let Ok(v) = HeaderValue::from_str(&format!(
-        "tardy_token={token}; HttpOnly; SameSite=Strict; Path=/"
+        "{}={id}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
+        session::COOKIE,
+        session::TTL.as_secs()
     )) {
         r.headers_mut().insert(header::SET_COOKIE, v);
     }
@@ -392,7 +469,16 @@ pub async fn login(State(st): State<Arc<AppState>>, body: Bytes) -> Response {
 /// The only static file is the stylesheet; any other path (`..` included)
 /// is not found.
 pub async fn static_file(Path(path): Path<String>) -> Response {
-    if path == "tardy.css" {
+    if path == "tardy.js" {
+        (
+            [
+                (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+                (header::CACHE_CONTROL, "max-age=3600"),
+            ],
+            web::script(),
+        )
+            .into_response()
+    } else if path == "tardy.css" {
         (
             [
                 (header::CONTENT_TYPE, "text/css; charset=utf-8"),
