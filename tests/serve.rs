@@ -966,3 +966,45 @@ fn forms_need_this_servers_origin_and_csrf_token_and_the_cookie_never_writes_the
     assert_eq!(js.status, 200);
     assert!(js.text.contains("data-copy"));
 }
+
+#[test]
+fn health_stays_available_while_slow_clients_hold_every_connection() {
+    // Slowloris from the same address as the health probe (loopback): 3x as many
+    // half-sent requests as the server has connections, each trickling a header
+    // byte now and then. New clients still get in: the oldest connection without a
+    // request in flight is closed to make room.
+    let dir = tempfile::tempdir().unwrap();
+    tokens(dir.path());
+    let s = sqlite_server(
+        dir.path(),
+        &["--max-connections", "32", "--header-timeout", "30"],
+    );
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let attacker = {
+        let (addr, stop) = (addr.clone(), stop.clone());
+        std::thread::spawn(move || {
+            let mut held: Vec<TcpStream> = Vec::new();
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if held.len() < 96
+                    && let Ok(mut c) = TcpStream::connect(&addr)
+                {
+                    let _ = c.write_all(b"GET / HTTP/1.1\r\nHost: x\r\n");
+                    held.push(c);
+                }
+                held.retain_mut(|c| c.write_all(b"X-a: b\r\n").is_ok());
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let mut ok = 0;
+    for _ in 0..40 {
+        let a = get(&format!("{}/healthz", s.url), &[]);
+        ok += (a.status == 200) as usize;
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    attacker.join().unwrap();
+    assert!(ok >= 38, "{ok} of 40 health probes answered under attack");
+}

@@ -54,9 +54,15 @@ pub struct ServeArgs {
     /// Seconds a client has to send its request body.
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     body_timeout: f64,
-    /// Connections served at once; more are refused.
+    /// Connections served at once. When fewer than an eighth are free, a new
+    /// connection closes the oldest one that has not sent a complete request yet (a
+    /// slow client trickling its headers), so new clients always get in.
     #[arg(long, value_name = "N", default_value_t = 512)]
     max_connections: usize,
+    /// Connections one client address may hold at once (beyond it, its oldest
+    /// connection without a request is closed, or the new one refused).
+    #[arg(long, value_name = "N", default_value_t = 64)]
+    max_per_client: usize,
     /// Do not run change-point detection after each upload.
     #[arg(long)]
     no_detect: bool,
@@ -134,6 +140,7 @@ fn run(args: ServeArgs) -> Result<(), String> {
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
     opts.max_connections = args.max_connections.max(1);
+    opts.max_per_client = args.max_per_client.max(1);
     if !(args.min_magnitude.is_finite() && args.min_magnitude >= 0.0) {
         return Err(format!(
             "--min-magnitude must be a fraction of at least 0, not {}",

@@ -47,6 +47,8 @@ pub struct ServeOptions {
     /// ...and its body within this one.
     pub body_timeout: Duration,
     pub max_connections: usize,
+    /// Connections one client address may hold at once.
+    pub max_per_client: usize,
     /// Run change-point detection after each upload, with these options.
     pub detect: Option<crate::history::detect::DetectOptions>,
 }
@@ -63,6 +65,7 @@ impl ServeOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             max_connections: 512,
+            max_per_client: 64,
             detect: Some(crate::history::detect::DetectOptions::default()),
         }
     }
@@ -212,33 +215,129 @@ async fn shutdown_signal() {
     }
 }
 
+/// The connections being served, oldest first: when the slots run low, the oldest
+/// one with no request in the application (a slowloris trickling headers, or an
+/// idle keep-alive socket) is closed to make room, so a new client always gets in.
+#[derive(Default)]
+struct Conns {
+    list: std::sync::Mutex<Vec<ConnEntry>>,
+}
+
+struct ConnEntry {
+    id: u64,
+    peer: std::net::IpAddr,
+    /// Requests of this connection in the application now (0: waiting for
+    /// headers, trickling them, or idle between requests).
+    served: Arc<std::sync::atomic::AtomicUsize>,
+    close: Arc<tokio::sync::Notify>,
+}
+
+impl Conns {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<ConnEntry>> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn per_client(&self, peer: std::net::IpAddr) -> usize {
+        self.lock().iter().filter(|c| c.peer == peer).count()
+    }
+
+    /// Close the oldest connection with no request in the application (one
+    /// trickling its headers, or idle); whether there was one.
+    /// Only among the connections of `of`, when given.
+    fn evict_one(&self, of: Option<std::net::IpAddr>) -> bool {
+        let mut list = self.lock();
+        let victim = list.iter().position(|c| {
+            c.served.load(std::sync::atomic::Ordering::Relaxed) == 0
+                && of.is_none_or(|ip| c.peer == ip)
+        });
+        let victim = victim.map(|i| list.remove(i));
+        match victim {
+            Some(c) => {
+                c.close.notify_one();
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn remove(&self, id: u64) {
+        self.lock().retain(|c| c.id != id);
+    }
+}
+
 async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
     let max = state.opts.max_connections;
+    // Below this many free slots, a new connection makes room by closing the oldest
+    // one that has not sent a request yet.
+    let reserve = (max / 8).max(1);
+    let per_client = state.opts.max_per_client.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
+    let conns = Arc::new(Conns::default());
     let app = router(state.clone());
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
     let (stop, stopping) = tokio::sync::watch::channel(false);
+    let mut next_id = 0u64;
     loop {
         let accepted = tokio::select! {
             _ = &mut shutdown => break,
             a = listener.accept() => a,
         };
-        let Ok((stream, _peer)) = accepted else {
+        let Ok((stream, peer)) = accepted else {
             // Out of file descriptors and the like: let it pass.
             tokio::time::sleep(Duration::from_millis(20)).await;
             continue;
         };
-        // Over the limit, the newest connection is refused.
-        let Ok(slot) = slots.clone().try_acquire_owned() else {
+        // One address may not hold every slot (loopback and a shared NAT are one
+        // address: the eviction below is what keeps room for them).
+        if conns.per_client(peer.ip()) >= per_client && !conns.evict_one(Some(peer.ip())) {
             drop(stream);
             continue;
-        };
+        }
+        if slots.available_permits() <= reserve {
+            conns.evict_one(None);
+        }
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        next_id += 1;
+        let id = next_id;
+        let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let close = Arc::new(tokio::sync::Notify::new());
+        conns.lock().push(ConnEntry {
+            id,
+            peer: peer.ip(),
+            served: served.clone(),
+            close: close.clone(),
+        });
+        let busy = served.clone();
+        let service = TowerToHyperService::new(tower::ServiceExt::<
+            hyper::Request<hyper::body::Incoming>,
+        >::map_future(
+            app.clone(),
+            move |fut: axum::routing::future::RouteFuture<std::convert::Infallible>| {
+                let busy = busy.clone();
+                busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                async move {
+                    let r = fut.await;
+                    busy.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
+                    r
+                }
+            },
+        ));
         let header_timeout = state.opts.header_timeout;
         let mut stopping = stopping.clone();
+        let slots = slots.clone();
+        let conns = conns.clone();
         tokio::spawn(async move {
+            // A slot freed by an eviction comes within moments; past that, refuse.
+            let slot = match tokio::time::timeout(Duration::from_millis(200), slots.acquire_owned())
+                .await
+            {
+                Ok(Ok(slot)) => slot,
+                _ => {
+                    conns.remove(id);
+                    return;
+                }
+            };
             let conn = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_timeout)
@@ -246,12 +345,14 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
             tokio::pin!(conn);
             tokio::select! {
                 _ = conn.as_mut() => {}
+                _ = close.notified() => {}
                 _ = stopping.changed() => {
                     // Finish the request in flight, then close.
                     conn.as_mut().graceful_shutdown();
                     let _ = conn.await;
                 }
             }
+            conns.remove(id);
             drop(slot);
         });
     }
