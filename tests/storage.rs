@@ -260,9 +260,9 @@ fn machines_are_listed_with_when_they_were_seen() {
             point("b", 20, 1.0),
             point("c", 30, 1.0),
         ];
-        pts[0].fingerprint = Some(fp.clone());
-        pts[1].fingerprint = Some(fp);
-        pts[2].fingerprint = Some(newer);
+        pts[0].fingerprint = Some(std::sync::Arc::new(fp.clone()));
+        pts[1].fingerprint = Some(std::sync::Arc::new(fp));
+        pts[2].fingerprint = Some(std::sync::Arc::new(newer));
         db.save(&[Batch {
             spec: SeriesSpec::new("m", "wall", "s"),
             points: pts,

@@ -270,7 +270,7 @@ fn save_history(
             spec,
             points: vec![NewPoint {
                 provenance: provenance.clone(),
-                fingerprint: Some(results.machine.clone()),
+                fingerprint: Some(std::sync::Arc::new(results.machine.clone())),
                 value,
                 samples,
                 tests: Vec::new(),

@@ -145,7 +145,6 @@ fn csv_fields(line: &str) -> Vec<std::borrow::Cow<'_, str>> {
 }
 
 /// One CSV row: time, commit, branch, metric values.
-type CsvRow = (i64, Option<String>, Option<String>, Vec<f64>);
 
 /// An Otava-style CSV as it was read: times, attributes and metric columns.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -199,7 +198,15 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
             "has no metric columns".into(),
         ));
     }
-    let mut rows: Vec<CsvRow> = Vec::new();
+    // Read straight into columns (a row of its own per line would double the
+    // memory of a million-row upload), then order them by time.
+    let mut table = CsvTable {
+        metrics: metric_cols
+            .iter()
+            .map(|&c| (header[c].clone(), Vec::new()))
+            .collect(),
+        ..CsvTable::default()
+    };
     for (ln, line) in lines {
         let line_no = ln + 1;
         let fields = csv_fields(line);
@@ -224,51 +231,51 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
                 ),
             )
         })?;
-        let mut values = Vec::with_capacity(metric_cols.len());
-        for &c in &metric_cols {
+        for (k, &c) in metric_cols.iter().enumerate() {
             let cell = fields[c].trim();
-            if cell.is_empty() {
-                values.push(f64::NAN);
-                continue;
-            }
-            match cell.parse::<f64>() {
-                Ok(v) if v.is_finite() => values.push(v),
-                _ => {
-                    return Err(IngestError::at(
-                        source,
-                        Some(line_no),
-                        format!("column '{}': '{cell}' is not a finite number", header[c]),
-                    ));
+            let v = if cell.is_empty() {
+                f64::NAN
+            } else {
+                match cell.parse::<f64>() {
+                    Ok(v) if v.is_finite() => v,
+                    _ => {
+                        return Err(IngestError::at(
+                            source,
+                            Some(line_no),
+                            format!("column '{}': '{cell}' is not a finite number", header[c]),
+                        ));
+                    }
                 }
-            }
+            };
+            table.metrics[k].1.push(v);
         }
         let opt = |i: Option<usize>| {
             i.map(|i| fields[i].trim().to_string())
                 .filter(|s| !s.is_empty())
         };
-        rows.push((t, opt(commit_i), opt(branch_i), values));
+        table.times.push(t);
+        table.commits.push(opt(commit_i));
+        table.branches.push(opt(branch_i));
     }
-    if rows.is_empty() {
+    if table.times.is_empty() {
         return Err(IngestError::at(
             source,
             None,
             "has a header but no rows: nothing to import".into(),
         ));
     }
-    rows.sort_by_key(|r| r.0);
-    let mut table = CsvTable {
-        metrics: metric_cols
-            .iter()
-            .map(|&c| (header[c].clone(), Vec::with_capacity(rows.len())))
-            .collect(),
-        ..CsvTable::default()
-    };
-    for (t, commit, branch, values) in rows {
-        table.times.push(t);
-        table.commits.push(commit);
-        table.branches.push(branch);
-        for (k, v) in values.into_iter().enumerate() {
-            table.metrics[k].1.push(v);
+    if !table.times.is_sorted() {
+        // A stable sort by time, applied to every column.
+        let mut order: Vec<u32> = (0..table.times.len() as u32).collect();
+        order.sort_by_key(|&i| table.times[i as usize]);
+        fn permute<T: Clone>(v: &mut Vec<T>, order: &[u32]) {
+            *v = order.iter().map(|&i| v[i as usize].clone()).collect();
+        }
+        permute(&mut table.times, &order);
+        permute(&mut table.commits, &order);
+        permute(&mut table.branches, &order);
+        for (_, m) in &mut table.metrics {
+            permute(m, &order);
         }
     }
     Ok(table)
@@ -306,6 +313,7 @@ pub fn table_change_points(
 /// Batches from an Otava CSV: one series per metric column, one point per row.
 pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
     let only_one = table.metrics.len() == 1;
+    let fingerprint = labels.fingerprint.clone().map(std::sync::Arc::new);
     table
         .metrics
         .iter()
@@ -325,7 +333,7 @@ pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
                         commit_time: Some(table.times[i]),
                         run_time: table.times[i],
                     },
-                    fingerprint: labels.fingerprint.clone(),
+                    fingerprint: fingerprint.clone(),
                     value: v,
                     samples: Vec::new(),
                     tests: Vec::new(),
@@ -388,7 +396,7 @@ fn dataset_batches(
             spec,
             points: vec![NewPoint {
                 provenance: provenance.clone(),
-                fingerprint: fingerprint.clone(),
+                fingerprint: fingerprint.clone().map(std::sync::Arc::new),
                 value: median,
                 samples: s.values.clone(),
                 tests: Vec::new(),
@@ -450,7 +458,7 @@ pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Bat
                 run_time: now_s(),
                 ..Provenance::default()
             }),
-            fingerprint: labels.fingerprint.clone(),
+            fingerprint: labels.fingerprint.clone().map(std::sync::Arc::new),
             value,
             samples: Vec::new(),
             tests: tests.into_values().collect(),

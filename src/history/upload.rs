@@ -199,6 +199,7 @@ fn points_json(text: &str, source: &str, meta: &UploadMeta) -> Result<Vec<Batch>
         )
     })?;
     let now = now_s();
+    let fingerprint = meta.fingerprint.clone().map(std::sync::Arc::new);
     let mut out = Vec::new();
     for (i, s) in doc.series.iter().enumerate() {
         if s.name.trim().is_empty() {
@@ -276,7 +277,7 @@ fn points_json(text: &str, source: &str, meta: &UploadMeta) -> Result<Vec<Batch>
                     commit_time: time,
                     run_time: time.unwrap_or(now),
                 },
-                fingerprint: meta.fingerprint.clone(),
+                fingerprint: fingerprint.clone(),
                 value: p.value,
                 samples: p.samples.clone(),
                 tests: Vec::new(),

@@ -293,6 +293,25 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     authorize(&st, &parts.headers, Scope::Write)?;
     check_content_type(kind, &parts.headers)?;
     let (meta, run_id) = upload_meta(parts.uri.query(), &parts.headers)?;
+    // A large upload (or one of unknown length) waits for its turn before its body
+    // is read: one at a time, whatever arrives at once.
+    let large = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+        .is_none_or(|n| n >= super::LARGE_UPLOAD);
+    let _turn = if large {
+        Some(st.large_uploads.acquire().await.map_err(|_| {
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "shutting_down",
+                "the server is stopping",
+            )
+        })?)
+    } else {
+        None
+    };
     let bytes = read_body(&st, &parts.headers, body).await?;
     if bytes.is_empty() {
         return Err(ApiError::bad_request("the body is empty"));

@@ -88,7 +88,14 @@ pub struct AppState {
     pub opts: ServeOptions,
     /// Sign-in sessions of the web pages.
     pub sessions: session::Sessions,
+    /// Uploads over [`LARGE_UPLOAD`] bytes are read and stored one at a time, so
+    /// that memory stays bounded however many arrive at once (the others wait
+    /// before their bodies are read).
+    pub large_uploads: tokio::sync::Semaphore,
 }
+
+/// The body size from which an upload waits for its turn.
+pub const LARGE_UPLOAD: u64 = 1 << 20;
 
 impl AppState {
     /// Run blocking database work off the async threads.
@@ -194,6 +201,7 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             pool,
             opts,
             sessions: session::Sessions::default(),
+            large_uploads: tokio::sync::Semaphore::new(1),
         });
         accept_loop(listener, state).await;
         Ok(())

@@ -137,7 +137,9 @@ pub struct TestResult {
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewPoint {
     pub provenance: Provenance,
-    pub fingerprint: Option<Fingerprint>,
+    /// Shared: the points of one upload are one machine (a fingerprint is ~1 KB,
+    /// and an upload may hold a million points).
+    pub fingerprint: Option<std::sync::Arc<Fingerprint>>,
     /// The point's value (median of the samples for `tardy run`).
     pub value: f64,
     pub samples: Vec<f64>,

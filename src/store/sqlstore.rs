@@ -243,6 +243,7 @@ impl<C: Conn> SqlStore<C> {
                 .i64(0)?;
             let mut ids = Vec::with_capacity(batch.points.len());
             let mut test_ids: HashMap<String, i64> = HashMap::new();
+            let mut by_ptr: HashMap<*const crate::probe::Fingerprint, i64> = HashMap::new();
             for p in &batch.points {
                 if !p.value.is_finite() {
                     return Err(DbError::Invalid(format!(
@@ -252,9 +253,13 @@ impl<C: Conn> SqlStore<C> {
                 }
                 let fp_id = match &p.fingerprint {
                     None => None,
+                    // The points of an upload share one fingerprint: hashed once.
+                    Some(fp) if by_ptr.contains_key(&std::sync::Arc::as_ptr(fp)) => {
+                        by_ptr.get(&std::sync::Arc::as_ptr(fp)).copied()
+                    }
                     Some(fp) => {
                         let (hash, body) = stable_fingerprint(fp);
-                        match fingerprints.get(&hash) {
+                        let id = match fingerprints.get(&hash) {
                             Some(&id) => Some(id),
                             None => {
                                 c.execute(
@@ -270,7 +275,11 @@ impl<C: Conn> SqlStore<C> {
                                 fingerprints.insert(hash, id);
                                 Some(id)
                             }
+                        };
+                        if let Some(id) = id {
+                            by_ptr.insert(std::sync::Arc::as_ptr(fp), id);
                         }
+                        id
                     }
                 };
                 let pv = &p.provenance;
