@@ -144,7 +144,6 @@ fn csv_fields(line: &str) -> Vec<std::borrow::Cow<'_, str>> {
     out
 }
 
-
 /// An Otava-style CSV as it was read: times, attributes and metric columns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CsvTable {
