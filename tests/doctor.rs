@@ -318,6 +318,7 @@ fn bad_compare_files_are_one_line_and_exit_2() {
             "schema_version 99",
         ),
         (write("noschema.json", r#"{"probes":[]}"#), "no \"schema\""),
+        (write("binary.json", "\u{0}\u{1}junk"), "binary data"),
         (
             write(
                 "shape.json",
