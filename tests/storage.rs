@@ -291,3 +291,41 @@ fn servers_starting_together_migrate_once() {
         assert!(open().list().unwrap().is_empty());
     });
 }
+
+#[test]
+fn a_large_save_keeps_every_points_samples_and_tests_with_it() {
+    // Points go in by multi-row INSERTs of 500; 1234 points (not a multiple), each
+    // with its own value, samples and test duration, must come back paired.
+    on_both("large_save", |open| {
+        let mut db = open();
+        let points: Vec<NewPoint> = (0..1234)
+            .map(|i| point(&format!("c{i:04}"), 1000 + i, 1.0 + i as f64))
+            .collect();
+        let ids = db
+            .save(&[Batch {
+                spec: suite(),
+                points,
+            }])
+            .unwrap();
+        assert_eq!(ids[0].len(), 1234);
+        let info = db.series("suite").unwrap().unwrap();
+        let pts = db.points(info.id, &PointFilter::default()).unwrap();
+        assert_eq!(pts.len(), 1234);
+        for (i, p) in pts.iter().enumerate() {
+            let v = 1.0 + i as f64;
+            assert_eq!(p.commit.as_deref(), Some(format!("c{i:04}").as_str()));
+            assert_eq!(p.value, v);
+            assert_eq!(db.samples(p.id).unwrap(), vec![v, v * 1.01], "point {i}");
+        }
+        let mut durations = Vec::new();
+        db.for_each_test(info.id, &PointFilter::default(), &mut |t, p| {
+            if t.name == "a::b" {
+                durations = p.iter().map(|x| x.value).collect();
+            }
+            Ok(())
+        })
+        .unwrap();
+        let want: Vec<f64> = (0..1234).map(|i| (1.0 + i as f64) / 2.0).collect();
+        assert_eq!(durations, want);
+    });
+}
