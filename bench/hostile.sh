@@ -29,6 +29,7 @@ with open('big.csv', 'w') as f:
 EOF
 echo "body: $(du -m big.csv | cut -f1) MB, 1.36 M points"
 "$TARDY" token add --token-file tokens --scope write >token.out 2>&1
+STAMP=$(date +%s)
 TOKEN=$(grep -o 'tardy_[0-9a-f]*' token.out | head -1)
 serve_and_upload() { # backend label uploads
   local db=$1 label=$2 n=$3 port
@@ -40,7 +41,7 @@ serve_and_upload() { # backend label uploads
   for i in $(seq "$n"); do
     curl -s -o "up$i.json" -w '%{http_code}\n' --max-time 900 -H "Authorization: Bearer $TOKEN" \
       -H 'Content-Type: text/csv' --data-binary @big.csv \
-      "http://127.0.0.1:$port/api/v1/points?series=big$i" >"code$i" &
+      "http://127.0.0.1:$port/api/v1/points?series=big$n-$i-$STAMP" >"code$i" &
   done
   wait $(jobs -p | grep -v "^$pid\$") 2>/dev/null || true
   local took=$((SECONDS - start))

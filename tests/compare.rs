@@ -683,3 +683,40 @@ fn wrong_kinds_and_impossible_values_are_refused_from_the_first_bytes() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn results_files_known_from_their_first_key_read_the_same_typed() {
+    // tardy and hyperfine files are read typed, straight from the file; what they
+    // give equals the general reader's (stdin takes the general path), and a file
+    // that does not parse typed still gets the general reader's error.
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path().join("h.json");
+    std::fs::write(
+        &p,
+        r#"{"results": [{"command": "a", "mean": 1, "times": [0.5, 0.6, 0.4, 0.55], "exit_codes": [0, 0, 1, 0]},
+                        {"command": "b", "mean": 1, "times": [0.7, 0.8, 0.75, 0.72], "exit_codes": [0, 0, 0, 0]}]}"#,
+    )
+    .unwrap();
+    let from_file = compare_out(&[p.to_str().unwrap()], &["--format", "json"]);
+    let from_stdin = tardy()
+        .args(["compare", "-", "--format", "json"])
+        .write_stdin(std::fs::read(&p).unwrap())
+        .output()
+        .unwrap();
+    assert!(from_stdin.status.success());
+    let strip = |b: &[u8]| {
+        let mut v: Value = serde_json::from_slice(b).unwrap();
+        v["sides"] = Value::Null;
+        v
+    };
+    assert_eq!(strip(&from_file), strip(&from_stdin.stdout));
+    let bad = d.path().join("bad.json");
+    std::fs::write(&bad, r#"{"results": [{"command": "a", "times": "oops"}]}"#).unwrap();
+    let out = tardy()
+        .args(["compare", bad.to_str().unwrap(), p.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(err.contains("is not a valid hyperfine JSON file"), "{err}");
+}

@@ -372,6 +372,16 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             Ok((outcome, detection, open))
         })
         .await?;
+    if large {
+        // Give the large upload's memory back to the system now: glibc keeps freed
+        // memory per thread arena, and the next large upload may run on another
+        // thread, so without this the peak grows with the arenas used.
+        #[cfg(all(target_os = "linux", target_env = "gnu"))]
+        tokio::task::spawn_blocking(|| {
+            // SAFETY: malloc_trim only releases free memory.
+            unsafe { libc::malloc_trim(0) };
+        });
+    }
     let (status, body) = match outcome {
         UploadOutcome::Duplicate { received_at } => (
             StatusCode::OK,
