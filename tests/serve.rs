@@ -1008,3 +1008,28 @@ fn health_stays_available_while_slow_clients_hold_every_connection() {
     attacker.join().unwrap();
     assert!(ok >= 38, "{ok} of 40 health probes answered under attack");
 }
+
+#[test]
+fn a_parameter_given_twice_or_in_two_places_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let w = bearer(&write);
+    let body = b"time,value\n1700000000,1.0\n";
+    for (query, headers, needle) in [
+        ("series=a&series=b", vec![], "given more than once"),
+        ("series=a&suite=b", vec![], "not both"),
+        (
+            "series=a&run_id=r1",
+            vec![("X-Tardy-Run-Id", "r2")],
+            "not both",
+        ),
+        ("series=a%01b", vec![], "control characters"),
+    ] {
+        let mut h = vec![("Authorization", w.as_str()), ("Content-Type", "text/csv")];
+        h.extend(headers);
+        let a = post(&format!("{}/api/v1/points?{query}", s.url), &h, body);
+        refused(&a, 400, "bad_request");
+        assert!(a.text.contains(needle), "{query}: {}", a.text);
+    }
+}

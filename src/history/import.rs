@@ -198,12 +198,17 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
     }
     // Read straight into columns (a row of its own per line would double the
     // memory of a million-row upload), then order them by time.
+    // Sized once from the line count: grown by doubling, the columns of a
+    // million-row upload would take up to twice their size.
+    let rows = memchr::memchr_iter(b'\n', text.as_bytes()).count() + 1;
     let mut table = CsvTable {
+        times: Vec::with_capacity(rows),
+        commits: Vec::with_capacity(rows),
+        branches: Vec::with_capacity(rows),
         metrics: metric_cols
             .iter()
-            .map(|&c| (header[c].clone(), Vec::new()))
+            .map(|&c| (header[c].clone(), Vec::with_capacity(rows)))
             .collect(),
-        ..CsvTable::default()
     };
     for (ln, line) in lines {
         let line_no = ln + 1;
@@ -310,36 +315,49 @@ pub fn table_change_points(
 
 /// Batches from an Otava CSV: one series per metric column, one point per row.
 pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
+    csv_batches_owned(table.clone(), labels)
+}
+
+/// [`csv_batches`], consuming the table column by column, so that a large upload
+/// does not hold the table and its points at once (the server's path).
+pub fn csv_batches_owned(mut table: CsvTable, labels: &Labels) -> Vec<Batch> {
     let only_one = table.metrics.len() == 1;
     let fingerprint = labels.fingerprint.clone().map(std::sync::Arc::new);
-    table
-        .metrics
-        .iter()
-        .map(|(name, values)| {
-            let mut spec = SeriesSpec::new(&name_for(labels, name, only_one), name, "");
-            spec.direction = labels.direction.unwrap_or(Direction::LowerIsBetter);
-            let points = values
-                .iter()
-                .enumerate()
-                .filter(|(_, v)| v.is_finite())
-                .map(|(i, &v)| NewPoint {
-                    provenance: Provenance {
-                        commit: table.commits[i].clone(),
-                        branch: table.branches[i]
-                            .clone()
-                            .or_else(|| labels.provenance.as_ref().and_then(|p| p.branch.clone())),
-                        commit_time: Some(table.times[i]),
-                        run_time: table.times[i],
-                    },
-                    fingerprint: fingerprint.clone(),
-                    value: v,
-                    samples: Vec::new(),
-                    tests: Vec::new(),
-                })
-                .collect();
-            Batch { spec, points }
-        })
-        .collect()
+    let default_branch = labels.provenance.as_ref().and_then(|p| p.branch.clone());
+    let metrics = std::mem::take(&mut table.metrics);
+    let last = metrics.len().saturating_sub(1);
+    let mut out = Vec::with_capacity(metrics.len());
+    for (k, (name, values)) in metrics.into_iter().enumerate() {
+        let mut spec = SeriesSpec::new(&name_for(labels, &name, only_one), &name, "");
+        spec.direction = labels.direction.unwrap_or(Direction::LowerIsBetter);
+        // The last column takes the commits and branches; the others copy them.
+        let take = k == last;
+        let mut points = Vec::with_capacity(values.iter().filter(|v| v.is_finite()).count());
+        for (i, v) in values.into_iter().enumerate() {
+            if !v.is_finite() {
+                continue;
+            }
+            let (commit, branch) = if take {
+                (table.commits[i].take(), table.branches[i].take())
+            } else {
+                (table.commits[i].clone(), table.branches[i].clone())
+            };
+            points.push(NewPoint {
+                provenance: Provenance {
+                    commit,
+                    branch: branch.or_else(|| default_branch.clone()),
+                    commit_time: Some(table.times[i]),
+                    run_time: table.times[i],
+                },
+                fingerprint: fingerprint.clone(),
+                value: v,
+                samples: Vec::new(),
+                tests: Vec::new(),
+            });
+        }
+        out.push(Batch { spec, points });
+    }
+    out
 }
 
 /// Batches from a results file tardy reads (tardy or hyperfine JSON, and

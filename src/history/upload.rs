@@ -12,7 +12,7 @@
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::import::{self, Labels, csv_batches, parse_time, read_csv, suite_batch};
+use super::import::{self, Labels, parse_time, read_csv, suite_batch};
 use crate::ingest::error::IngestError;
 use crate::ingest::reports;
 use crate::probe::Fingerprint;
@@ -134,7 +134,7 @@ pub fn batches(
                 Ok((points_json(t, source, meta)?, Vec::new()))
             } else {
                 let table = read_csv(t, source, "time")?;
-                let out = csv_batches(&table, &labels);
+                let out = import::csv_batches_owned(table, &labels);
                 if out.iter().all(|b| b.points.is_empty()) {
                     return Err(IngestError::at(source, None, "holds no values".into()));
                 }

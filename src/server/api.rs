@@ -43,7 +43,11 @@ pub fn query_params(
                 "query parameter '{k}' must be at most 512 characters without control characters"
             )));
         }
-        out.insert(k.into_owned(), v.into_owned());
+        if out.insert(k.to_string(), v.into_owned()).is_some() {
+            return Err(ApiError::bad_request(format!(
+                "query parameter '{k}' is given more than once"
+            )));
+        }
     }
     Ok(out)
 }
@@ -242,6 +246,11 @@ fn upload_meta(
             ))
         })?);
     }
+    if q.contains_key("series") && q.contains_key("suite") {
+        return Err(ApiError::bad_request(
+            "give series or suite (its alias), not both",
+        ));
+    }
     if let Some(s) = q.get("series").or(q.get("suite")) {
         meta.series = Some(clean(s, "series")?);
     }
@@ -268,6 +277,11 @@ fn upload_meta(
         let mut fp = meta.fingerprint.take().unwrap_or_default();
         fp.hostname = Some(clean(m, "machine")?);
         meta.fingerprint = Some(fp);
+    }
+    if headers.contains_key("x-tardy-run-id") && q.contains_key("run_id") {
+        return Err(ApiError::bad_request(
+            "give the run id as the X-Tardy-Run-Id header or the run_id query parameter, not both",
+        ));
     }
     let run_id = headers
         .get("x-tardy-run-id")

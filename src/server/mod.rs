@@ -180,6 +180,14 @@ async fn security_headers(
 }
 
 pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), ServeError> {
+    // Two malloc arenas, not one per thread: a large upload parsed on one thread and
+    // stored on another would otherwise leave its freed memory spread over arenas
+    // that the next upload does not reuse.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only tunes the allocator, before the runtime's threads start.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 2);
+    }
     let pool = Pool::new(opts.backend.clone(), &opts.project, 16)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

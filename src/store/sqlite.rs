@@ -82,10 +82,25 @@ impl SqliteConn {
             .busy_timeout(busy_timeout())
             .map_err(|e| self.err(e))?;
         // The first statement that reads the file: a non-database fails here.
-        let mode: String = self
-            .conn
-            .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
-            .map_err(|e| self.err(e))?;
+        // Switching a new file to WAL takes an exclusive lock, and SQLite answers
+        // BUSY at once (without its busy handler) when another process is doing the
+        // same: servers starting together retry until the busy timeout.
+        let deadline = std::time::Instant::now() + busy_timeout();
+        let mode: String = loop {
+            match self
+                .conn
+                .query_row("PRAGMA journal_mode=WAL", [], |r| r.get(0))
+            {
+                Ok(m) => break m,
+                Err(rusqlite::Error::SqliteFailure(f, _))
+                    if matches!(f.code, ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked)
+                        && std::time::Instant::now() < deadline =>
+                {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(e) => return Err(self.err(e)),
+            }
+        };
         if !mode.eq_ignore_ascii_case("wal") && !mode.eq_ignore_ascii_case("memory") {
             return Err(DbError::Open {
                 path: self.path.clone(),
