@@ -369,6 +369,38 @@ impl<C: Conn> SqlStore<C> {
                     }
                 }
                 flush(&mut sample_args)?;
+                // Test results, also many rows per statement.
+                let mut result_args: Vec<Value> = Vec::new();
+                let mut pending: HashMap<(i64, i64), usize> = HashMap::new();
+                let flush_results = |args: &mut Vec<Value>,
+                                     pending: &mut HashMap<(i64, i64), usize>|
+                 -> Result<(), DbError> {
+                    if args.is_empty() {
+                        return Ok(());
+                    }
+                    let rows: Vec<String> = (0..args.len() / 4)
+                        .map(|r| {
+                            format!(
+                                "(?{}, ?{}, ?{}, ?{})",
+                                4 * r + 1,
+                                4 * r + 2,
+                                4 * r + 3,
+                                4 * r + 4
+                            )
+                        })
+                        .collect();
+                    c.execute(
+                        &format!(
+                            "INSERT INTO test_results (test_id, point_id, duration, status) VALUES {}
+                             ON CONFLICT (test_id, point_id) DO UPDATE SET duration = excluded.duration",
+                            rows.join(", ")
+                        ),
+                        args,
+                    )?;
+                    args.clear();
+                    pending.clear();
+                    Ok(())
+                };
                 for (p, &id) in chunk.iter().zip(&chunk_ids) {
                     for test in &p.tests {
                         let test_id = match test_ids.get(&test.name) {
@@ -394,14 +426,30 @@ impl<C: Conn> SqlStore<C> {
                                 test.name
                             )));
                         }
-                        c.execute(
-                            "INSERT INTO test_results (test_id, point_id, duration, status) VALUES (?1, ?2, ?3, ?4)
-                             ON CONFLICT (test_id, point_id) DO UPDATE SET duration = excluded.duration",
-                            sql_args!(test_id, id, test.duration, &test.status),
-                        )?;
+                        // A repeated (test, point) keeps its last result: one row per
+                        // statement, as ON CONFLICT DO UPDATE needs.
+                        match pending.get(&(test_id, id)) {
+                            Some(&at) => {
+                                result_args[at * 4 + 2] = Value::Real(test.duration);
+                                result_args[at * 4 + 3] = Value::from(&test.status);
+                            }
+                            None => {
+                                pending.insert((test_id, id), result_args.len() / 4);
+                                result_args.extend_from_slice(sql_args!(
+                                    test_id,
+                                    id,
+                                    test.duration,
+                                    &test.status
+                                ));
+                            }
+                        }
+                        if result_args.len() >= 4 * 1000 {
+                            flush_results(&mut result_args, &mut pending)?;
+                        }
                     }
                     ids.push(id);
                 }
+                flush_results(&mut result_args, &mut pending)?;
             }
             out[index] = ids;
         }
