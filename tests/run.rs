@@ -644,3 +644,47 @@ fn a_run_ends_when_its_command_exits_and_what_it_left_behind_is_killed() {
     assert_eq!(w["killed"], false);
     assert!(alive("sleep 3.217"));
 }
+
+#[test]
+fn every_help_example_is_one_whole_command() {
+    // `{n}` once became a line break inside a quoted example; a long example once
+    // wrapped inside its quotes. Each example line (joined at a trailing `\`, its
+    // comment left out) must hold balanced quotes.
+    for sub in [
+        "run", "compare", "tests", "doctor", "bisect", "history", "report", "serve", "push",
+        "explain",
+    ] {
+        let out = tardy().args([sub, "--help"]).output().unwrap();
+        let help = String::from_utf8_lossy(&out.stdout).to_string();
+        let Some(at) = help.find("Examples:") else {
+            continue;
+        };
+        let mut line = String::new();
+        for raw in help[at..].lines().skip(1) {
+            let t = raw.trim();
+            if t.is_empty() {
+                break;
+            }
+            line.push_str(t.trim_end_matches('\\'));
+            if t.ends_with('\\') {
+                line.push(' ');
+                continue;
+            }
+            let command = line
+                .split("   #")
+                .next()
+                .unwrap()
+                .split("   (")
+                .next()
+                .unwrap();
+            if command.starts_with("tardy") {
+                assert_eq!(
+                    command.matches('\'').count() % 2,
+                    0,
+                    "tardy {sub} --help: {command}"
+                );
+            }
+            line.clear();
+        }
+    }
+}

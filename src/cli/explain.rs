@@ -30,7 +30,8 @@ interleaves A and B and ranks what changed by its share of the difference.",
     after_help = "Examples:
   tardy explain -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
   tardy explain 'sleep 0.1' 'sleep 0.2'
-  tardy explain --prefix-b 'tardy exec --timer-slack 15600000 --' -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
+  tardy explain --prefix-b 'tardy exec --timer-slack 15600000 --' \\
+      -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
   tardy explain --condition-b OMP_NUM_THREADS=1 -- ./bench
   tardy explain --save a.json -- ./suite     (then on the other machine or version: --save b.json)
   tardy explain a.json b.json

@@ -32,7 +32,7 @@ them alike. Without --runs, tardy runs each command at least --min-runs times an
 then until the 95% confidence interval of the mean is within --precision of it (or a limit is hit).\n\n\
 Warm-up: without --warmup, each command's first run is a warm-up if it takes at most 1 s, \
 and counts as a measured run if it takes longer.",
-    after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run -P n 1 4 'xz -{n} -k -c big.tar'\n  \
+    after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run -P level 1 4 'xz -{level} -k -c big.tar'\n  \
 tardy run --runs 30 --export-json base.json 'make -s test'\n  tardy run -- ./app --flag 'an argument with spaces'"
 )]
 pub struct RunArgs {
