@@ -129,3 +129,43 @@ fn differential_against_real_ministat() {
         ),
     }
 }
+
+#[test]
+fn ministat_is_listed_and_has_a_help_text() {
+    let run = |args: &[&str]| {
+        let out = assert_cmd::Command::cargo_bin("tardy")
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).to_string(),
+        )
+    };
+    let (code, top) = run(&["--help"]);
+    assert_eq!(code, Some(0));
+    assert!(top.contains("ministat"), "{top}");
+    for args in [
+        &["help", "ministat"][..],
+        &["ministat", "--help"],
+        &["compare", "--ministat", "--help"],
+    ] {
+        let (code, help) = run(args);
+        assert_eq!(code, Some(0), "{args:?}");
+        assert!(
+            help.contains("Options (ministat's own)") && help.contains("-c CONFIDENCE"),
+            "{args:?}: {help}"
+        );
+    }
+    let (_, compare) = run(&["compare", "--help"]);
+    assert!(compare.contains("--ministat"), "{compare}");
+    // --ministat elsewhere than first is a clear error, not a silent compare.
+    let out = assert_cmd::Command::cargo_bin("tardy")
+        .unwrap()
+        .args(["compare", "a.txt", "b.txt", "--ministat"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--ministat must come first"));
+}

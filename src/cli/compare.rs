@@ -34,6 +34,11 @@ tardy compare old.txt new.txt --correction none   # each row's own p, as benchst
 tardy compare --ministat -s -w 60 iguana chameleon"
 )]
 pub struct CompareArgs {
+    /// Behave as FreeBSD's ministat, byte for byte, with ministat's own options after
+    /// it (it must come first: `tardy compare --ministat [-c 99] [-s] FILES`; see
+    /// `tardy ministat --help`).
+    #[arg(long)]
+    ministat: bool,
     /// Result files; the first is the baseline.
     #[arg(value_name = "FILE", required = true)]
     files: Vec<String>,
@@ -147,6 +152,12 @@ pub fn main(args: CompareArgs) -> i32 {
 }
 
 fn run(args: &CompareArgs) -> Result<i32, String> {
+    if args.ministat {
+        return Err(
+            "--ministat must come first, right after `compare`: tardy compare --ministat [ministat options] FILES"
+                .into(),
+        );
+    }
     let confidence = percent("confidence", &args.confidence, true)?;
     let target_effect = percent("target-effect", &args.target_effect, false)?;
     let fail_pct = args

@@ -61,6 +61,40 @@ enum Command {
     Push(Box<push::PushArgs>),
     /// Make tokens for `tardy serve --token-file`.
     Token(serve::TokenArgs),
+    /// FreeBSD's ministat, byte for byte: its options, its table, its "No difference
+    /// proven at 95.0% confidence" (also `tardy compare --ministat`).
+    #[command(
+        long_about = "FreeBSD's ministat, byte for byte: the same options (parsed as ministat parses them, so scripts keep working), the same plot, table and Student's t verdict. Each file holds one number per line (column -C, delimiters -d). `tardy compare` says more: the ratio with its interval, a test that suits the data, and how many runs a verdict would take.",
+        override_usage = "tardy ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] [file [file ...]]",
+        after_help = "Options (ministat's own):
+  -A             print statistics only, suppress the graph
+  -C COLUMN      column number to extract (starts and defaults to 1)
+  -c CONFIDENCE  one of 80, 90, 95, 98, 99, 99.5 (default 95)
+  -d DELIMITERS  delimiter(s) string, default \" \\t\"
+  -n             print summary statistics only, no graph/test
+  -s             print avg/median/stddev bars on separate lines
+  -w WIDTH       width of graph/test output (default 74 or terminal width)
+
+Examples:
+  printf '1.0\\n1.1\\n0.9\\n1.05\\n' > old.txt; printf '1.3\\n1.4\\n1.2\\n1.35\\n' > new.txt
+  tardy ministat old.txt new.txt
+  tardy ministat -c 99 -s old.txt new.txt
+  tardy compare old.txt new.txt      # the ratio, its interval and how many runs a verdict needs"
+    )]
+    Ministat(MinistatArgs),
+}
+
+/// `tardy ministat`'s arguments are read by ministat's own parser; this only
+/// names them for `tardy help`.
+#[derive(clap::Args)]
+struct MinistatArgs {
+    /// ministat's options and files (see below).
+    #[arg(
+        value_name = "ARGS",
+        allow_hyphen_values = true,
+        trailing_var_arg = true
+    )]
+    args: Vec<String>,
 }
 
 /// Parse arguments, run, and return the process exit code.
@@ -72,8 +106,23 @@ pub fn main() -> i32 {
         args.get(1).map(String::as_str),
         args.get(2).map(String::as_str),
     ) {
-        (Some("compare"), Some("--ministat")) => return ministat::main(&args[3..]),
-        (Some("ministat"), _) => return ministat::main(&args[2..]),
+        (Some("compare"), Some("--ministat")) | (Some("ministat"), _) => {
+            let rest = if args[1] == "ministat" {
+                &args[2..]
+            } else {
+                &args[3..]
+            };
+            // ministat has no -h; `--help` gives tardy's description of it.
+            if rest.first().is_some_and(|a| a == "--help" || a == "-h") {
+                use clap::CommandFactory;
+                let mut cmd = Cli::command();
+                if let Some(m) = cmd.find_subcommand_mut("ministat") {
+                    let _ = m.print_long_help();
+                }
+                return 0;
+            }
+            return ministat::main(rest);
+        }
         _ => {}
     }
     let cli = match Cli::try_parse() {
@@ -96,6 +145,8 @@ pub fn main() -> i32 {
         Command::Serve(args) => serve::main(*args),
         Command::Push(args) => push::main(*args),
         Command::Token(args) => serve::token_main(args),
+        // Reached only through `tardy help`-style parsing; run it as ministat would.
+        Command::Ministat(m) => ministat::main(&m.args),
     }
 }
 
