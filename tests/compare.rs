@@ -673,15 +673,7 @@ fn wrong_kinds_and_impossible_values_are_refused_from_the_first_bytes() {
         "\u{feff}{\"results\": [{\"command\": \"x\", \"mean\": 1, \"times\": [0.5, 0.6, 0.4]}]}",
     )
     .unwrap();
-    let out = tardy()
-        .args(["compare", p.to_str().unwrap(), p.to_str().unwrap()])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    compare_out(&[p.to_str().unwrap(), p.to_str().unwrap()], &[]);
 }
 
 #[test]

@@ -642,6 +642,9 @@ fn a_run_ends_when_its_command_exits_and_what_it_left_behind_is_killed() {
     let w = &r["benchmarks"][0]["warnings"][0];
     assert_eq!(w["kind"], "stragglers", "{w}");
     assert_eq!(w["killed"], false);
+    // Two runs, one sleeper each: the first run's sleeper, still alive at the second
+    // sweep, is not counted again.
+    assert_eq!((&w["runs"], &w["processes"]), (&2.into(), &2.into()), "{w}");
     assert!(alive("sleep 3.217"));
 }
 
