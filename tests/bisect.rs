@@ -232,6 +232,47 @@ fn versions_are_bisected_with_substitution() {
 }
 
 #[test]
+fn processes_left_behind_by_the_command_are_named_and_killed() {
+    let d = tempfile::tempdir().unwrap();
+    write(
+        d.path(),
+        "delay.sh",
+        "(sleep 30 &)\ncase $1 in 1.0|1.1) sleep 0.02;; *) sleep 0.035;; esac\n",
+    );
+    let out = tardy(d.path())
+        .args([
+            "bisect",
+            "--versions",
+            "1.0,1.1,1.2,1.3",
+            "--state",
+            d.path().join("st").to_str().unwrap(),
+            "--format",
+            "json",
+            "--",
+            "sh delay.sh {version}",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["version"], "1.2", "{r}");
+    // Every run left one sleep behind: each was named and killed, none counted twice.
+    let runs = r["total_runs"].as_u64().unwrap();
+    assert_eq!(r["stragglers"].as_u64(), Some(runs), "{r}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("left 1 process (sleep, pid ") && err.contains("(killed;"),
+        "{err}"
+    );
+    // Nothing of it is still running.
+    let ps = std::process::Command::new("pgrep")
+        .args(["-f", "^sleep 30$"])
+        .output()
+        .unwrap();
+    let alive = String::from_utf8_lossy(&ps.stdout).lines().count();
+    assert!(alive < 2, "{alive} sleeps still alive");
+}
+
+#[test]
 fn interrupted_bisections_resume_without_repeating_runs() {
     let d = tempfile::tempdir().unwrap();
     // Slow runs (50 and 80 ms), so that the interrupt lands while the ends are measured.

@@ -15,6 +15,7 @@ use super::runner::{self, Prepared};
 use super::state::{self, Candidate, State, Step};
 use super::{BisectError, Config, Mode};
 use crate::measure::interrupt;
+use crate::measure::stragglers::{self, Straggler};
 use crate::stats::compare::{self as engine, Verdict};
 use crate::stats::rng::SplitMix64;
 
@@ -31,6 +32,9 @@ pub enum Event<'a> {
         runs_left: u64,
     },
     Step(&'a Step),
+    /// Runs of `label` left processes behind (named, e.g. "1 process (sleep, pid
+    /// 4242)"); tardy killed them.
+    Stragglers { label: &'a str, what: String },
 }
 
 /// The effect of the culprit: culprit / parent.
@@ -88,6 +92,9 @@ pub struct Report {
     pub confidence: f64,
     pub steps: Vec<Step>,
     pub total_runs: u64,
+    /// Processes the measured command left running, found and killed after its runs.
+    #[serde(default)]
+    pub stragglers: u64,
     /// What bad means: over good by this ratio (m).
     pub boundary: Option<f64>,
     /// Sensitivity mode: the value is condition B / condition A.
@@ -220,10 +227,17 @@ pub trait Lab {
         dir: &Path,
         rng: &mut SplitMix64,
     ) -> Result<(f64, u64), String>;
+    /// The processes the last sample's runs left behind (killed).
+    fn take_stragglers(&mut self) -> Vec<Straggler> {
+        Vec::new()
+    }
 }
 
 /// Worktrees, builds and real runs of the command.
-pub struct Real;
+#[derive(Default)]
+pub struct Real {
+    stragglers: Vec<Straggler>,
+}
 
 impl Lab for Real {
     fn prepare(
@@ -241,7 +255,10 @@ impl Lab for Real {
         dir: &Path,
         rng: &mut SplitMix64,
     ) -> Result<(f64, u64), String> {
-        runner::sample(cfg, key, dir, rng)
+        runner::sample(cfg, key, dir, rng, &mut self.stragglers)
+    }
+    fn take_stragglers(&mut self) -> Vec<Straggler> {
+        std::mem::take(&mut self.stragglers)
     }
 }
 
@@ -334,7 +351,9 @@ impl Search<'_, '_> {
         }
         let mut rng =
             SplitMix64::new(self.st.config.seed ^ self.st.total_runs.wrapping_mul(0x9E37_79B9));
-        match self.lab.sample(&self.st.config, key, dir, &mut rng) {
+        let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
+        self.name_stragglers(label);
+        match sampled {
             Ok((v, runs)) => {
                 self.st.samples.entry(key.to_string()).or_default().push(v);
                 let at = self.st.total_runs;
@@ -353,6 +372,18 @@ impl Search<'_, '_> {
             }
             Err(_) if interrupt::requested() => Err(BisectError::Interrupted),
             Err(why) => Ok(Err(why)),
+        }
+    }
+
+    /// Say which processes the last sample's runs left behind, and count them.
+    fn name_stragglers(&mut self, label: &str) {
+        let left = self.lab.take_stragglers();
+        if !left.is_empty() {
+            self.st.stragglers += left.len() as u64;
+            (self.on)(Event::Stragglers {
+                label,
+                what: stragglers::describe(&left),
+            });
         }
     }
 
@@ -706,10 +737,9 @@ impl Search<'_, '_> {
                 if into.len() >= rounds {
                     continue;
                 }
-                let (v, runs) = self
-                    .lab
-                    .sample(&self.st.config, key, dir, &mut rng)
-                    .map_err(|why| {
+                let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
+                self.name_stragglers("sandwich");
+                let (v, runs) = sampled.map_err(|why| {
                         if interrupt::requested() {
                             BisectError::Interrupted
                         } else {
@@ -746,7 +776,7 @@ impl Search<'_, '_> {
 
 /// Run (or resume) the bisection saved in `dir`.
 pub fn run(st: &mut State, dir: &Path, on: &mut dyn FnMut(Event)) -> Result<Report, BisectError> {
-    run_in(st, dir, on, &mut Real)
+    run_in(st, dir, on, &mut Real::default())
 }
 
 /// Run the bisection with candidates prepared and sampled by `lab`.
@@ -783,6 +813,7 @@ pub fn run_in(
         confidence: 0.0,
         steps: Vec::new(),
         total_runs: s.st.total_runs,
+        stragglers: s.st.stragglers,
         boundary: Some(decide::boundary(s.st.config.threshold, e.ratio)),
         sensitivity,
         invert,
@@ -867,6 +898,7 @@ pub fn run_in(
     state::save(dir, s.st)?;
     report.steps = s.st.steps.clone();
     report.total_runs = s.st.total_runs;
+    report.stragglers = s.st.stragglers;
     Ok(report)
 }
 

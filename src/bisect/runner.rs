@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use crate::measure::command::{self, CommandLine};
 use crate::measure::spawn::{ExecOptions, Executor, OutputMode, RunOutcome};
+use crate::measure::stragglers::Straggler;
 use crate::model::Exec;
 use crate::stats::rng::SplitMix64;
 
@@ -114,6 +115,7 @@ fn run_once(
     command_line: &str,
     dir: &Path,
     env: &[(String, String)],
+    left: &mut Vec<Straggler>,
 ) -> Result<f64, String> {
     let exec = exec_of(command_line)?;
     let opts = ExecOptions {
@@ -136,7 +138,9 @@ fn run_once(
     };
     let mut ex = Executor::new(command_line, &exec, &mode, out_file.as_ref(), &opts)
         .map_err(|e| e.to_string())?;
-    let o: RunOutcome = ex.run(None, out_file.as_ref()).map_err(|e| e.to_string())?;
+    let o = ex.run(None, out_file.as_ref());
+    left.extend(ex.take_stragglers());
+    let o: RunOutcome = o.map_err(|e| e.to_string())?;
     if o.interrupted {
         return Err("interrupted".into());
     }
@@ -237,10 +241,11 @@ pub fn sample(
     key: &str,
     dir: &Path,
     rng: &mut SplitMix64,
+    left: &mut Vec<Straggler>,
 ) -> Result<(f64, u64), String> {
     let command_line = substitute(&cfg.command, key);
     match &cfg.conditions {
-        None => run_once(cfg, &command_line, dir, &[]).map(|v| (v, 1)),
+        None => run_once(cfg, &command_line, dir, &[], left).map(|v| (v, 1)),
         Some(c) => {
             let with = |prefix: &Option<String>| match prefix {
                 Some(p) => format!("{p} {command_line}"),
@@ -248,11 +253,11 @@ pub fn sample(
             };
             let (a_cmd, b_cmd) = (with(&c.a_prefix), with(&c.b_prefix));
             let (a, b) = if rng.next_f64() < 0.5 {
-                let a = run_once(cfg, &a_cmd, dir, &c.a_env)?;
-                (a, run_once(cfg, &b_cmd, dir, &c.b_env)?)
+                let a = run_once(cfg, &a_cmd, dir, &c.a_env, left)?;
+                (a, run_once(cfg, &b_cmd, dir, &c.b_env, left)?)
             } else {
-                let b = run_once(cfg, &b_cmd, dir, &c.b_env)?;
-                (run_once(cfg, &a_cmd, dir, &c.a_env)?, b)
+                let b = run_once(cfg, &b_cmd, dir, &c.b_env, left)?;
+                (run_once(cfg, &a_cmd, dir, &c.a_env, left)?, b)
             };
             if a <= 0.0 {
                 return Err(format!(

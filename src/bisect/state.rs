@@ -72,6 +72,9 @@ pub struct State {
     pub sandwich: Option<Sandwich>,
     /// Every execution of the measured command, endpoints and sandwich included.
     pub total_runs: u64,
+    /// Processes the measured command left running (found and killed after its runs).
+    #[serde(default)]
+    pub stragglers: u64,
     pub finished: bool,
 }
 
@@ -89,6 +92,7 @@ impl State {
             steps: Vec::new(),
             sandwich: None,
             total_runs: 0,
+            stragglers: 0,
             finished: false,
         }
     }

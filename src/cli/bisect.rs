@@ -468,6 +468,13 @@ fn text(r: &Report, st: &state::State) -> String {
     } else {
         out += &format!("{} runs of the command in all.\n", r.total_runs);
     }
+    if r.stragglers > 0 {
+        out += &format!(
+            "The command left {} process{} running after it exited, over all runs; each was killed after its run (the warnings above name them).\n",
+            r.stragglers,
+            if r.stragglers == 1 { "" } else { "es" }
+        );
+    }
     out
 }
 
@@ -582,6 +589,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     let mut steps_seen = st.steps.len();
     let started = std::time::Instant::now();
     let mut session_runs = 0u64;
+    let mut warned = std::collections::BTreeSet::new();
     let mut on = |ev: Event| match ev {
         Event::Phase(p) => {
             if tty {
@@ -604,6 +612,17 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
                 eprint!(
                     "\r\x1b[2K  {l}: {n} samples ({total_runs} runs in all), about {:.0} s left",
                     per_run * runs_left as f64
+                );
+            }
+        }
+        // A warning, not progress: printed in every format, once per candidate.
+        Event::Stragglers { label, what } => {
+            if warned.insert(label.to_string()) {
+                if tty {
+                    eprint!("\r\x1b[2K");
+                }
+                eprintln!(
+                    "  warning: the command, run for {label}, left {what} running after it exited (killed; said once per candidate)"
                 );
             }
         }
