@@ -79,11 +79,23 @@ with open('junk.bin', 'wb') as f:
         f.write(os.urandom(1 << 20))
 times = [round(random.gauss(1.0, 0.05), 6) for _ in range(2_000_000)]
 json.dump({"results": [{"command": "a", "mean": 1.0, "times": times}]}, open('big.json', 'w'))
+# A valid 1.1 GB hyperfine file, one line: 110 M times (a chunk of 100k repeated).
+chunk = ", ".join(f"{random.gauss(1.0, 0.05):.6f}" for _ in range(100_000))
+with open('huge.json', 'w') as f:
+    f.write('{"results": [{"command": "a", "mean": 1.0, "times": [' + chunk)
+    for _ in range(1099):
+        f.write(", " + chunk)
+    f.write(']}]}')
 EOF
 printf '1.0\n1.1\n0.9\n1.05\n0.95\n' >small.txt
 echo "compare, 1 GB junk text: $(rss "$TARDY" compare junk.txt small.txt)"
 echo "compare, 1 GB binary:    $(rss "$TARDY" compare junk.bin small.txt)"
 echo "compare, $(du -m big.json | cut -f1) MB hyperfine JSON (2 M times): $(rss "$TARDY" compare big.json big.json)"
+mb=$(du -m huge.json | cut -f1)
+echo "compare, $mb MB hyperfine JSON (110 M times) vs 5 values: $(rss "$TARDY" compare huge.json small.txt)"
+echo "report,  $mb MB hyperfine JSON: $(rss "$TARDY" report --no-history huge.json -o huge.html) ($(du -k huge.html | cut -f1) KiB written)"
+echo "history import, $mb MB hyperfine JSON: $(rss "$TARDY" history import --db huge.db huge.json)"
+rm -f huge.json huge.html huge.db*
 
 echo "== 4. slowloris"
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

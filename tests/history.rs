@@ -709,6 +709,29 @@ fn tests_show_save_stores_the_suite_and_every_test() {
 }
 
 #[test]
+fn a_large_results_file_is_drawn_from_order_statistics_not_every_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let times: Vec<String> = (0..50_000)
+        .map(|i| format!("{}", 1.0 + (i % 997) as f64 * 1e-4))
+        .collect();
+    std::fs::write(
+        d.join("big.json"),
+        format!(
+            r#"{{"results": [{{"command": "a", "mean": 1.0, "times": [{}]}}]}}"#,
+            times.join(",")
+        ),
+    )
+    .unwrap();
+    succeeds(tardy(d).args(["report", "--no-history", "-o", "r.html", "big.json"]));
+    let html = std::fs::read_to_string(d.join("r.html")).unwrap();
+    assert_eq!(html.matches("class=\"dot\"").count(), 400);
+    assert!(html.contains(">50000<"), "the table gives the real count");
+    assert!(html.contains("drawn as 400 evenly spaced order statistics"));
+    assert!(html.len() < 200_000, "{} bytes", html.len());
+}
+
+#[test]
 fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

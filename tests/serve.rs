@@ -868,6 +868,56 @@ fn bad_values_and_deep_nesting_are_refused_or_warned_never_dropped_silently() {
 }
 
 #[test]
+fn an_upload_that_takes_too_long_to_read_is_stopped_and_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    // A budget this small stops any report of some size: the point is that reading
+    // stops, the answer says why, nothing is stored and the server goes on.
+    let s = sqlite_server(dir.path(), &["--read-budget", "0.02"]);
+    let w = bearer(&write);
+    let url = format!("{}/api/v1/tests?suite=bomb&commit=c1", s.url);
+    // A small gzip body that inflates to 400k test cases (~30 MB of XML).
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    gz.write_all(b"<testsuite name=\"s\">").unwrap();
+    for i in 0..400_000 {
+        write!(
+            gz,
+            "<testcase classname=\"c\" name=\"t{i}\" time=\"0.001\"/>"
+        )
+        .unwrap();
+    }
+    gz.write_all(b"</testsuite>").unwrap();
+    let body = gz.finish().unwrap();
+    assert!(body.len() < 2 << 20, "{}", body.len());
+    let a = post(
+        &url,
+        &[("Authorization", &w), ("Content-Type", "application/gzip")],
+        &body,
+    );
+    refused(&a, 422, "invalid_body");
+    assert!(
+        a.text
+            .contains("longer than the 0.02 s allowed for reading one upload"),
+        "{}",
+        a.text
+    );
+    assert!(
+        !get(&format!("{}/api/v1/series", s.url), &[])
+            .text
+            .contains("bomb")
+    );
+    // A small report still goes in.
+    let small =
+        "<testsuite name=\"s\"><testcase classname=\"c\" name=\"t\" time=\"0.5\"/></testsuite>";
+    let a = post(
+        &format!("{}/api/v1/tests?suite=small&commit=c1", s.url),
+        &[("Authorization", &w)],
+        small.as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+}
+
+#[test]
 fn forms_need_this_servers_origin_and_csrf_token_and_the_cookie_never_writes_the_api() {
     // A page on another port of the same host is same-site: the SameSite cookie is
     // sent with its forms. What stops it is the Origin check and the CSRF token.

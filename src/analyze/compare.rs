@@ -8,6 +8,8 @@
 //! `tardy run` or hyperfine file with several commands) compares each series
 //! with its first.
 
+use std::borrow::Cow;
+
 use serde::{Deserialize, Serialize};
 
 use crate::ingest::{Dataset, Series};
@@ -66,7 +68,9 @@ pub struct Row {
     pub candidate_summary: Summary,
     /// The full estimate behind the row.
     pub estimate: Estimate,
-    /// Raw values, for plots (not serialised).
+    /// Values for plots (not serialised): the raw values, or for a side of more than
+    /// [`PLOT_VALUES`] that many evenly spaced order statistics (its shape, without a
+    /// copy of every value).
     #[serde(skip)]
     pub values: [Vec<f64>; 2],
 }
@@ -111,21 +115,47 @@ pub enum CompareError {
     },
 }
 
-fn same(a: &Series, b: &Series) -> bool {
+/// A series as compared: what names it, and its values, borrowed from the input
+/// when one file holds it, pooled into a copy only when several inputs add up (a
+/// 20-million-value file is never copied to be compared).
+#[derive(Debug, Clone)]
+struct View<'a> {
+    group: String,
+    name: String,
+    unit: String,
+    higher_is_better: bool,
+    exact: bool,
+    values: Cow<'a, [f64]>,
+}
+
+impl<'a> View<'a> {
+    fn of(s: &'a Series) -> View<'a> {
+        View {
+            group: s.group.clone(),
+            name: s.name.clone(),
+            unit: s.unit.clone(),
+            higher_is_better: s.higher_is_better,
+            exact: s.exact,
+            values: Cow::Borrowed(&s.values),
+        }
+    }
+}
+
+fn same(a: &View, b: &Series) -> bool {
     a.group == b.group && a.name == b.name && a.unit == b.unit
 }
 
 /// Series of a side, pooled by (group, name, unit), in first-seen order.
-fn pooled(side: &Side) -> Vec<Series> {
-    let mut out: Vec<Series> = Vec::new();
+fn pooled(side: &Side) -> Vec<View<'_>> {
+    let mut out: Vec<View> = Vec::new();
     for d in &side.datasets {
         for s in &d.series {
             match out.iter_mut().find(|o| same(o, s)) {
                 Some(o) => {
-                    o.values.extend_from_slice(&s.values);
+                    o.values.to_mut().extend_from_slice(&s.values);
                     o.exact |= s.exact;
                 }
-                None => out.push(s.clone()),
+                None => out.push(View::of(s)),
             }
         }
     }
@@ -134,11 +164,14 @@ fn pooled(side: &Side) -> Vec<Series> {
 
 /// The candidate series that matches `b`: same group, name and unit; or, when one side
 /// states no group (a file without `pkg:` lines), the only one with that name and unit.
-fn partner<'a>(b: &Series, cs: &'a [Series], bs: &[Series]) -> Option<&'a Series> {
-    if let Some(c) = cs.iter().find(|c| same(c, b)) {
+fn partner<'v, 'a>(b: &View, cs: &'v [View<'a>], bs: &[View]) -> Option<&'v View<'a>> {
+    if let Some(c) = cs
+        .iter()
+        .find(|c| c.group == b.group && c.name == b.name && c.unit == b.unit)
+    {
         return Some(c);
     }
-    let loose = |x: &&Series, y: &Series| x.name == y.name && x.unit == y.unit;
+    let loose = |x: &View, y: &View| x.name == y.name && x.unit == y.unit;
     let mut found = cs
         .iter()
         .filter(|c| loose(c, b) && (c.group.is_empty() || b.group.is_empty()));
@@ -147,7 +180,7 @@ fn partner<'a>(b: &Series, cs: &'a [Series], bs: &[Series]) -> Option<&'a Series
     unique.then_some(c)
 }
 
-fn label(s: &Series) -> String {
+fn label(s: &View) -> String {
     if s.group.is_empty() {
         format!("'{}' ({})", s.name, s.unit)
     } else {
@@ -155,17 +188,24 @@ fn label(s: &Series) -> String {
     }
 }
 
-/// All values of a side whose inputs hold one series each.
-fn whole(side: &Side) -> Series {
+/// All values of a side whose inputs hold one series each (borrowed when it is one
+/// input).
+fn whole(side: &Side) -> View<'_> {
     let first = &side.datasets[0].series[0];
-    Series {
+    let values = if side.datasets.len() == 1 {
+        Cow::Borrowed(&first.values[..])
+    } else {
+        Cow::Owned(
+            side.datasets
+                .iter()
+                .flat_map(|d| d.series[0].values.iter().copied())
+                .collect(),
+        )
+    };
+    View {
         name: side.label.clone(),
-        values: side
-            .datasets
-            .iter()
-            .flat_map(|d| d.series[0].values.iter().copied())
-            .collect(),
-        ..first.clone()
+        values,
+        ..View::of(first)
     }
 }
 
@@ -176,7 +216,7 @@ pub fn compare(
     correction: Correction,
 ) -> Result<Report, CompareError> {
     let mut warnings = machine_warnings(sides);
-    let mut pairs: Vec<(String, String, String, Series, Series)> = Vec::new(); // name, base label, cand label, a, b
+    let mut pairs: Vec<(String, String, String, View, View)> = Vec::new(); // name, base label, cand label, a, b
     match sides {
         [] => return Err(CompareError::Nothing("no inputs".into())),
         [only] => {
@@ -221,7 +261,7 @@ pub fn compare(
                         name,
                         base.label.clone(),
                         cand.label.clone(),
-                        Series { group, ..b },
+                        View { group, ..b },
                         c,
                     ));
                     continue;
@@ -310,7 +350,7 @@ pub fn compare(
             baseline_summary: sa,
             candidate_summary: sb,
             estimate: e,
-            values: [a.values, b.values],
+            values: [for_plot(&a.values), for_plot(&b.values)],
         });
     }
     if rows.is_empty() {
@@ -405,6 +445,15 @@ fn geomean(cand: &str, unit: &str, group: &str, rs: &[&Row]) -> Option<Geomean> 
     })
 }
 
+/// Above this many values a side's plot is drawn from this many order statistics.
+pub const PLOT_VALUES: usize = 1 << 16;
+
+/// `values`, or `PLOT_VALUES` of their order statistics evenly spaced from the
+/// smallest to the largest.
+fn for_plot(values: &[f64]) -> Vec<f64> {
+    crate::stats::summary::spaced_order_statistics(values, PLOT_VALUES)
+}
+
 /// One run a side: both values and their ratio, no test (there is no spread to test
 /// against), and how many runs a test would need where the other rows show a spread.
 fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::CompareError> {
@@ -476,7 +525,7 @@ fn single_run_advice(rows: &mut [Row]) {
 }
 
 /// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
-fn exact(mut e: Estimate, a: &Series, b: &Series) -> Estimate {
+fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     if !(a.exact || b.exact) {
         return e;
     }
@@ -600,4 +649,25 @@ fn fingerprint_warnings(sides: &[Side]) -> Vec<String> {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_large_side_is_plotted_from_its_order_statistics() {
+        let v: Vec<f64> = (0..200_000).rev().map(|i| i as f64).collect();
+        let p = for_plot(&v);
+        assert_eq!(p.len(), PLOT_VALUES);
+        assert_eq!((p[0], p[PLOT_VALUES - 1]), (0.0, 199_999.0));
+        assert!(p.windows(2).all(|w| w[0] <= w[1]));
+        // The middle order statistic is the median, within one value.
+        assert!(
+            (p[PLOT_VALUES / 2] - 100_000.0).abs() < 4.0,
+            "{}",
+            p[PLOT_VALUES / 2]
+        );
+        assert_eq!(for_plot(&[3.0, 1.0]), [3.0, 1.0]);
+    }
 }

@@ -34,7 +34,10 @@ pub enum Event<'a> {
     Step(&'a Step),
     /// Runs of `label` left processes behind (named, e.g. "1 process (sleep, pid
     /// 4242)"); tardy killed them.
-    Stragglers { label: &'a str, what: String },
+    Stragglers {
+        label: &'a str,
+        what: String,
+    },
 }
 
 /// The effect of the culprit: culprit / parent.
@@ -740,12 +743,12 @@ impl Search<'_, '_> {
                 let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
                 self.name_stragglers("sandwich");
                 let (v, runs) = sampled.map_err(|why| {
-                        if interrupt::requested() {
-                            BisectError::Interrupted
-                        } else {
-                            BisectError::Input(format!("the sandwich run failed: {why}"))
-                        }
-                    })?;
+                    if interrupt::requested() {
+                        BisectError::Interrupted
+                    } else {
+                        BisectError::Input(format!("the sandwich run failed: {why}"))
+                    }
+                })?;
                 into.push(v);
                 self.st.total_runs += runs;
             }

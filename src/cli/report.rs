@@ -10,10 +10,10 @@ use tardy::diagnose::machine;
 use tardy::history::view;
 use tardy::ingest::reports;
 use tardy::ingest::{self, Format, NumberOptions};
-use tardy::render::report::{self, ResultsView, TestsView};
+use tardy::render::report::{self, ResultSet, ResultsView, STRIP_DOTS, TestsView};
 use tardy::server::pool::Backend;
 use tardy::stats::compare::{Correction, Options as CompareOptions};
-use tardy::stats::summary::median_by_selection;
+use tardy::stats::summary::{median_by_selection, spaced_order_statistics};
 use tardy::store::DbError;
 use tardy::store::history::{AlertState, PointFilter};
 
@@ -167,23 +167,26 @@ fn run(args: &ReportArgs) -> Result<(), String> {
             .file_name()
             .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
         for s in &d.series {
-            let mut v = s.values.clone();
-            let median = if v.is_empty() {
-                f64::NAN
-            } else {
-                median_by_selection(&mut v)
-            };
-            let name = if several {
-                format!("{file}: {}", s.name)
-            } else {
-                s.name.clone()
+            let set = ResultSet {
+                name: if several {
+                    format!("{file}: {}", s.name)
+                } else {
+                    s.name.clone()
+                },
+                n: s.values.len(),
+                median: if s.values.is_empty() {
+                    f64::NAN
+                } else {
+                    median_by_selection(&mut s.values.clone())
+                },
+                dots: spaced_order_statistics(&s.values, STRIP_DOTS),
             };
             match results
                 .iter_mut()
                 .find(|r: &&mut ResultsView| r.unit == s.unit)
             {
                 Some(r) => {
-                    r.sets.push((name, s.values.clone(), median));
+                    r.sets.push(set);
                     if !r.source.split(", ").any(|x| x == file) {
                         r.source = format!("{}, {file}", r.source);
                     }
@@ -191,7 +194,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
                 None => results.push(ResultsView {
                     source: file.clone(),
                     unit: s.unit.clone(),
-                    sets: vec![(name, s.values.clone(), median)],
+                    sets: vec![set],
                 }),
             }
         }

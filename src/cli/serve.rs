@@ -54,6 +54,11 @@ pub struct ServeArgs {
     /// Seconds a client has to send its request body.
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     body_timeout: f64,
+    /// Seconds one upload may take to be read once its body is in (a 32 MiB report
+    /// takes well under a second); past it the upload is refused (422) and nothing is
+    /// stored, so no body can hold a thread for long.
+    #[arg(long, value_name = "S", default_value_t = 20.0)]
+    read_budget: f64,
     /// Connections served at once. When fewer than an eighth are free, a new
     /// connection closes the oldest one that has not sent a complete request yet (a
     /// slow client trickling its headers), so new clients always get in.
@@ -139,6 +144,7 @@ fn run(args: ServeArgs) -> Result<(), String> {
     opts.max_body = args.max_body_mib << 20;
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
+    opts.read_budget = seconds("read-budget", args.read_budget)?;
     opts.max_connections = args.max_connections.max(1);
     opts.max_per_client = args.max_per_client.max(1);
     if !(args.min_magnitude.is_finite() && args.min_magnitude >= 0.0) {

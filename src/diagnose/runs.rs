@@ -56,6 +56,7 @@ pub fn timing_warnings(
     }
     let outliers = scores.iter().skip(1).filter(|s| s.abs() > OUTLIER).count() as u64;
     let extreme = scores.iter().skip(1).filter(|s| s.abs() > EXTREME).count() as u64;
+    drop(scores); // one copy of a large sample at a time
     if extreme > 0 {
         out.push(Warning::Outliers {
             count: outliers,

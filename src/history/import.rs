@@ -212,6 +212,9 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
     };
     for (ln, line) in lines {
         let line_no = ln + 1;
+        if let Some(why) = crate::ingest::budget::check(line_no as u64) {
+            return Err(IngestError::at(source, Some(line_no), why));
+        }
         let fields = csv_fields(line);
         if fields.len() != header.len() {
             return Err(IngestError::at(
@@ -369,7 +372,7 @@ pub fn results_batches(path: &str, labels: &Labels) -> Result<Vec<Batch>, Ingest
         .ok()
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or_else(now_s, |d| d.as_secs() as i64);
-    dataset_batches(&data, path, run_time, labels)
+    dataset_batches(data, path, run_time, labels)
 }
 
 /// Batches from results already in memory (an upload's body), run now
@@ -380,11 +383,12 @@ pub fn results_text_batches(
     labels: &Labels,
 ) -> Result<Vec<Batch>, IngestError> {
     let data = ingest::read_text(text, source, Format::Auto, &NumberOptions::default())?;
-    dataset_batches(&data, source, now_s(), labels)
+    dataset_batches(data, source, now_s(), labels)
 }
 
+/// Consumes `data`: each series' values become its point's samples, not a copy.
 fn dataset_batches(
-    data: &ingest::Dataset,
+    data: ingest::Dataset,
     source: &str,
     run_time: i64,
     labels: &Labels,
@@ -393,15 +397,14 @@ fn dataset_batches(
         run_time,
         ..Provenance::default()
     });
-    let fingerprint = labels.fingerprint.clone().or(data.machine.clone());
+    let fingerprint = labels.fingerprint.clone().or(data.machine);
     let only_one = data.series.len() == 1;
     let mut out = Vec::new();
-    for s in &data.series {
+    for s in data.series {
         if s.values.is_empty() {
             continue;
         }
-        let mut sorted = s.values.clone();
-        let median = median_by_selection(&mut sorted);
+        let median = median_by_selection(&mut s.values.clone());
         let mut spec = SeriesSpec::new(&name_for(labels, &s.name, only_one), "wall", &s.unit);
         spec.direction = labels.direction.unwrap_or(if s.higher_is_better {
             Direction::HigherIsBetter
@@ -414,7 +417,7 @@ fn dataset_batches(
                 provenance: provenance.clone(),
                 fingerprint: fingerprint.clone().map(std::sync::Arc::new),
                 value: median,
-                samples: s.values.clone(),
+                samples: s.values,
                 tests: Vec::new(),
             }],
         });

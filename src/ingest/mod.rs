@@ -6,6 +6,7 @@
 //!
 //! Every error names the file and, where it has one, the line.
 
+pub mod budget;
 pub mod cnum;
 pub mod error;
 pub mod gobench;

@@ -18,8 +18,22 @@ use crate::store::history::Alert;
 pub struct ResultsView {
     pub source: String,
     pub unit: String,
-    pub sets: Vec<(String, Vec<f64>, f64)>,
+    pub sets: Vec<ResultSet>,
 }
+
+/// One set of a results file as drawn: its name, how many values it holds, their
+/// median, and the values drawn as dots (all of them, or at most [`STRIP_DOTS`]
+/// evenly spaced order statistics of a large set).
+pub struct ResultSet {
+    pub name: String,
+    pub n: usize,
+    pub median: f64,
+    pub dots: Vec<f64>,
+}
+
+/// The most dots drawn for one set: a strip of 20 million dots would make a
+/// report of gigabytes that no browser opens.
+pub const STRIP_DOTS: usize = 400;
 
 pub(crate) const STYLE: &str = r#"
 :root { --fg:#1d2330; --bg:#ffffff; --muted:#667085; --grid:#e4e7ec; --line:#2f6fdb; --seg:#111827;
@@ -131,16 +145,23 @@ pub fn html(page: &Page) -> String {
             esc(&r.source),
             strips(&r.sets, &fmt)
         );
-        for (name, values, median) in &r.sets {
+        for set in &r.sets {
             let _ = writeln!(
                 out,
                 "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(name),
-                values.len(),
-                esc(&fmt(*median))
+                esc(&set.name),
+                set.n,
+                esc(&fmt(set.median))
             );
         }
-        out.push_str("</table></section>\n");
+        out.push_str("</table>");
+        if r.sets.iter().any(|set| set.dots.len() < set.n) {
+            let _ = write!(
+                out,
+                "<p class=\"muted\">Sets of more than {STRIP_DOTS} values are drawn as {STRIP_DOTS} evenly spaced order statistics (smallest to largest).</p>"
+            );
+        }
+        out.push_str("</section>\n");
     }
     if let Some(c) = page.compare {
         out.push_str(&compare_section(c));

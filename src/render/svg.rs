@@ -3,6 +3,8 @@
 
 use std::fmt::Write;
 
+use super::report::ResultSet;
+
 /// Escape text for XML content and attributes.
 pub fn esc(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -152,7 +154,7 @@ pub fn time_chart(
 }
 
 /// Strip charts of several sets on one scale: each value a dot, the median a bar.
-pub fn strips(sets: &[(String, Vec<f64>, f64)], fmt: &dyn Fn(f64) -> String) -> String {
+pub fn strips(sets: &[ResultSet], fmt: &dyn Fn(f64) -> String) -> String {
     let row = 34.0;
     let (w, left, right) = (880.0, 220.0, 20.0);
     let h = row * sets.len() as f64 + 26.0;
@@ -161,7 +163,7 @@ pub fn strips(sets: &[(String, Vec<f64>, f64)], fmt: &dyn Fn(f64) -> String) -> 
     );
     let all: Vec<f64> = sets
         .iter()
-        .flat_map(|s| s.1.iter().copied())
+        .flat_map(|s| s.dots.iter().copied())
         .filter(|v| v.is_finite())
         .collect();
     if all.is_empty() {
@@ -178,7 +180,8 @@ pub fn strips(sets: &[(String, Vec<f64>, f64)], fmt: &dyn Fn(f64) -> String) -> 
         hi += hi.abs() * 0.05 + 1e-12;
     }
     let x = |v: f64| left + (w - left - right) * (v - lo) / (hi - lo);
-    for (k, (name, values, median)) in sets.iter().enumerate() {
+    for (k, set) in sets.iter().enumerate() {
+        let (name, values, median) = (&set.name, &set.dots, &set.median);
         let cy = 16.0 + row * k as f64;
         let _ = write!(
             out,
@@ -344,7 +347,15 @@ mod tests {
         assert_eq!(svg.matches("<circle").count(), 10);
         assert!(svg.contains("class=\"mark change\"") && svg.contains("p3 &lt;x&gt;"));
         assert!(time_chart(&[], &[], &[], &|v| v.to_string()).contains("no points"));
-        let s = strips(&[("a".into(), vec![1.0, 2.0], 1.5)], &|v| v.to_string());
+        let s = strips(
+            &[ResultSet {
+                name: "a".into(),
+                n: 2,
+                median: 1.5,
+                dots: vec![1.0, 2.0],
+            }],
+            &|v| v.to_string(),
+        );
         assert_eq!(s.matches("<circle").count(), 2);
     }
 }

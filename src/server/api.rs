@@ -331,15 +331,19 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
         return Err(ApiError::bad_request("the body is empty"));
     }
     let run_id = run_id.unwrap_or_else(|| upload::content_run_id(kind, &meta, &bytes));
-    let parsed = tokio::task::spawn_blocking(move || upload::batches(kind, &bytes, "body", &meta))
-        .await
-        .map_err(|_| {
-            ApiError::new(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "internal",
-                "reading the body failed",
-            )
-        })?;
+    let budget = st.opts.read_budget;
+    let parsed = tokio::task::spawn_blocking(move || {
+        let _budget = crate::ingest::budget::start(budget);
+        upload::batches(kind, &bytes, "body", &meta)
+    })
+    .await
+    .map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "reading the body failed",
+        )
+    })?;
     let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed.map_err(|e| {
         ApiError::new(
             StatusCode::UNPROCESSABLE_ENTITY,

@@ -46,6 +46,9 @@ pub struct ServeOptions {
     pub header_timeout: Duration,
     /// ...and its body within this one.
     pub body_timeout: Duration,
+    /// Time one upload may take to be read (parsed) once its body is in; past it
+    /// the upload is refused (422) and the reading thread stops.
+    pub read_budget: Duration,
     pub max_connections: usize,
     /// Connections one client address may hold at once.
     pub max_per_client: usize,
@@ -64,6 +67,7 @@ impl ServeOptions {
             max_body: 32 << 20,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
+            read_budget: Duration::from_secs(20),
             max_connections: 512,
             max_per_client: 64,
             detect: Some(crate::history::detect::DetectOptions::default()),

@@ -262,10 +262,14 @@ pub fn compare(
             }
             // The shift of log-times is a ratio; without positive data, a shift relative to the baseline median.
             let (ratio, ci, sampled) = if positive {
-                let la: Vec<f64> = baseline.iter().map(|v| v.ln()).collect();
-                let lb: Vec<f64> = candidate.iter().map(|v| v.ln()).collect();
-                let s = shift::hodges_lehmann(&la, &lb, opts.confidence, opts.seed)
-                    .ok_or(CompareError::NonFinite)?;
+                let s = shift::hodges_lehmann_of(
+                    baseline,
+                    candidate,
+                    f64::ln,
+                    opts.confidence,
+                    opts.seed,
+                )
+                .ok_or(CompareError::NonFinite)?;
                 (
                     s.estimate.exp(),
                     s.ci.map(|[l, h]| [l.exp(), h.exp()]),

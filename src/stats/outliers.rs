@@ -3,7 +3,7 @@
 //! extreme one (hyperfine's threshold `(x - median)/MAD > 14.826` is the same
 //! extreme level in unscaled form).
 
-use super::summary::quantile_sorted;
+use super::summary::{deviations_at, quantile_sorted};
 
 /// Scores above this are outliers (Iglewicz and Hoaglin's recommendation).
 pub const OUTLIER: f64 = 3.5;
@@ -21,10 +21,19 @@ pub fn modified_z_scores(values: &[f64]) -> Vec<f64> {
     let mut sorted = values.to_vec();
     sorted.sort_by(f64::total_cmp);
     let median = quantile_sorted(&sorted, 0.5);
-    let mut dev: Vec<f64> = values.iter().map(|v| (v - median).abs()).collect();
-    let mean_dev = dev.iter().sum::<f64>() / dev.len() as f64;
-    dev.sort_by(f64::total_cmp);
-    let mad = quantile_sorted(&dev, 0.5);
+    let n = values.len();
+    let mean_dev = values.iter().map(|v| (v - median).abs()).sum::<f64>() / n as f64;
+    // quantile_sorted(sorted deviations, 0.5), the deviations never built.
+    let pos = 0.5 * (n - 1) as f64;
+    let (lo, hi) = (pos.floor() as usize, pos.ceil() as usize);
+    let (below, at) = deviations_at(&sorted, median, hi);
+    let dev_lo = if lo == hi { at } else { below };
+    let mad = if n == 1 {
+        at
+    } else {
+        dev_lo + (at - dev_lo) * (pos - lo as f64)
+    };
+    drop(sorted);
     let scale = if mad > 0.0 {
         mad / 0.6745
     } else if mean_dev > 0.0 {

@@ -49,6 +49,18 @@ fn critical_k(n1: usize, n2: usize, confidence: f64) -> usize {
 
 /// Hodges-Lehmann shift of `b` relative to `a` with its confidence interval.
 pub fn hodges_lehmann(a: &[f64], b: &[f64], confidence: f64, seed: u64) -> Option<Shift> {
+    hodges_lehmann_of(a, b, |v| v, confidence, seed)
+}
+
+/// [`hodges_lehmann`] of `f` of each value (`f64::ln` for a ratio), computing `f`
+/// only for the values paired, so large samples are never copied whole.
+pub fn hodges_lehmann_of(
+    a: &[f64],
+    b: &[f64],
+    f: impl Fn(f64) -> f64,
+    confidence: f64,
+    seed: u64,
+) -> Option<Shift> {
     if a.is_empty() || b.is_empty() {
         return None;
     }
@@ -57,13 +69,17 @@ pub fn hodges_lehmann(a: &[f64], b: &[f64], confidence: f64, seed: u64) -> Optio
     let mut diffs: Vec<f64> = if sampled {
         let mut rng = SplitMix64::new(seed);
         (0..MAX_PAIRS)
-            .map(|_| b[rng.below(b.len() as u64) as usize] - a[rng.below(a.len() as u64) as usize])
+            .map(|_| {
+                f(b[rng.below(b.len() as u64) as usize]) - f(a[rng.below(a.len() as u64) as usize])
+            })
             .collect()
     } else {
+        let fa: Vec<f64> = a.iter().map(|&x| f(x)).collect();
         let mut d = Vec::with_capacity(total);
-        for y in b {
-            for x in a {
-                d.push(y - x);
+        for &y in b {
+            let fy = f(y);
+            for &x in &fa {
+                d.push(fy - x);
             }
         }
         d

@@ -47,8 +47,9 @@ pub fn summarize(values: &[f64], confidence: f64) -> Option<Summary> {
         0.0
     };
     let median = quantile_sorted(&sorted, 0.5);
-    let mut deviations: Vec<f64> = sorted.iter().map(|v| (v - median).abs()).collect();
-    let mad = median_by_selection(&mut deviations);
+    // The median of the deviations, as `median_by_selection` of them would give it.
+    let (below, at) = deviations_at(&sorted, median, n / 2);
+    let mad = if n % 2 == 1 { at } else { (below + at) / 2.0 };
     let half = if n > 1 {
         t_critical(confidence, (n - 1) as f64) * stddev / (n as f64).sqrt()
     } else {
@@ -93,6 +94,60 @@ pub fn median_by_selection(values: &mut [f64]) -> f64 {
     } else {
         (below.iter().copied().fold(f64::NEG_INFINITY, f64::max) + m) / 2.0
     }
+}
+
+/// The `k-1`th and `k`th smallest (0-based) of the absolute deviations
+/// `|v - center|` of `sorted` (ascending) values, without building them: the deviations
+/// grow away from `center` on both sides, so they come in order by a walk outward
+/// from it, two pointers merging the two sides (O(k), no copy of the values). For
+/// `k = 0` both are the smallest.
+pub fn deviations_at(sorted: &[f64], center: f64, k: usize) -> (f64, f64) {
+    if sorted.is_empty() {
+        return (f64::NAN, f64::NAN);
+    }
+    let split = sorted.partition_point(|&v| v < center);
+    let (mut left, mut right) = (split, split); // next: sorted[left - 1], sorted[right]
+    let mut next = || {
+        let l = (left > 0).then(|| (sorted[left - 1] - center).abs());
+        let r = sorted.get(right).map(|&v| (v - center).abs());
+        match (l, r) {
+            (Some(l), Some(r)) if l.total_cmp(&r).is_lt() => {
+                left -= 1;
+                l
+            }
+            (_, Some(r)) => {
+                right += 1;
+                r
+            }
+            (Some(l), None) => {
+                left -= 1;
+                l
+            }
+            (None, None) => f64::NAN,
+        }
+    };
+    let mut prev = next();
+    let mut cur = prev;
+    for _ in 0..k.min(sorted.len() - 1) {
+        prev = cur;
+        cur = next();
+    }
+    (prev, cur)
+}
+
+/// `values` when there are at most `k` of them; else `k` of their order statistics,
+/// evenly spaced from the smallest to the largest (a sample's shape for a plot,
+/// without every value).
+pub fn spaced_order_statistics(values: &[f64], k: usize) -> Vec<f64> {
+    if values.len() <= k || k < 2 {
+        return values.to_vec();
+    }
+    let mut sorted = values.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let last = (sorted.len() - 1) as f64;
+    (0..k)
+        .map(|i| sorted[(i as f64 * last / (k - 1) as f64).round() as usize])
+        .collect()
 }
 
 /// Linear-interpolation quantile (type 7, as R and numpy default) of sorted data.
@@ -150,6 +205,23 @@ pub fn relative_ci_half_width(n: u64, mean: f64, stddev: f64, confidence: f64) -
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn deviations_come_in_order_without_being_built() {
+        let mut rng = crate::stats::rng::SplitMix64::new(9);
+        for n in 1..60usize {
+            let mut v: Vec<f64> = (0..n).map(|_| (rng.next_f64() * 8.0).floor()).collect();
+            v.sort_by(f64::total_cmp);
+            for center in [quantile_sorted(&v, 0.5), -1.0, 3.5, 9.0] {
+                let mut dev: Vec<f64> = v.iter().map(|x| (x - center).abs()).collect();
+                dev.sort_by(f64::total_cmp);
+                for k in 0..n {
+                    let want = (dev[k.saturating_sub(1)], dev[k]);
+                    assert_eq!(deviations_at(&v, center, k), want, "{v:?} {center} {k}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn known_values() {

@@ -33,28 +33,66 @@ pub struct UTest {
     pub ties: bool,
 }
 
-/// Mid-ranks of the pooled samples: (ranks of `a`'s values summed, tie group sizes).
-fn rank_sum(a: &[f64], b: &[f64]) -> (f64, Vec<usize>) {
-    let mut all: Vec<(f64, bool)> = a
-        .iter()
-        .map(|&v| (v, true))
-        .chain(b.iter().map(|&v| (v, false)))
-        .collect();
-    all.sort_unstable_by(|x, y| x.0.total_cmp(&y.0));
-    let mut r1 = 0.0;
-    let mut groups = Vec::new();
-    let mut i = 0;
-    while i < all.len() {
-        let mut j = i;
-        while j + 1 < all.len() && all[j + 1].0 == all[i].0 {
-            j += 1;
+/// The tie groups of the pooled samples: whether any value repeats, the sum of
+/// t^3 - t over the groups (the normal approximation's correction), and the group
+/// sizes themselves in value order, kept only when the samples are small enough for
+/// the exact distribution (a million distinct values would otherwise keep a million
+/// sizes).
+struct Ties {
+    any: bool,
+    cubes: f64,
+    groups: Vec<usize>,
+}
+
+/// Mid-ranks of the pooled samples: (ranks of `a`'s values summed, the ties). Each
+/// side is sorted on its own and the two walked in step, so the pooled order is
+/// never built (two sorted copies, not a pooled array of values and labels).
+fn rank_sum(a: &[f64], b: &[f64]) -> (f64, Ties) {
+    let sorted = |x: &[f64]| {
+        let mut v = x.to_vec();
+        v.sort_unstable_by(f64::total_cmp);
+        v
+    };
+    let (sa, sb) = (sorted(a), sorted(b));
+    let keep_groups = a.len().max(b.len()) <= EXACT_MAX;
+    let mut ties = Ties {
+        any: false,
+        cubes: 0.0,
+        groups: Vec::new(),
+    };
+    let (mut i, mut j, mut r1) = (0usize, 0usize, 0.0);
+    while i < sa.len() || j < sb.len() {
+        // The smallest value left, and how many of each side hold it.
+        let v = match (sa.get(i), sb.get(j)) {
+            (Some(&x), Some(&y)) => {
+                if x.total_cmp(&y).is_le() {
+                    x
+                } else {
+                    y
+                }
+            }
+            (Some(&x), None) => x,
+            (None, Some(&y)) => y,
+            (None, None) => break,
+        };
+        let ka = sa[i..].iter().take_while(|&&x| x == v).count();
+        let kb = sb[j..].iter().take_while(|&&y| y == v).count();
+        let t = ka + kb;
+        // Ranks i + j + 1 ..= i + j + t share their middle.
+        let first = i + j;
+        let mid = (first + first + t - 1) as f64 / 2.0 + 1.0;
+        r1 += ka as f64 * mid;
+        if t > 1 {
+            ties.any = true;
         }
-        let mid = (i + j) as f64 / 2.0 + 1.0;
-        r1 += all[i..=j].iter().filter(|x| x.1).count() as f64 * mid;
-        groups.push(j - i + 1);
-        i = j + 1;
+        ties.cubes += (t as f64).powi(3) - t as f64;
+        if keep_groups {
+            ties.groups.push(t);
+        }
+        i += ka;
+        j += kb;
     }
-    (r1, groups)
+    (r1, ties)
 }
 
 /// Choose the method as `method`, or automatically when `None`.
@@ -63,9 +101,9 @@ pub fn mann_whitney(a: &[f64], b: &[f64], method: Option<Method>) -> Option<UTes
         return None;
     }
     let (n1, n2) = (a.len(), b.len());
-    let (r1, groups) = rank_sum(a, b);
+    let (r1, tie_info) = rank_sum(a, b);
     let u1 = r1 - (n1 * (n1 + 1)) as f64 / 2.0;
-    let ties = groups.iter().any(|&t| t > 1);
+    let ties = tie_info.any;
     let method = match method {
         Some(Method::Exact)
             if n1.max(n2) > EXACT_MAX || (ties && n1.max(n2) > EXACT_LIMIT_TIES * 2) =>
@@ -84,8 +122,8 @@ pub fn mann_whitney(a: &[f64], b: &[f64], method: Option<Method>) -> Option<UTes
         },
     );
     let p_value = match method {
-        Method::Exact => exact_p(n1, n2, u1, &groups, ties),
-        Method::Asymptotic => asymptotic_p(u1, n1, n2, &groups),
+        Method::Exact => exact_p(n1, n2, u1, &tie_info.groups, ties),
+        Method::Asymptotic => asymptotic_p(u1, n1, n2, tie_info.cubes),
     };
     Some(UTest {
         u1,
@@ -179,12 +217,12 @@ fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize]) -> Vec<f64> {
         .collect()
 }
 
-fn asymptotic_p(u1: f64, n1: usize, n2: usize, groups: &[usize]) -> f64 {
+/// `tie` is the sum of t^3 - t over the tie groups.
+fn asymptotic_p(u1: f64, n1: usize, n2: usize, tie: f64) -> f64 {
     let (f1, f2) = (n1 as f64, n2 as f64);
     let n = f1 + f2;
     let u = u1.max(f1 * f2 - u1);
     let mu = f1 * f2 / 2.0;
-    let tie: f64 = groups.iter().map(|&t| (t as f64).powi(3) - t as f64).sum();
     let var = f1 * f2 / 12.0 * ((n + 1.0) - tie / (n * (n - 1.0)));
     if var <= 0.0 {
         return 1.0; // all values equal

@@ -29,6 +29,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut packages: std::collections::HashMap<String, std::sync::Arc<str>> = Default::default();
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     for (i, line) in input.lines().enumerate() {
+        if let Some(why) = crate::ingest::budget::check(i as u64 + 1) {
+            return Err(IngestError::at(name, Some(i + 1), why));
+        }
         let line =
             line.map_err(|e| IngestError::at(name, Some(i + 1), format!("cannot read: {e}")))?;
         budget.reset();

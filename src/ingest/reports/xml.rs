@@ -601,7 +601,16 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut depth = 0usize;
     let mut roots = 0usize;
     let mut buf = Vec::with_capacity(4096);
+    let mut events = 0u64;
     loop {
+        events += 1;
+        if let Some(why) = crate::ingest::budget::check(events) {
+            return Err(IngestError::at(
+                name,
+                None,
+                format!("{why} (stopped at byte {})", reader.buffer_position()),
+            ));
+        }
         let event = reader.read_event_into(&mut buf).map_err(|e| {
             let why = match e {
                 quick_xml::Error::Io(io) => format!(
