@@ -68,7 +68,7 @@ fn import_detect_alert_ack_and_export() {
     std::fs::write(d.join("bench.csv"), csv(120, 3, 70, 2, 1.3)).unwrap();
     let out = run_ok(d, &["import", "bench.csv", "--series", "api"]);
     assert!(out.contains("360 points in 3 series"), "{out}");
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     assert_eq!(list.as_array().unwrap().len(), 3);
     assert_eq!(list[0]["name"], "api/m0");
 
@@ -475,7 +475,7 @@ fn a_malformed_import_changes_nothing() {
     fails_with(d, &["detect", "--since", "someday"], "--since");
     std::fs::create_dir(d.join("reports")).unwrap();
     fails_with(d, &["import", "reports"], "need --series");
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     let points: Vec<i64> = list
         .as_array()
         .unwrap()
@@ -516,7 +516,7 @@ fn eight_writers_at_once_all_succeed_even_creating_the_database() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     assert_eq!(list.as_array().unwrap().len(), 20);
     for s in list.as_array().unwrap() {
         assert_eq!(s["points"], 800, "{s}");
@@ -542,7 +542,7 @@ fn a_locked_database_gives_a_clear_error() {
     c.execute_batch("ROLLBACK").unwrap();
     drop(c);
     run_ok(d, &["import", "a.csv"]);
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     assert_eq!(list[0]["points"], 20);
 }
 
@@ -592,7 +592,7 @@ fn kill_9_during_an_import_loses_only_that_import() {
         .unwrap();
     assert_eq!(check, "ok");
     drop(c);
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     for s in list.as_array().unwrap() {
         let name = s["name"].as_str().unwrap();
         let n = s["points"].as_i64().unwrap();
@@ -691,7 +691,7 @@ fn tests_show_save_stores_the_suite_and_every_test() {
             .assert()
             .success();
     }
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     assert_eq!(list[0]["name"], "unit");
     assert_eq!(list[0]["kind"], "suite");
     assert_eq!(list[0]["points"], 2);
@@ -852,7 +852,7 @@ fn import_tells_every_kind_apart_from_its_first_bytes() {
     run_ok(d, &["import", "go.json", "--series", "go-suite"]);
     run_ok(d, &["import", "results.gz", "--series", "dotnet-suite"]);
     run_ok(d, &["import", "bom.json", "--series", "bom"]);
-    let list = json(d, &["list", "--json"]);
+    let list = json(d, &["list", "--json"])["series"].clone();
     let names: Vec<&str> = list
         .as_array()
         .unwrap()

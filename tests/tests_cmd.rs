@@ -42,6 +42,8 @@ fn junit(dir: &Path, file: &str, tests: &[(&str, f64, &str)], suite_time: f64) -
 #[test]
 fn show_summarises_a_report() {
     let r = json(&["tests", "show", data("pytest-xunit2.xml").to_str().unwrap()]);
+    assert_eq!(r["schema"], "tardy.tests-show");
+    assert_eq!(r["schema_version"], 1);
     assert_eq!(r["tests"], 6);
     assert_eq!(r["by_status"]["failed"], 1);
     assert_eq!(r["by_status"]["skipped"], 1);

@@ -21,6 +21,9 @@ pub struct NamedTime {
 /// What one run (or several, pooled) of a suite looks like.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Show {
+    /// `tardy.tests-show`, version 1.
+    pub schema: String,
+    pub schema_version: u32,
     pub sources: Vec<String>,
     pub tests: usize,
     pub by_status: BTreeMap<String, usize>,
@@ -94,6 +97,8 @@ pub fn show(r: &Report, top: usize) -> Show {
     suites.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then(a.name.cmp(&b.name)));
     suites.truncate(top);
     Show {
+        schema: "tardy.tests-show".into(),
+        schema_version: 1,
         sources: r.sources.clone(),
         tests: r.cases.len(),
         by_status,
@@ -130,6 +135,8 @@ pub struct TestRow {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diff {
     pub schema: String,
+    #[serde(default)]
+    pub schema_version: u32,
     pub runs: [usize; 2],
     /// Test results per side (the largest run of the side): 0 is an empty report.
     #[serde(default)]
@@ -312,6 +319,7 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
     warnings.dedup();
     Diff {
         schema: "tardy.tests-diff".into(),
+        schema_version: 1,
         runs: [before.len(), after.len()],
         tests_per_side: [before, after]
             .map(|runs| runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),

@@ -132,7 +132,6 @@ pub struct BisectArgs {
     /// The command to measure (after --), or one string with shell syntax.
     #[arg(
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
     cmd: Vec<String>,

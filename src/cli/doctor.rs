@@ -28,7 +28,8 @@ The strongest signal is a comparison: save a report on a good machine (--save go
     after_help = "Probes (for --only): sleep, clock, syscall, ctxswitch, locks, spawn, first-exec, fork, pause, \
 frequency, contention, fsync, metadata.\n\n\
 Examples:\n  tardy doctor\n  tardy doctor --quick --only sleep,clock,pause\n  tardy doctor --save fast-runner.json\n  \
-tardy doctor --compare fast-runner.json              # this machine is B\n  tardy doctor --compare a.json b.json --json"
+tardy doctor --compare fast-runner.json              # this machine is B\n  tardy doctor --compare a.json b.json --json\n  \
+tardy doctor --quick --fail-on bad                   # exit 1 on a sick CI runner"
 )]
 pub struct DoctorArgs {
     /// Short probes (about 2 s in all) instead of the full run (about 10 s).
@@ -53,6 +54,10 @@ pub struct DoctorArgs {
     /// Show every measure of every probe (min, median, p90, samples).
     #[arg(long, short)]
     verbose: bool,
+    /// Exit 1 when a probe of this machine (B, with --compare) is `bad`, or with `warn`
+    /// when one is `warn` or `bad`: for CI jobs that should stop on a sick runner.
+    #[arg(long, value_name = "LEVEL", value_parser = ["bad", "warn"])]
+    fail_on: Option<String>,
 }
 
 fn style() -> Style {
@@ -184,7 +189,7 @@ fn run(args: DoctorArgs) -> Result<i32, String> {
         } else {
             emit(&render::doctor::compare_text(&c, style()));
         }
-        return Ok(0);
+        return Ok(verdict(&b, args.fail_on.as_deref()));
     }
     let opts = Options {
         quick: args.quick,
@@ -207,7 +212,43 @@ fn run(args: DoctorArgs) -> Result<i32, String> {
             eprintln!("saved {} (raw samples included)", path.display());
         }
     }
-    Ok(0)
+    Ok(verdict(&report, args.fail_on.as_deref()))
+}
+
+/// The exit code `--fail-on` asks for: 1, with a line naming the probes, when a probe
+/// of `report` is as bad as `level` or worse; else 0.
+fn verdict(report: &tardy::probe::result::DoctorReport, level: Option<&str>) -> i32 {
+    use tardy::probe::result::Health;
+    let Some(level) = level else { return 0 };
+    let failing: Vec<String> = report
+        .probes
+        .iter()
+        .filter(|p| {
+            p.assessment.as_ref().is_some_and(|a| match a.health {
+                Health::Bad => true,
+                Health::Warn => level == "warn",
+                _ => false,
+            })
+        })
+        .map(|p| {
+            let h = p.assessment.as_ref().map(|a| a.health);
+            format!(
+                "{} ({})",
+                p.id,
+                if h == Some(Health::Bad) { "bad" } else { "warn" }
+            )
+        })
+        .collect();
+    if failing.is_empty() {
+        return 0;
+    }
+    eprintln!(
+        "tardy: doctor: {} probe{} at or past --fail-on {level}: {}",
+        failing.len(),
+        if failing.len() == 1 { "" } else { "s" },
+        failing.join(", ")
+    );
+    1
 }
 
 fn save(path: &Path, report: &DoctorReport) -> Result<(), String> {

@@ -22,7 +22,6 @@ pub struct ExecArgs {
     #[arg(
         required = true,
         trailing_var_arg = true,
-        allow_hyphen_values = true,
         value_name = "COMMAND"
     )]
     command: Vec<String>,

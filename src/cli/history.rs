@@ -251,7 +251,8 @@ series named by --series, with every test's duration.\n\n\
         after_help = "Examples:\n  tardy history import results.csv --series api\n  tardy history import hyperfine.json --commit HEAD~3\n  tardy history import build/test-results --series unit --commit abc123 --time 2026-11-20T10:00:00Z"
     )]
     Import {
-        #[arg(required = true)]
+        /// Results files, Otava CSVs, or test reports (files or directories; .gz read).
+        #[arg(required = true, value_name = "FILES")]
         files: Vec<PathBuf>,
         /// Series name (one series) or prefix ("NAME/metric"); required for test reports.
         #[arg(long, value_name = "NAME")]
@@ -259,6 +260,8 @@ series named by --series, with every test's duration.\n\n\
         /// The commit the results belong to (resolved with git when possible).
         #[arg(long, value_name = "REV")]
         commit: Option<String>,
+        /// The branch the results belong to (default: the current git branch, when
+        /// in a repository).
         #[arg(long, value_name = "BRANCH")]
         branch: Option<String>,
         /// When the results were taken (default: the file's time).
@@ -399,7 +402,11 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             let db = open(&args.db).map_err(err)?;
             let list = db.list().map_err(err)?;
             print(&if as_json {
-                json(&list)
+                json(&serde_json::json!({
+                    "schema": "tardy.history-list",
+                    "schema_version": 1,
+                    "series": list,
+                }))
             } else {
                 view::list(&list, style())
             });

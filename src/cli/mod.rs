@@ -127,7 +127,8 @@ pub fn main() -> i32 {
     }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
+        Err(mut e) => {
+            suggest(&mut e, &args);
             let _ = e.print();
             return if e.use_stderr() { EXIT_ERROR } else { 0 };
         }
@@ -147,6 +148,44 @@ pub fn main() -> i32 {
         Command::Token(args) => serve::token_main(args),
         // Reached only through `tardy help`-style parsing; run it as ministat would.
         Command::Ministat(m) => ministat::main(&m.args),
+    }
+}
+
+/// clap suggests an option only when it is spelled close by its own measure, which
+/// misses swapped letters (`--tpo` for `--top`). When it has no suggestion, offer the
+/// option of the subcommand given whose name is within two edits (a swap counting
+/// one).
+fn suggest(e: &mut clap::Error, args: &[String]) {
+    use clap::CommandFactory;
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() != ErrorKind::UnknownArgument || e.get(ContextKind::SuggestedArg).is_some() {
+        return;
+    }
+    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
+        return;
+    };
+    let Some(word) = bad.strip_prefix("--").map(|w| w.split('=').next().unwrap_or(w)) else {
+        return;
+    };
+    // The subcommand path given before the bad option.
+    let mut cmd = Cli::command();
+    for a in args.iter().skip(1).take_while(|a| !a.starts_with('-')) {
+        match cmd.find_subcommand(a) {
+            Some(sub) => cmd = sub.clone(),
+            None => break,
+        }
+    }
+    let best = cmd
+        .get_arguments()
+        .filter_map(|a| a.get_long())
+        .map(|long| (strsim::osa_distance(word, long), long))
+        .filter(|&(d, long)| d > 0 && d <= 2 && d < long.len().min(word.len()))
+        .min();
+    if let Some((_, long)) = best {
+        e.insert(
+            ContextKind::SuggestedArg,
+            ContextValue::String(format!("--{long}")),
+        );
     }
 }
 

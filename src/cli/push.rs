@@ -37,7 +37,7 @@ pub struct PushArgs {
     #[arg(long, value_parser = ["runs", "tests", "points"])]
     kind: Option<String>,
     /// Series name (prefix NAME/benchmark when a file holds several); for test reports, the suite.
-    #[arg(long, alias = "suite", value_name = "NAME")]
+    #[arg(long, visible_alias = "suite", value_name = "NAME")]
     series: Option<String>,
     /// The commit (default: HEAD of the repository here).
     #[arg(long, value_name = "REV")]
