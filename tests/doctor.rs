@@ -356,12 +356,25 @@ fn fail_on_turns_a_bad_probe_into_exit_1() {
     let _turn = turn();
     // A 5 ms timer slack makes the sleep probe bad (see above).
     let out = with_slack(5_000_000, &["--quick", "--only", "sleep"]);
-    assert_eq!(out.status.code(), Some(0), "without --fail-on: a report, exit 0");
-    let out = with_slack(5_000_000, &["--quick", "--only", "sleep", "--fail-on", "bad"]);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "without --fail-on: a report, exit 0"
+    );
+    let out = with_slack(
+        5_000_000,
+        &["--quick", "--only", "sleep", "--fail-on", "bad"],
+    );
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("1 probe at or past --fail-on bad: sleep (bad)"), "{err}");
+    assert!(
+        err.contains("1 probe at or past --fail-on bad: sleep (bad)"),
+        "{err}"
+    );
     assert!(!out.stdout.is_empty(), "the report is still printed");
-    let out = with_slack(5_000_000, &["--quick", "--only", "sleep", "--fail-on", "worse"]);
+    let out = with_slack(
+        5_000_000,
+        &["--quick", "--only", "sleep", "--fail-on", "worse"],
+    );
     assert_eq!(out.status.code(), Some(2));
 }

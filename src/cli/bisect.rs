@@ -130,10 +130,7 @@ pub struct BisectArgs {
     #[arg(long, value_name = "N", default_value_t = 5, requires = "explain")]
     explain_runs: u64,
     /// The command to measure (after --), or one string with shell syntax.
-    #[arg(
-        trailing_var_arg = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(trailing_var_arg = true, value_name = "COMMAND")]
     cmd: Vec<String>,
 }
 

@@ -235,7 +235,11 @@ fn verdict(report: &tardy::probe::result::DoctorReport, level: Option<&str>) -> 
             format!(
                 "{} ({})",
                 p.id,
-                if h == Some(Health::Bad) { "bad" } else { "warn" }
+                if h == Some(Health::Bad) {
+                    "bad"
+                } else {
+                    "warn"
+                }
             )
         })
         .collect();

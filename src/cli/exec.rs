@@ -19,11 +19,7 @@ pub struct ExecArgs {
     #[arg(long, value_name = "NS")]
     timer_slack: u64,
     /// The command and its arguments.
-    #[arg(
-        required = true,
-        trailing_var_arg = true,
-        value_name = "COMMAND"
-    )]
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<String>,
 }
 

@@ -82,6 +82,26 @@ Examples:
   tardy compare old.txt new.txt      # the ratio, its interval and how many runs a verdict needs"
     )]
     Ministat(MinistatArgs),
+    /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
+    #[command(
+        after_help = "Examples:\n  tardy completions bash > ~/.local/share/bash-completion/completions/tardy\n  \
+tardy completions zsh > ~/.zfunc/_tardy        # with fpath+=(~/.zfunc) in ~/.zshrc\n  \
+tardy completions fish > ~/.config/fish/completions/tardy.fish"
+    )]
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Write man pages: tardy.1 and one per subcommand (tardy-run.1, ...).
+    #[command(
+        after_help = "Examples:\n  tardy man --dir ~/.local/share/man/man1 && man tardy-run\n  tardy man --dir /tmp/man && man -l /tmp/man/tardy.1"
+    )]
+    Man {
+        /// Directory to write the pages into (created if missing).
+        #[arg(long, value_name = "DIR", default_value = ".")]
+        dir: std::path::PathBuf,
+    },
 }
 
 /// `tardy ministat`'s arguments are read by ministat's own parser; this only
@@ -148,7 +168,57 @@ pub fn main() -> i32 {
         Command::Token(args) => serve::token_main(args),
         // Reached only through `tardy help`-style parsing; run it as ministat would.
         Command::Ministat(m) => ministat::main(&m.args),
+        Command::Completions { shell } => {
+            use clap::CommandFactory;
+            use std::io::Write;
+            // Into a buffer first: clap_complete panics on a closed pipe.
+            let mut buf = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "tardy", &mut buf);
+            match std::io::stdout().write_all(&buf) {
+                Ok(()) => 0,
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+                Err(e) => fail(format!("cannot write the completion script: {e}")),
+            }
+        }
+        Command::Man { dir } => match man_pages(&dir) {
+            Ok(n) => {
+                eprintln!("tardy: wrote {n} man pages to {}", dir.display());
+                0
+            }
+            Err(e) => fail(e),
+        },
     }
+}
+
+/// Write tardy.1 and a page per subcommand (and per sub-subcommand: tardy-history-list.1)
+/// into `dir`; returns how many.
+fn man_pages(dir: &std::path::Path) -> Result<usize, String> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let mut cmd = Cli::command();
+    cmd.build();
+    fn write(
+        cmd: &clap::Command,
+        name: &str,
+        dir: &std::path::Path,
+        n: &mut usize,
+    ) -> Result<(), String> {
+        let page = cmd.clone().name(name.to_string());
+        let path = dir.join(format!("{name}.1"));
+        let mut buf = Vec::new();
+        clap_mangen::Man::new(page)
+            .render(&mut buf)
+            .map_err(|e| e.to_string())?;
+        std::fs::write(&path, buf).map_err(|e| format!("{}: {e}", path.display()))?;
+        *n += 1;
+        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
+            write(sub, &format!("{name}-{}", sub.get_name()), dir, n)?;
+        }
+        Ok(())
+    }
+    let mut n = 0;
+    write(&cmd, "tardy", dir, &mut n)?;
+    Ok(n)
 }
 
 /// clap suggests an option only when it is spelled close by its own measure, which
@@ -164,7 +234,10 @@ fn suggest(e: &mut clap::Error, args: &[String]) {
     let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
         return;
     };
-    let Some(word) = bad.strip_prefix("--").map(|w| w.split('=').next().unwrap_or(w)) else {
+    let Some(word) = bad
+        .strip_prefix("--")
+        .map(|w| w.split('=').next().unwrap_or(w))
+    else {
         return;
     };
     // The subcommand path given before the bad option.

@@ -1,0 +1,138 @@
+//! What every subcommand shares: options are parsed as options (a typo is an error
+//! with a suggestion, never the start of the command), shell completions and man pages.
+
+mod common;
+
+use common::tardy;
+
+fn stderr_of(dir: &std::path::Path, args: &[&str]) -> (Option<i32>, String) {
+    let out = tardy(dir).args(args).output().unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_typo_before_the_command_is_an_error_with_a_suggestion() {
+    let d = tempfile::tempdir().unwrap();
+    for (args, want) in [
+        (
+            &["exec", "--timer-slak", "5", "--", "touch", "ran"][..],
+            "'--timer-slack'",
+        ),
+        (
+            &[
+                "bisect", "--god", "HEAD~1", "--bad", "HEAD", "--", "touch", "ran",
+            ][..],
+            "'--good'",
+        ),
+        (&["tests", "show", "--tpo", "5", "x.xml"][..], "'--top'"),
+        (
+            &["run", "--rusn", "3", "--", "touch", "ran"][..],
+            "'--runs'",
+        ),
+        (&["history", "list", "--jsno"][..], "'--json'"),
+    ] {
+        let (code, err) = stderr_of(d.path(), args);
+        assert_eq!(code, Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains(&format!("a similar argument exists: {want}")),
+            "{args:?}: {err}"
+        );
+    }
+    assert!(!d.path().join("ran").exists(), "no command ran");
+    // After the first word of the command, everything is the command's.
+    succeeds_in(
+        d.path(),
+        &["exec", "--timer-slack", "50000", "touch", "-c", "ran"],
+    );
+    succeeds_in(
+        d.path(),
+        &["exec", "--timer-slack", "50000", "--", "touch", "ran"],
+    );
+    assert!(d.path().join("ran").exists());
+}
+
+fn succeeds_in(dir: &std::path::Path, args: &[&str]) {
+    let out = tardy(dir).args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn bash_completion_completes_subcommands_and_options() {
+    let d = tempfile::tempdir().unwrap();
+    let out = tardy(d.path())
+        .args(["completions", "bash"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    std::fs::write(d.path().join("tardy.bash"), &out.stdout).unwrap();
+    // Ask bash for completions as the shell would on <TAB> (the function gets the
+    // command, the word and the word before it).
+    let script = "source ./tardy.bash\n\
+        COMP_WORDS=(tardy ex); COMP_CWORD=1; _tardy tardy ex tardy; echo \"${COMPREPLY[@]}\"\n\
+        COMP_WORDS=(tardy doctor --fa); COMP_CWORD=2; _tardy tardy --fa doctor; echo \"${COMPREPLY[@]}\"\n";
+    let out = std::process::Command::new("bash")
+        .current_dir(d.path())
+        .args(["-c", script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        lines.len(),
+        2,
+        "{text}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(lines[0].split(' ').any(|w| w == "explain"), "{text}");
+    assert!(lines[0].split(' ').any(|w| w == "exec"), "{text}");
+    assert_eq!(lines[1], "--fail-on", "{text}");
+    for shell in ["zsh", "fish", "powershell", "elvish"] {
+        let out = tardy(d.path())
+            .args(["completions", shell])
+            .output()
+            .unwrap();
+        assert!(out.status.success() && out.stdout.len() > 1000, "{shell}");
+    }
+    let (code, _) = stderr_of(d.path(), &["completions", "tcsh"]);
+    assert_eq!(code, Some(2));
+}
+
+#[test]
+fn man_pages_for_tardy_and_every_subcommand() {
+    let d = tempfile::tempdir().unwrap();
+    succeeds_in(d.path(), &["man", "--dir", "man"]);
+    let dir = d.path().join("man");
+    for page in [
+        "tardy.1",
+        "tardy-run.1",
+        "tardy-compare.1",
+        "tardy-history-import.1",
+        "tardy-explain.1",
+    ] {
+        let text = std::fs::read_to_string(dir.join(page)).unwrap();
+        assert!(text.starts_with(".ie") || text.contains(".TH"), "{page}");
+    }
+    let run = std::fs::read_to_string(dir.join("tardy-run.1")).unwrap();
+    assert!(run.contains("\\-\\-runs") && run.contains("\\-\\-export\\-json"));
+    // man renders it, where man is installed.
+    if let Ok(out) = std::process::Command::new("man")
+        .args(["-l", dir.join("tardy-run.1").to_str().unwrap()])
+        .env("MANWIDTH", "80")
+        .output()
+    {
+        if out.status.success() {
+            assert!(String::from_utf8_lossy(&out.stdout).contains("tardy-run"));
+        } else {
+            eprintln!("SKIPPED rendering: man failed here");
+        }
+    } else {
+        eprintln!("SKIPPED rendering: man is not installed");
+    }
+}
