@@ -155,7 +155,7 @@ fn failed_builds_are_skipped_and_an_adjacent_skip_gives_a_range() {
 #[test]
 fn sensitivity_mode_finds_the_commit_that_became_sensitive() {
     // Up to commit 4 the "suite" only runs processes; commit 5 swaps ten of them for 1 ms
-    // sleeps (seed 000); commit 2 makes it 3x slower for everyone, which must not matter.
+    // sleeps (NUnit 3.4's Thread.Sleep(1)); commit 2 makes it 3x slower for everyone, which must not matter.
     let d = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("tardy");
     let h = repo(d.path(), 8, |i, p| match i {

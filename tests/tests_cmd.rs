@@ -66,7 +66,7 @@ fn show_summarises_a_report() {
 
 #[test]
 fn seed_000_is_named_a_constant_per_test_overhead() {
-    // Real pytest reports of examples/seed000: default timer slack vs 15.6 ms.
+    // Real pytest reports of examples/nunit-sleep: default timer slack vs 15.6 ms.
     let r = json(&[
         "tests",
         "diff",

@@ -37,8 +37,8 @@ pub struct ReportArgs {
     /// Only these history series (repeatable; default: all).
     #[arg(long, value_name = "NAME")]
     series: Vec<String>,
-    /// Leave the history database out.
-    #[arg(long)]
+    /// Leave the history database out (only the files given are shown).
+    #[arg(long, conflicts_with = "series")]
     no_history: bool,
     /// Only points of this branch.
     #[arg(long, value_name = "BRANCH")]
@@ -133,13 +133,22 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         }
         alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
     }
+    // What was given, by kind, for the summary line.
+    let mut given = [0usize; 4]; // results, test reports, doctor reports, traces
     let mut results = Vec::new();
     let mut datasets = Vec::new();
     let mut test_reports = Vec::new();
     let mut doctors = Vec::new();
     let mut traces = Vec::new();
     for f in &args.files {
-        match kind_of(f)? {
+        let kind = kind_of(f)?;
+        given[match kind {
+            Kind::Results => 0,
+            Kind::Tests => 1,
+            Kind::Doctor => 2,
+            Kind::Trace => 3,
+        }] += 1;
+        match kind {
             Kind::Trace => {
                 traces.push(super::explain::read_trace(std::path::Path::new(f))?);
                 continue;
@@ -274,12 +283,20 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         _ => report::html(&page),
     };
     tardy::store::write_atomic(&args.output, html.as_bytes()).map_err(|e| e.to_string())?;
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut parts = vec![format!("{} history series", series.len())];
+    for (n, what) in given
+        .into_iter()
+        .zip(["result file", "test report", "doctor report", "trace"])
+    {
+        if n > 0 || what == "result file" {
+            parts.push(count(n, what));
+        }
+    }
     eprintln!(
-        "tardy: wrote {} ({} series, {} result file{}, {} KiB)",
+        "tardy: wrote {} ({}, {} KiB)",
         args.output.display(),
-        series.len(),
-        results.len(),
-        if results.len() == 1 { "" } else { "s" },
+        parts.join(", "),
         html.len().div_ceil(1024)
     );
     Ok(())

@@ -19,6 +19,9 @@ pub fn value(v: f64, unit: &str) -> String {
 }
 
 fn si(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into(); // not "0.000": a count of zero is exact
+    }
     let a = v.abs();
     let (x, p) = if a >= 1e9 {
         (v / 1e9, "G")
@@ -47,12 +50,15 @@ fn spread(row: &Row, side: usize) -> String {
         &row.candidate_summary
     };
     match s.median_ci {
+        // Every value the same (0 allocs/op eight times): no spread at all.
+        _ if s.min == s.max => "± 0%".to_string(),
         Some([lo, hi]) if s.median != 0.0 => {
             format!(
                 "± {}",
                 percent(((hi / s.median - 1.0).max(1.0 - lo / s.median)).abs())
             )
         }
+        // Too few values for an interval: benchstat's mark for it.
         _ => "± ∞".to_string(),
     }
 }

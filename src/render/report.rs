@@ -12,6 +12,7 @@ use crate::analyze::compare::Report as CompareReport;
 use crate::analyze::suite::{Diff, Show};
 use crate::diagnose::machine::MachineComparison;
 pub use crate::history::view::SeriesView;
+use crate::stats::compare::Correction;
 use crate::store::history::Alert;
 
 /// One results file's sets (name, values, median) in `unit`.
@@ -182,10 +183,14 @@ pub fn html(page: &Page) -> String {
 /// The verdict table of `tardy compare`.
 pub(crate) fn compare_section(c: &CompareReport) -> String {
     let mut out = format!(
-        "<h2>Verdicts</h2>\n<section><p class=\"muted\">{:.0}% confidence, {} correction across {} comparison{}, target effect ±{}</p>\n\
+        "<h2>Verdicts</h2>\n<section><p class=\"muted\">{:.0}% confidence, {} across {} comparison{}, target effect ±{}</p>\n\
 <table><tr><th>benchmark</th><th>baseline → candidate</th><th class=\"num\">n</th><th class=\"num\">baseline</th><th class=\"num\">candidate</th><th class=\"num\">ratio</th><th>interval</th><th class=\"num\">p</th><th>verdict</th></tr>\n",
         c.confidence * 100.0,
-        esc(&format!("{:?}", c.correction)),
+        match c.correction {
+            Correction::None => "p-values not adjusted",
+            Correction::Holm => "p-values Holm-adjusted",
+            Correction::BenjaminiHochberg => "p-values Benjamini-Hochberg-adjusted",
+        },
         c.rows.len(),
         if c.rows.len() == 1 { "" } else { "s" },
         esc(&percent(c.target_effect))

@@ -210,5 +210,5 @@ cp "$work/nx/target/nextest/ci/junit.xml" "$here/nextest.xml"
 # dart.json (the Dart test package's JSON reporter protocol 0.1.1), empty/{phpunit.xml,vstest.trx,
 # go-test.json,junit-zero.xml}.
 echo "reports written to $here"
-# seed000-before.xml / seed000-after.xml: examples/seed000/run.sh with OUT=tests/data/reports
+# seed000-before.xml / seed000-after.xml: examples/nunit-sleep/run.sh with OUT=tests/data/reports
 # (renamed): the same pytest suite under the default and a 15.6 ms timer slack.

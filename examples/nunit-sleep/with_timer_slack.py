@@ -3,7 +3,7 @@
 
 Linux lets a process widen its timer slack (prctl PR_SET_TIMERSLACK); children inherit it
 across fork and exec. A 1 ms sleep then wakes up to SLACK later, like Windows' default 15.6 ms
-timer resolution made NUnit's Thread.Sleep(1) cost 15.6 ms per test in tardy's seed 000.
+timer resolution made NUnit's Thread.Sleep(1) cost 15.6 ms per test in NUnit 3.4 on Windows.
 """
 import ctypes, os, sys
 

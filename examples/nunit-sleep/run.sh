@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 000 on Linux: the same test suite, run with the default timer slack (before) and with
+# NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer, on Linux: the same test suite, run with the default timer slack (before) and with
 # a 15.6 ms timer slack (after, like Windows' default timer resolution), then
 # `tardy tests diff` names the constant per-test overhead and the quantum it matches.
 # Needs python3 with pytest. TARDY=path/to/tardy to use a particular build.

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Seed 000 as a bisection: a small "test suite" whose harness waits for events. For ten
+# NUnit 3.4's Thread.Sleep(1) as a bisection: a small "test suite" whose harness waits for events. For ten
 # commits it waits by running a tiny process (no timer involved); commit 8 ("event
 # queue: wait with a 1 ms sleep") swaps that for `sleep 0.001`, like NUnit 3.4's
 # Thread.Sleep(1). Commit 3 adds tests, making the suite slower for everyone, which a
@@ -9,7 +9,7 @@
 # ratio B/A and names commit 8; --explain then records commit 8 against commit 7 and
 # shows where the extra time went: 28 one-millisecond sleeps, each taking 14-16 ms.
 #
-#   examples/seed000-bisect/run.sh            (uses tardy from PATH, or TARDY=path)
+#   examples/nunit-sleep-bisect/run.sh            (uses tardy from PATH, or TARDY=path)
 set -euo pipefail
 TARDY=${TARDY:-tardy}
 TARDY=$(command -v "$TARDY")
