@@ -283,7 +283,8 @@ pub fn assess(p: &ProbeResult, machine: &crate::probe::Fingerprint) -> Assessmen
                     (
                         Health::Warn,
                         format!(
-                            "slow PAUSE (Skylake-class): {c:.0} cycles ({ns_v:.1} ns) per spin-wait hint, about 14x the ~10 cycles of earlier cores; spin loops with fixed spin counts (.NET SpinWait before 2017, InnoDB's ut_delay, hand-written spin locks) spin that much longer before they park"
+                            "slow PAUSE (Skylake-class): {c:.0} cycles ({ns_v:.1} ns) per spin-wait hint, about {:.0}x the ~10 cycles of earlier cores (Skylake-SP's ~140 were 14x); spin loops with fixed spin counts (.NET SpinWait before 2017, InnoDB's ut_delay, hand-written spin locks) spin that much longer before they park",
+                            c / 10.0
                         ),
                     )
                 } else {
@@ -796,6 +797,18 @@ mod tests {
         );
         assert_eq!(a.health, Health::Warn);
         assert!(a.meaning.contains("Skylake"), "{}", a.meaning);
+        // (the helper's minimum is 0.9 of the value given: 126 cycles)
+        assert!(a.meaning.contains("about 13x the ~10 cycles"), "{}", a.meaning);
+        // The ratio is this machine's, not a fixed text.
+        let a = assess(
+            &probe("pause", &[("pause_cycles", "cycles", 57.0)], &[]),
+            &m,
+        );
+        assert!(
+            a.meaning.contains("51 cycles") && a.meaning.contains("about 5x the"),
+            "{}",
+            a.meaning
+        );
         let a = assess(
             &probe("pause", &[("pause_cycles", "cycles", 10.0)], &[]),
             &m,
