@@ -712,3 +712,43 @@ fn results_files_known_from_their_first_key_read_the_same_typed() {
     assert_eq!(out.status.code(), Some(2));
     assert!(err.contains("is not a valid hyperfine JSON file"), "{err}");
 }
+
+#[test]
+fn files_of_differently_named_commands_pair_by_position_and_say_so() {
+    let d = tempfile::tempdir().unwrap();
+    let write = |name: &str, cmds: &[(&str, f64)]| {
+        let results: Vec<Value> = cmds
+            .iter()
+            .map(|(c, m)| {
+                let times: Vec<f64> = (0..20).map(|i| m * (1.0 + 0.001 * (i % 7) as f64)).collect();
+                serde_json::json!({"command": c, "mean": m, "times": times})
+            })
+            .collect();
+        let path = d.path().join(name);
+        std::fs::write(&path, serde_json::json!({ "results": results }).to_string()).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let base = write("base.json", &[("./old/app --fast", 1.0), ("./old/app --full", 2.0)]);
+    let new = write("new.json", &[("./new/app --fast", 1.1), ("./new/app --full", 2.2)]);
+    let three = write("three.json", &[("x", 1.0), ("y", 2.0), ("z", 3.0)]);
+    let r = json(&[&base, &new]);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{r}");
+    assert_eq!(rows[0]["name"], "./old/app --fast | ./new/app --fast");
+    assert!((rows[1]["ratio"].as_f64().unwrap() - 1.1).abs() < 0.01, "{r}");
+    assert!(
+        r["warnings"].to_string().contains("paired by position"),
+        "{}",
+        r["warnings"]
+    );
+    // Counts that differ cannot pair: both sides' names, and what to do.
+    let out = tardy().args(["compare", &base, &three]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("holds './old/app --fast', './old/app --full'")
+            && err.contains("holds 'x', 'y', 'z'")
+            && err.contains("-n/--name"),
+        "{err}"
+    );
+}

@@ -267,6 +267,52 @@ pub fn compare(
                     continue;
                 }
                 let (bs, cs) = (pooled(base), pooled(cand));
+                // Nothing pairs by name, but both sides hold as many series, unit by
+                // unit alike: two runs of the same commands spelled differently (a
+                // path, a flag). Pair them by position, and say so.
+                let by_name = bs.iter().any(|b| partner(b, &cs, &bs).is_some());
+                if !by_name
+                    && bs.len() == cs.len()
+                    && bs.iter().zip(&cs).all(|(b, c)| b.unit == c.unit)
+                {
+                    let said: Vec<String> = bs
+                        .iter()
+                        .zip(&cs)
+                        .map(|(b, c)| format!("'{}' with '{}'", b.name, c.name))
+                        .collect();
+                    warnings.push(format!(
+                        "no series of {} has a name in {}: paired by position ({}); give both runs the same names (tardy run -n/--name) to pair by name",
+                        cand.label,
+                        base.label,
+                        said.join(", ")
+                    ));
+                    for (b, c) in bs.iter().zip(&cs) {
+                        pairs.push((
+                            format!("{} | {}", b.name, c.name),
+                            base.label.clone(),
+                            cand.label.clone(),
+                            b.clone(),
+                            c.clone(),
+                        ));
+                    }
+                    continue;
+                }
+                if !by_name {
+                    let names = |v: &[View]| {
+                        v.iter()
+                            .map(|s| format!("'{}'", s.name))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    };
+                    warnings.push(format!(
+                        "nothing pairs by name: {} holds {}; {} holds {}; give both runs the same names (tardy run -n/--name), or compare files of one series each",
+                        base.label,
+                        names(&bs),
+                        cand.label,
+                        names(&cs)
+                    ));
+                    continue;
+                }
                 let mut used = vec![false; cs.len()];
                 for b in &bs {
                     match partner(b, &cs, &bs) {
@@ -297,9 +343,12 @@ pub fn compare(
     }
     let pair_count = pairs.len();
     if pairs.is_empty() {
-        return Err(CompareError::Nothing(
-            "no series with the same name and unit on both sides".into(),
-        ));
+        let why = warnings
+            .iter()
+            .find(|w| w.starts_with("nothing pairs by name"))
+            .cloned()
+            .unwrap_or_else(|| "no series with the same name and unit on both sides".into());
+        return Err(CompareError::Nothing(why));
     }
     let mut rows = Vec::with_capacity(pairs.len());
     for (name, base_label, cand_label, a, b) in pairs {
