@@ -720,7 +720,9 @@ fn files_of_differently_named_commands_pair_by_position_and_say_so() {
         let results: Vec<Value> = cmds
             .iter()
             .map(|(c, m)| {
-                let times: Vec<f64> = (0..20).map(|i| m * (1.0 + 0.001 * (i % 7) as f64)).collect();
+                let times: Vec<f64> = (0..20)
+                    .map(|i| m * (1.0 + 0.001 * (i % 7) as f64))
+                    .collect();
                 serde_json::json!({"command": c, "mean": m, "times": times})
             })
             .collect();
@@ -728,14 +730,23 @@ fn files_of_differently_named_commands_pair_by_position_and_say_so() {
         std::fs::write(&path, serde_json::json!({ "results": results }).to_string()).unwrap();
         path.to_str().unwrap().to_string()
     };
-    let base = write("base.json", &[("./old/app --fast", 1.0), ("./old/app --full", 2.0)]);
-    let new = write("new.json", &[("./new/app --fast", 1.1), ("./new/app --full", 2.2)]);
+    let base = write(
+        "base.json",
+        &[("./old/app --fast", 1.0), ("./old/app --full", 2.0)],
+    );
+    let new = write(
+        "new.json",
+        &[("./new/app --fast", 1.1), ("./new/app --full", 2.2)],
+    );
     let three = write("three.json", &[("x", 1.0), ("y", 2.0), ("z", 3.0)]);
     let r = json(&[&base, &new]);
     let rows = r["rows"].as_array().unwrap();
     assert_eq!(rows.len(), 2, "{r}");
     assert_eq!(rows[0]["name"], "./old/app --fast | ./new/app --fast");
-    assert!((rows[1]["ratio"].as_f64().unwrap() - 1.1).abs() < 0.01, "{r}");
+    assert!(
+        (rows[1]["ratio"].as_f64().unwrap() - 1.1).abs() < 0.01,
+        "{r}"
+    );
     assert!(
         r["warnings"].to_string().contains("paired by position"),
         "{}",

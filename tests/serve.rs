@@ -716,7 +716,7 @@ fn push_reports_failures_and_retries() {
     let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = l.local_addr().unwrap().port();
     drop(l);
-    refuses(
+    let err = refuses(
         tardy(dir.path())
             .args([
                 "push",
@@ -726,6 +726,13 @@ fn push_reports_failures_and_retries() {
             .args(["--retries", "2", "--commit", "x"]),
         "gave up after 3 attempts",
     );
+    // Each retry is said as it happens, not only the last failure.
+    for n in [1, 2] {
+        assert!(
+            err.contains(&format!("attempt {n} of 3 failed (")) && err.contains("trying again in"),
+            "{err}"
+        );
+    }
     // A refusal (wrong token) is not retried and is named.
     let (_, read) = tokens(dir.path());
     let s = sqlite_server(dir.path(), &[]);

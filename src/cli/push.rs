@@ -8,7 +8,7 @@ use clap::Args;
 
 use tardy::history::upload::{UploadKind, UploadMeta};
 use tardy::probe::Fingerprint;
-use tardy::server::client::{PushOptions, Pushed, guess_kind, push};
+use tardy::server::client::{PushOptions, Pushed, guess_kind, push_with};
 use tardy::store::history::Direction;
 
 use super::{EXIT_ERROR, fail};
@@ -229,7 +229,16 @@ fn run(args: &PushArgs) -> Result<i32, String> {
         if kind == UploadKind::Tests && !args.no_fingerprint {
             meta.fingerprint = Some(Fingerprint::capture());
         }
-        match push(&args.url, kind, &body, &meta, args.run_id.as_deref(), &opts) {
+        let mut tell = |r: tardy::server::client::Retry| eprintln!("{}", retry_line(&name, &r));
+        match push_with(
+            &args.url,
+            kind,
+            &body,
+            &meta,
+            args.run_id.as_deref(),
+            &opts,
+            &mut tell,
+        ) {
             Err(e) => {
                 eprintln!("tardy: error: {name}: {e}");
                 failed += 1;
@@ -266,4 +275,16 @@ fn run(args: &PushArgs) -> Result<i32, String> {
     } else {
         0
     })
+}
+
+/// What `push` says while a server does not answer: which attempt failed, why, and
+/// when the next one is.
+pub fn retry_line(name: &str, r: &tardy::server::client::Retry) -> String {
+    format!(
+        "tardy: {name}: attempt {} of {} failed ({}); trying again in {:.1} s",
+        r.failed,
+        r.of,
+        r.why,
+        r.wait.as_secs_f64()
+    )
 }

@@ -219,9 +219,16 @@ fn push_results(args: &RunArgs, url: &str, results: &Results) -> Result<bool, St
     )?;
     let opts = super::push::options(args.push_token.clone(), 5, 60.0)?;
     let body = render::json::results(results);
-    let pushed =
-        tardy::server::client::push(url, UploadKind::Runs, body.as_bytes(), &meta, None, &opts)
-            .map_err(|e| format!("--push: {e}"))?;
+    let pushed = tardy::server::client::push_with(
+        url,
+        UploadKind::Runs,
+        body.as_bytes(),
+        &meta,
+        None,
+        &opts,
+        &mut |r| eprintln!("{}", super::push::retry_line("--push", &r)),
+    )
+    .map_err(|e| format!("--push: {e}"))?;
     if pushed.status >= 400 {
         return Err(format!(
             "--push: the server refused the results (HTTP {}): {}",

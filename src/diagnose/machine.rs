@@ -798,7 +798,11 @@ mod tests {
         assert_eq!(a.health, Health::Warn);
         assert!(a.meaning.contains("Skylake"), "{}", a.meaning);
         // (the helper's minimum is 0.9 of the value given: 126 cycles)
-        assert!(a.meaning.contains("about 13x the ~10 cycles"), "{}", a.meaning);
+        assert!(
+            a.meaning.contains("about 13x the ~10 cycles"),
+            "{}",
+            a.meaning
+        );
         // The ratio is this machine's, not a fixed text.
         let a = assess(
             &probe("pause", &[("pause_cycles", "cycles", 57.0)], &[]),

@@ -120,6 +120,30 @@ pub fn push(
     run_id: Option<&str>,
     opts: &PushOptions,
 ) -> Result<Pushed, String> {
+    push_with(base, kind, body, meta, run_id, opts, &mut |_| {})
+}
+
+/// An attempt failed and another follows after `wait`.
+#[derive(Debug, Clone)]
+pub struct Retry {
+    /// The attempt that failed (1-based) and how many there will be at most.
+    pub failed: u32,
+    pub of: u32,
+    pub wait: Duration,
+    pub why: String,
+}
+
+/// [`push`], telling `on_retry` before each pause between attempts (so a user
+/// sees that something is happening while a server is down).
+pub fn push_with(
+    base: &str,
+    kind: UploadKind,
+    body: &[u8],
+    meta: &UploadMeta,
+    run_id: Option<&str>,
+    opts: &PushOptions,
+    on_retry: &mut dyn FnMut(Retry),
+) -> Result<Pushed, String> {
     let run_id = run_id.map_or_else(|| content_run_id(kind, meta, body), str::to_string);
     let mut url = endpoint(base, kind);
     let q = query(meta);
@@ -132,9 +156,20 @@ pub fn push(
         .build()
         .into();
     let mut last = String::new();
+    let mut retry_after: Option<u64> = None;
     for attempt in 0..=opts.retries {
         if attempt > 0 {
-            std::thread::sleep(backoff(opts.backoff, attempt - 1));
+            let wait = match retry_after.take() {
+                Some(s) => Duration::from_secs(s.min(60)),
+                None => backoff(opts.backoff, attempt - 1),
+            };
+            on_retry(Retry {
+                failed: attempt,
+                of: opts.retries + 1,
+                wait,
+                why: last.clone(),
+            });
+            std::thread::sleep(wait);
         }
         let mut req = agent
             .post(&url)
@@ -150,7 +185,7 @@ pub fn push(
             Err(e) => last = format!("{url}: {e}"),
             Ok(mut resp) => {
                 let status = resp.status().as_u16();
-                let retry_after = resp
+                let asked = resp
                     .headers()
                     .get("retry-after")
                     .and_then(|v| v.to_str().ok())
@@ -170,9 +205,7 @@ pub fn push(
                             .and_then(|m| m.as_str())
                             .unwrap_or("")
                     );
-                    if let Some(s) = retry_after {
-                        std::thread::sleep(Duration::from_secs(s.min(60)));
-                    }
+                    retry_after = asked;
                     continue;
                 }
                 return Ok(Pushed {
