@@ -691,3 +691,86 @@ fn every_help_example_is_one_whole_command() {
         }
     }
 }
+
+#[test]
+fn reference_sort_time_unit_and_table_exports_as_hyperfine_has_them() {
+    let d = tempfile::tempdir().unwrap();
+    let path = |f: &str| d.path().join(f).to_str().unwrap().to_string();
+    let out = tardy()
+        .args([
+            "run",
+            "--runs",
+            "3",
+            "-q",
+            "-u",
+            "ms",
+            "--sort",
+            "mean-time",
+        ])
+        .args(["-n", "slow", "-n", "fast", "--reference", "fast"])
+        .args(["--export-markdown", &path("t.md")])
+        .args(["--export-asciidoc", &path("t.adoc")])
+        .args(["--export-orgmode", &path("t.org")])
+        .args(["--export-json", &path("t.json")])
+        .args(["sleep 0.05", "true"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The reference named is measured first and every other is compared with it.
+    assert!(text.contains("Comparison (reference: fast)"), "{text}");
+    assert!(text.contains("Benchmark 1: fast"), "{text}");
+    // -u ms: every time in milliseconds, even the 1 ms-ish `true`.
+    assert!(!text.contains(" µs ±") && !text.contains(" s ±"), "{text}");
+    let md = std::fs::read_to_string(path("t.md")).unwrap();
+    let rows: Vec<&str> = md.lines().skip(2).collect();
+    assert!(md.starts_with("| Command | Mean [ms] |"), "{md}");
+    assert!(
+        rows[0].starts_with("| `fast` |") && rows[0].ends_with("| 1.00 |"),
+        "{md}"
+    );
+    assert!(rows[1].starts_with("| `slow` |"), "{md}");
+    let adoc = std::fs::read_to_string(path("t.adoc")).unwrap();
+    assert!(
+        adoc.starts_with("[cols=\"<,>,>,>,>,>,>\"]\n|===\n| Command | Mean [ms]"),
+        "{adoc}"
+    );
+    assert!(
+        adoc.contains("\n| `fast`\n") && adoc.trim_end().ends_with("|==="),
+        "{adoc}"
+    );
+    let org = std::fs::read_to_string(path("t.org")).unwrap();
+    assert!(
+        org.contains("\n|--+--+--+--+--+--+--|\n| =fast= |"),
+        "{org}"
+    );
+    let json: Value =
+        serde_json::from_str(&std::fs::read_to_string(path("t.json")).unwrap()).unwrap();
+    assert_eq!(json["benchmarks"][0]["name"], "fast");
+    // A reference that names no command is measured as one of its own, first.
+    let text = String::from_utf8_lossy(
+        &tardy()
+            .args([
+                "run",
+                "--runs",
+                "2",
+                "-q",
+                "--reference",
+                "sleep 0.001",
+                "true",
+            ])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .to_string();
+    assert!(
+        text.contains("Comparison (reference: sleep 0.001)"),
+        "{text}"
+    );
+    assert!(text.contains("Benchmark 2: true"), "{text}");
+}

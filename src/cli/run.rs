@@ -181,6 +181,26 @@ pub struct RunArgs {
     /// Write a Markdown table with each command's ratio to the reference.
     #[arg(long, value_name = "FILE", help_heading = "Output")]
     export_markdown: Option<PathBuf>,
+    /// Write an AsciiDoc table (as --export-markdown).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_asciidoc: Option<PathBuf>,
+    /// Write an Emacs org-mode table (as --export-markdown).
+    #[arg(long, value_name = "FILE", help_heading = "Output")]
+    export_orgmode: Option<PathBuf>,
+    /// Show every time in this unit (default: the one that suits each value).
+    #[arg(short = 'u', long, value_name = "UNIT", help_heading = "Output",
+          value_parser = ["nanosecond", "microsecond", "millisecond", "second", "ns", "us", "ms", "s"])]
+    time_unit: Option<String>,
+    /// Order of the comparison lines and exported tables: as given (auto, command) or by
+    /// mean time, fastest first (mean-time).
+    #[arg(long, value_name = "ORDER", help_heading = "Output",
+          value_parser = ["auto", "command", "mean-time"], default_value = "auto")]
+    sort: String,
+    /// The command every other is compared with: a name (-n), a command as given, or its
+    /// 1-based position; anything else is measured as a command of its own, first (as
+    /// hyperfine's --reference). Default: the first command.
+    #[arg(long, value_name = "NAME", help_heading = "Output")]
+    reference: Option<String>,
     /// Print the results JSON to stdout instead of the report.
     #[arg(long, help_heading = "Output")]
     json: bool,
@@ -437,6 +457,48 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
             });
         }
     }
+    if let Some(r) = &args.reference {
+        let at = benchmarks
+            .iter()
+            .position(|b| b.name == *r || b.command == *r)
+            .or_else(|| {
+                r.parse::<usize>()
+                    .ok()
+                    .filter(|&k| (1..=benchmarks.len()).contains(&k))
+                    .map(|k| k - 1)
+            });
+        match at {
+            Some(k) => {
+                let b = benchmarks.remove(k);
+                benchmarks.insert(0, b);
+            }
+            None => {
+                let exec = to_exec(r)?;
+                if let Exec::Direct { argv } = &exec {
+                    command::resolve_program(&argv[0], args.cwd.as_deref())?;
+                }
+                // A hook given once applies to the reference too.
+                let shared = |list: &[String]| match list {
+                    [one] => to_exec(one).map(Some),
+                    _ => Ok(None),
+                };
+                benchmarks.insert(
+                    0,
+                    BenchmarkSpec {
+                        name: r.clone(),
+                        command: r.clone(),
+                        exec,
+                        parameters: Default::default(),
+                        setup: shared(&args.setup)?,
+                        prepare: shared(&args.prepare)?,
+                        conclude: shared(&args.conclude)?,
+                        cleanup: shared(&args.cleanup)?,
+                        output: OutputMode::Null,
+                    },
+                );
+            }
+        }
+    }
 
     let mut env = Vec::new();
     for kv in &args.env {
@@ -605,15 +667,37 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     bar
 }
 
+/// How the report and the tables show times: `-u` and `--sort`.
+fn layout(args: &RunArgs) -> render::table::Layout {
+    use render::units::TimeUnit;
+    render::table::Layout {
+        unit: args.time_unit.as_deref().map(|u| match u {
+            "nanosecond" | "ns" => TimeUnit::Nanos,
+            "microsecond" | "us" => TimeUnit::Micros,
+            "millisecond" | "ms" => TimeUnit::Millis,
+            _ => TimeUnit::Seconds,
+        }),
+        by_mean: args.sort == "mean-time",
+    }
+}
+
 fn save_exports(args: &RunArgs, results: &Results) -> Result<(), store::StoreError> {
+    use render::table::Syntax;
     if let Some(p) = &args.export_json {
         store::write_atomic(p, render::json::results(results).as_bytes())?;
     }
     if let Some(p) = &args.export_csv {
         store::write_atomic(p, render::csv::summary(results).as_bytes())?;
     }
-    if let Some(p) = &args.export_markdown {
-        store::write_atomic(p, render::markdown::table(results).as_bytes())?;
+    for (path, syntax) in [
+        (&args.export_markdown, Syntax::Markdown),
+        (&args.export_asciidoc, Syntax::AsciiDoc),
+        (&args.export_orgmode, Syntax::OrgMode),
+    ] {
+        if let Some(p) = path {
+            let table = render::table::results(results, &layout(args), syntax);
+            store::write_atomic(p, table.as_bytes())?;
+        }
     }
     Ok(())
 }
@@ -637,9 +721,15 @@ pub fn main(args: RunArgs) -> i32 {
             Err(e) => return fail(e),
         },
     };
-    for p in [&args.export_json, &args.export_csv, &args.export_markdown]
-        .into_iter()
-        .flatten()
+    for p in [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ]
+    .into_iter()
+    .flatten()
     {
         if let Err(e) = store::check_writable(p) {
             return fail(e);
@@ -693,7 +783,10 @@ pub fn main(args: RunArgs) -> i32 {
         print!("{}", render::json::results(&results));
     } else if measured {
         let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        print!("{}", render::terminal::report(&results, Style { color }));
+        print!(
+            "{}",
+            render::terminal::report_with(&results, Style { color }, &layout(&args))
+        );
     }
     if let Some(e) = error {
         return fail(e);

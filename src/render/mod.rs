@@ -1,5 +1,5 @@
-//! Turning results into text: the terminal report ([`terminal`]), Markdown
-//! ([`markdown`]), CSV ([`csv`]) and JSON ([`json`]), with the number
+//! Turning results into text: the terminal report ([`terminal`]), tables in
+//! Markdown, AsciiDoc and org-mode ([`table`]), CSV ([`csv`]) and JSON ([`json`]), with the number
 //! formatting they share ([`units`]). Rendering never computes statistics: it
 //! formats what `analyze` put into the results.
 
@@ -10,13 +10,13 @@ pub mod doctor;
 pub mod explain;
 pub mod history;
 pub mod json;
-pub mod markdown;
 pub mod ministat;
 pub mod plot;
 pub mod report;
 pub mod style;
 pub mod suite;
 pub mod svg;
+pub mod table;
 pub mod terminal;
 pub mod units;
 pub mod verdict;

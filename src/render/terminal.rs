@@ -1,26 +1,32 @@
 //! The terminal report of a `tardy run` session.
 
 pub use super::style::Style;
+use super::table::Layout;
 use super::units::{TimeUnit, kib, p_value, percent, time};
 use super::verdict;
 use crate::model::{Benchmark, Results, SessionStatus, StopReason, Warning};
 
 /// The whole report.
 pub fn report(r: &Results, style: Style) -> String {
+    report_with(r, style, &Layout::default())
+}
+
+/// The whole report, times in `layout`'s unit and comparisons in its order.
+pub fn report_with(r: &Results, style: Style, layout: &Layout) -> String {
     let mut out = String::new();
     for (i, b) in r.benchmarks.iter().enumerate() {
-        out.push_str(&benchmark(i, b, r, style));
+        out.push_str(&benchmark(i, b, r, style, layout));
         out.push('\n');
     }
     if !r.comparisons.is_empty() {
-        out.push_str(&comparisons(r, style));
+        out.push_str(&comparisons(r, style, layout));
         out.push('\n');
     }
     out.push_str(&footer(r, style));
     out
 }
 
-fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style) -> String {
+fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style, layout: &Layout) -> String {
     let mut out = format!(
         "{} {}\n",
         style.bold(&format!("Benchmark {}:", i + 1)),
@@ -44,13 +50,17 @@ fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style) -> String {
         out.push_str(&warnings(b, style));
         return out;
     };
-    let unit = TimeUnit::for_value(s.mean);
+    let unit = layout.unit.unwrap_or(TimeUnit::for_value(s.mean));
     let res = b.resources.as_ref();
+    let t = |v: f64| match layout.unit {
+        Some(u) => u.format(v),
+        None => time(v),
+    };
     let cpu = res.map_or(String::new(), |r| {
         format!(
             "    [User: {}, System: {}]",
-            time(r.user_mean_s),
-            time(r.sys_mean_s)
+            t(r.user_mean_s),
+            t(r.sys_mean_s)
         )
     });
     out.push_str(&format!(
@@ -177,7 +187,7 @@ fn warnings(b: &Benchmark, style: Style) -> String {
     out
 }
 
-fn comparisons(r: &Results, style: Style) -> String {
+fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
     let reference = &r.benchmarks[0].name;
     let mut out = format!("{} (reference: {reference})\n", style.bold("Comparison"));
     let width = r
@@ -188,7 +198,10 @@ fn comparisons(r: &Results, style: Style) -> String {
         .max()
         .unwrap_or(0)
         .min(40);
-    for c in &r.comparisons {
+    let order = layout.order(r);
+    let mut listed: Vec<_> = r.comparisons.iter().collect();
+    listed.sort_by_key(|c| order.iter().position(|&i| i == c.candidate));
+    for c in listed {
         let name = &r.benchmarks[c.candidate].name;
         let line = match (&c.estimate, &c.error) {
             (Some(e), _) => verdict::sentence(e, style),
