@@ -238,7 +238,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                 color: tty && std::env::var_os("NO_COLOR").is_none(),
             };
             let unicode = !args.ascii && render::plot::unicode_supported();
-            let width = terminal_width().unwrap_or(80);
+            let width = super::terminal_width().unwrap_or(80);
             render::compare::text(&report, style, !args.no_plot, unicode, width)
         }
     };
@@ -300,15 +300,4 @@ fn write_summary(report: &Report) -> Result<(), String> {
     );
     f.write_all(body.as_bytes())
         .map_err(|e| format!("cannot write the job summary: {e}"))
-}
-
-/// The terminal's width: $COLUMNS, else the tty's, else `None`.
-pub(super) fn terminal_width() -> Option<usize> {
-    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
-        return Some(c);
-    }
-    // SAFETY: winsize is plain data filled by the ioctl.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    let rc = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) };
-    (rc == 0 && ws.ws_col > 0).then_some(ws.ws_col as usize)
 }

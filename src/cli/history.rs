@@ -126,21 +126,15 @@ impl Filter {
     }
 }
 
-/// "30d", "12h", "2w" ago, or any time `parse_time` reads.
+/// A duration ago ("30d", "12h", "2w", "1week 2days", as humantime reads them), or
+/// any time `parse_time` reads.
 fn parse_since(s: &str) -> Result<i64, String> {
     let t = s.trim();
-    let (num, unit) = t.split_at(t.len().saturating_sub(1));
-    let secs = match unit {
-        "h" => Some(3600),
-        "d" => Some(86400),
-        "w" => Some(7 * 86400),
-        _ => None,
-    };
-    if let (Some(secs), Ok(n)) = (secs, num.parse::<i64>()) {
-        return Ok(import::now_s() - n * secs);
+    if let Ok(d) = humantime::parse_duration(t) {
+        return Ok(import::now_s() - i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2));
     }
     import::parse_time(t).ok_or_else(|| {
-        format!("--since: '{s}' is not a date (try 2026-11-01, 2026-11-01T12:00:00Z or 30d)")
+        format!("--since: '{s}' is not a date or a duration (try 2026-11-01, 2026-11-01T12:00:00Z or 30d)")
     })
 }
 
@@ -459,9 +453,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 }));
             } else {
                 let notes = db.annotations().map_err(err)?;
-                let width = super::compare::terminal_width()
-                    .unwrap_or(80)
-                    .saturating_sub(2);
+                let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
                 print(&view::show(
                     &view::ShowView {
                         series: &info,
@@ -954,4 +946,29 @@ fn bisect(db: &DbArgs, id: i64, series: Option<&str>, dry_run: bool) -> Result<i
         .status()
         .map_err(|e| format!("cannot start tardy bisect: {e}"))?;
     Ok(status.code().unwrap_or(EXIT_ERROR))
+}
+
+#[cfg(test)]
+mod since_tests {
+    use super::*;
+
+    #[test]
+    fn durations_ago_and_dates() {
+        let now = import::now_s();
+        for (text, secs) in [
+            ("30d", 30 * 86400),
+            ("12h", 12 * 3600),
+            ("2w", 14 * 86400),
+            ("1week 2days", 9 * 86400),
+        ] {
+            let t = parse_since(text).unwrap();
+            assert!((now - secs - t).abs() <= 2, "{text}");
+        }
+        assert_eq!(parse_since("2026-11-01T00:00:00Z").unwrap(), 1_793_491_200);
+        assert!(
+            parse_since("someday")
+                .unwrap_err()
+                .contains("not a date or a duration")
+        );
+    }
 }

@@ -66,13 +66,11 @@ pub fn default_width() -> i64 {
     if let Some(c) = std::env::var("COLUMNS").ok().filter(|c| !c.is_empty()) {
         return atoi(&c);
     }
-    // SAFETY: winsize is plain data filled by the ioctl.
-    let mut ws: libc::winsize = unsafe { std::mem::zeroed() };
-    if unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut ws) } != -1 && ws.ws_col > 0
-    {
-        return ws.ws_col as i64 - 2;
+    // As ministat: the tty's columns less two (COLUMNS, read above as atoi does, wins).
+    match terminal_size::terminal_size_of(std::io::stdout()) {
+        Some((w, _)) if w.0 > 0 => w.0 as i64 - 2,
+        _ => 74,
     }
-    74
 }
 
 fn strerror(e: &std::io::Error) -> String {

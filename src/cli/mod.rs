@@ -262,6 +262,15 @@ fn suggest(e: &mut clap::Error, args: &[String]) {
     }
 }
 
+/// The width of the terminal stdout goes to: $COLUMNS when set, else the tty's, else
+/// `None` (a pipe or a file).
+pub fn terminal_width() -> Option<usize> {
+    if let Some(c) = std::env::var("COLUMNS").ok().and_then(|c| c.parse().ok()) {
+        return Some(c);
+    }
+    terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
+}
+
 /// A percentage option ("5", "5%") as a fraction. A `level` (confidence,
 /// precision) lies strictly between 0 and 100; anything else is at least 0.
 pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {

@@ -83,7 +83,7 @@ pub fn content_run_id(kind: UploadKind, meta: &UploadMeta, body: &[u8]) -> Strin
     h.update([0]);
     h.update(body);
     let digest = h.finalize();
-    let hex: String = digest.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = hex::encode(digest);
     format!("sha256-{}", &hex[..32])
 }
 

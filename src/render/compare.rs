@@ -3,7 +3,7 @@
 
 use super::plot::{self, PlotSet};
 use super::style::Style;
-use super::units::{TimeUnit, p_value, percent};
+use super::units::{TimeUnit, display_width, p_value, pad_to, percent, truncate_to};
 use super::verdict;
 use crate::analyze::compare::{Report, Row};
 use crate::stats::Verdict;
@@ -114,7 +114,7 @@ fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize)
         format!("x {}", row.baseline),
         format!("+ {}", row.candidate),
     ];
-    let lw = labels.iter().map(|l| l.chars().count()).max().unwrap_or(0);
+    let lw = labels.iter().map(|l| display_width(l)).max().unwrap_or(0);
     for (i, s) in [&row.baseline_summary, &row.candidate_summary]
         .iter()
         .enumerate()
@@ -125,8 +125,8 @@ fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize)
                 format!("[{} … {}]", value(lo, &row.unit), value(hi, &row.unit))
             });
         out.push_str(&format!(
-            "{:<lw$}  n={:<4} median {} {ci}   mean {} ± {}\n",
-            labels[i],
+            "{}  n={:<4} median {} {ci}   mean {} ± {}\n",
+            pad_to(&labels[i], lw),
             s.n,
             style.bold(&value(s.median, &row.unit)),
             value(s.mean, &row.unit),
@@ -195,11 +195,11 @@ fn table(r: &Report, style: Style) -> String {
     let name_w = r
         .rows
         .iter()
-        .map(|x| x.name.chars().count())
+        .map(|x| display_width(&x.name))
         .chain(
             r.geomeans
                 .iter()
-                .map(|g| g.group.chars().count() + "geomean  ".len()),
+                .map(|g| display_width(&g.group) + "geomean  ".len()),
         )
         .max()
         .unwrap_or(4)
@@ -245,26 +245,20 @@ fn table(r: &Report, style: Style) -> String {
             .map(|i| {
                 cells
                     .iter()
-                    .map(|c| c[i].chars().count())
-                    .chain([headings[i].chars().count()])
+                    .map(|c| display_width(&c[i]))
+                    .chain([display_width(headings[i])])
                     .max()
                     .unwrap_or(0)
             })
             .collect();
-        let (w0, w1) = (
-            w[0].max(base.chars().count()),
-            w[1].max(cand.chars().count()),
-        );
-        let pad = if style.color { 8 } else { 0 };
+        let (w0, w1) = (w[0].max(display_width(base)), w[1].max(display_width(cand)));
         out.push_str(&format!(
-            "{:<name_w$}  {:<w0$}  {:<w1$}  {:>w2$} {:<w3$}\n",
+            "{:<name_w$}  {}  {}  {:>w2$} {:<w3$}\n",
             "",
-            style.bold(base),
-            style.bold(cand),
+            style.bold(&pad_to(base, w0)),
+            style.bold(&pad_to(cand, w1)),
             headings[2],
             headings[3],
-            w0 = w0 + pad,
-            w1 = w1 + pad,
             w2 = w[2],
             w3 = w[3],
         ));
@@ -280,8 +274,8 @@ fn table(r: &Report, style: Style) -> String {
                 _ => format!("{:>w$}", c[2], w = w[2]),
             };
             out.push_str(&format!(
-                "{:<name_w$}  {:<w0$}  {:<w1$}  {change} {:<w3$} {}\n",
-                truncate(&x.name, name_w),
+                "{}  {:<w0$}  {:<w1$}  {change} {:<w3$} {}\n",
+                pad_to(&truncate_to(&x.name, name_w), name_w),
                 c[0],
                 c[1],
                 c[3],
@@ -301,8 +295,8 @@ fn table(r: &Report, style: Style) -> String {
                 format!("geomean {}", g.group)
             };
             out.push_str(&format!(
-                "{:<name_w$}  {:<w0$}  {:<w1$}  {:>w2$}\n",
-                truncate(&name, name_w),
+                "{}  {:<w0$}  {:<w1$}  {:>w2$}\n",
+                pad_to(&truncate_to(&name, name_w), name_w),
                 value(g.center[0], unit),
                 value(g.center[1], unit),
                 signed_percent(g.ratio - 1.0),
@@ -319,14 +313,6 @@ fn table(r: &Report, style: Style) -> String {
         out.push('\n');
     }
     out
-}
-
-fn truncate(s: &str, w: usize) -> String {
-    if s.chars().count() <= w {
-        s.to_string()
-    } else {
-        format!("{}…", s.chars().take(w - 1).collect::<String>())
-    }
 }
 
 /// A Markdown table of every row.

@@ -41,7 +41,7 @@ or `tardy history import FILE`\n"
     }
     let w = series
         .iter()
-        .map(|s| s.name.chars().count())
+        .map(|s| super::units::display_width(&s.name))
         .max()
         .unwrap_or(6)
         .max(6);
@@ -62,8 +62,8 @@ or `tardy history import FILE`\n"
         };
         let _ = writeln!(
             out,
-            "{:<w$}  {:>6}  {:>7}  {:>12}  {:<10}  {}",
-            s.name,
+            "{}  {:>6}  {:>7}  {:>12}  {:<10}  {}",
+            super::units::pad_to(&s.name, w),
             kind,
             s.points,
             s.last_value.map_or("-".into(), |v| shown(v, &s.unit)),

@@ -29,7 +29,7 @@ pub fn distributions(
     }
     let label_w = sets
         .iter()
-        .map(|s| s.label.chars().count())
+        .map(|s| super::units::display_width(&s.label))
         .max()
         .unwrap_or(0);
     let span = hi - lo;
@@ -87,7 +87,11 @@ pub fn distributions(
         bar[col(mean).min(width - 1)] = 'A';
         bar[col(q(0.5)).min(width - 1)] = 'M';
         let bar: String = bar.into_iter().collect();
-        out.push_str(&format!("{:<label_w$} {}\n", s.label, hist.trim_end()));
+        out.push_str(&format!(
+            "{} {}\n",
+            super::units::pad_to(&s.label, label_w),
+            hist.trim_end()
+        ));
         out.push_str(&format!("{:<label_w$} {}\n", "", bar.trim_end()));
     }
     let (left, right) = (format(lo), format(hi));

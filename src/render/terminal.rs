@@ -194,7 +194,7 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
         .benchmarks
         .iter()
         .skip(1)
-        .map(|b| b.name.chars().count())
+        .map(|b| super::units::display_width(&b.name))
         .max()
         .unwrap_or(0)
         .min(40);
@@ -208,7 +208,10 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
             (None, Some(err)) => format!("not compared: {err}"),
             (None, None) => "not compared".to_string(),
         };
-        out.push_str(&format!("  {name:<width$}  {line}\n"));
+        out.push_str(&format!(
+            "  {}  {line}\n",
+            super::units::pad_to(name, width)
+        ));
     }
     out
 }

@@ -119,3 +119,48 @@ mod tests {
         assert_eq!(percent(0.0123), "1.23%");
     }
 }
+
+/// Columns `s` takes on a terminal (a CJK character two, a combining mark none), not
+/// its count of characters: what lines up a table of names.
+pub fn display_width(s: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(s)
+}
+
+/// `s` followed by spaces up to `w` columns.
+pub fn pad_to(s: &str, w: usize) -> String {
+    format!("{s}{}", " ".repeat(w.saturating_sub(display_width(s))))
+}
+
+/// `s` cut to at most `w` columns, with `…` where it was cut.
+pub fn truncate_to(s: &str, w: usize) -> String {
+    if display_width(s) <= w {
+        return s.to_string();
+    }
+    let mut out = String::new();
+    let mut used = 0;
+    for c in s.chars() {
+        let cw = unicode_width::UnicodeWidthChar::width(c).unwrap_or(0);
+        if used + cw + 1 > w {
+            break;
+        }
+        out.push(c);
+        used += cw;
+    }
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod width_tests {
+    use super::*;
+
+    #[test]
+    fn wide_characters_take_two_columns() {
+        assert_eq!(display_width("ベンチ"), 6);
+        assert_eq!(pad_to("ベンチ", 8), "ベンチ  ");
+        assert_eq!(pad_to("abc", 5), "abc  ");
+        assert_eq!(truncate_to("ベンチマーク", 7), "ベンチ…");
+        assert_eq!(truncate_to("abcdef", 4), "abc…");
+        assert_eq!(truncate_to("abc", 4), "abc");
+    }
+}

@@ -53,24 +53,16 @@ fn hash(token: &str) -> [u8; 32] {
     Sha256::digest(token.trim().as_bytes()).into()
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 fn unhex(s: &str) -> Option<[u8; 32]> {
-    if s.len() != 64 {
-        return None;
-    }
     let mut out = [0u8; 32];
-    for (i, o) in out.iter_mut().enumerate() {
-        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
-    }
+    hex::decode_to_slice(s, &mut out).ok()?;
     Some(out)
 }
 
 /// Compare without stopping at the first differing byte.
 fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
-    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use subtle::ConstantTimeEq;
+    a.ct_eq(b).into()
 }
 
 impl Tokens {
@@ -140,9 +132,14 @@ impl Tokens {
 pub fn new_token(scope: Scope, label: &str) -> std::io::Result<(String, String)> {
     let mut bytes = [0u8; 24];
     std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)?;
-    let token = format!("tardy_{}", hex(&bytes));
+    let token = format!("tardy_{}", hex::encode(bytes));
     let label: String = label.chars().filter(|c| !c.is_control()).collect();
-    let line = format!("sha256:{} {} {}", hex(&hash(&token)), scope.as_str(), label);
+    let line = format!(
+        "sha256:{} {} {}",
+        hex::encode(hash(&token)),
+        scope.as_str(),
+        label
+    );
     Ok((token, line.trim_end().to_string()))
 }
 

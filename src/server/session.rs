@@ -41,7 +41,7 @@ pub struct Sessions {
 pub fn random_hex(n: usize) -> Option<String> {
     let mut bytes = vec![0u8; n];
     getrandom::fill(&mut bytes).ok()?;
-    Some(bytes.iter().map(|b| format!("{b:02x}")).collect())
+    Some(hex::encode(bytes))
 }
 
 fn key(id: &str) -> [u8; 32] {
