@@ -749,6 +749,12 @@ fn import_batches(
         "csv" => {
             let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
             let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
+            if !table.text_columns.is_empty() {
+                eprintln!(
+                    "tardy: {name}: text columns left out (not metrics): {}",
+                    table.text_columns.join(", ")
+                );
+            }
             Ok(import::csv_batches(&table, labels))
         }
         "reports" => {
@@ -875,34 +881,25 @@ fn export(
         }
         v
     };
-    let mut text = String::new();
-    if format == "csv" {
-        text.push_str("series,test,time,commit,branch,value,unit\n");
-    }
+    let mut table = tardy::render::csv::Table::new(&[
+        "series", "test", "time", "commit", "branch", "value", "unit",
+    ]);
     let mut docs = Vec::new();
-    let quote = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
     for s in &selected {
         let points = store.points(s.id, &pf).map_err(err)?;
         let mut rows = |test: Option<&str>, pts: &[tardy::store::history::Point]| {
             for p in pts {
-                text.push_str(&format!(
-                    "{},{},{},{},{},{},{}\n",
-                    quote(&s.name),
-                    quote(test.unwrap_or("")),
+                table.row([
+                    s.name.clone(),
+                    test.unwrap_or("").to_string(),
                     chrono::DateTime::from_timestamp(p.time(), 0)
                         .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
                         .unwrap_or_default(),
-                    p.commit.as_deref().unwrap_or(""),
-                    quote(p.branch.as_deref().unwrap_or("")),
-                    p.value,
-                    quote(&s.unit)
-                ));
+                    p.commit.clone().unwrap_or_default(),
+                    p.branch.clone().unwrap_or_default(),
+                    p.value.to_string(),
+                    s.unit.clone(),
+                ]);
             }
         };
         if format == "csv" {
@@ -919,9 +916,11 @@ fn export(
             docs.push(serde_json::json!({ "series": s, "points": points }));
         }
     }
-    if format == "json" {
-        text = json(&docs);
-    }
+    let text = if format == "json" {
+        json(&docs)
+    } else {
+        table.finish()
+    };
     match output {
         None => print(&text),
         Some(p) => tardy::store::write_atomic(p, text.as_bytes()).map_err(|e| e.to_string())?,

@@ -120,30 +120,6 @@ fn name_for(labels: &Labels, own: &str, only_one: bool) -> String {
     }
 }
 
-/// One CSV record's fields (RFC 4180 quoting with `"`).
-fn csv_fields(line: &str) -> Vec<std::borrow::Cow<'_, str>> {
-    if !line.contains('"') {
-        return line.split(',').map(std::borrow::Cow::Borrowed).collect();
-    }
-    let mut out = Vec::new();
-    let mut field = String::new();
-    let mut quoted = false;
-    let mut chars = line.chars().peekable();
-    while let Some(c) = chars.next() {
-        match c {
-            '"' if quoted && chars.peek() == Some(&'"') => {
-                field.push('"');
-                chars.next();
-            }
-            '"' => quoted = !quoted,
-            ',' if !quoted => out.push(std::borrow::Cow::Owned(std::mem::take(&mut field))),
-            _ => field.push(c),
-        }
-    }
-    out.push(std::borrow::Cow::Owned(field));
-    out
-}
-
 /// An Otava-style CSV as it was read: times, attributes and metric columns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct CsvTable {
@@ -152,27 +128,36 @@ pub struct CsvTable {
     pub branches: Vec<Option<String>>,
     /// (column name, values; NaN where the cell was empty).
     pub metrics: Vec<(String, Vec<f64>)>,
+    /// Columns of text (a message, an author): attributes, not metrics, left out.
+    pub text_columns: Vec<String>,
 }
 
 /// Read an Otava CSV: a header, a time column (`time_column`), optional
 /// `commit`/`version` and `branch` columns, every other column a metric.
 /// Rows are sorted by time (stable), as Otava orders a series.
 pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable, IngestError> {
-    let mut lines = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty());
-    let Some((_, header)) = lines.next() else {
+    // The csv crate reads RFC 4180: quoted fields with commas, quotes and newlines in
+    // them, a UTF-8 BOM, blank lines.
+    let mut reader = csv::ReaderBuilder::new()
+        .flexible(true)
+        .trim(csv::Trim::All)
+        .from_reader(text.as_bytes());
+    let bad = |line: Option<usize>, e: csv::Error| {
+        IngestError::at(source, line, format!("is not readable CSV: {e}"))
+    };
+    let header: Vec<String> = reader
+        .headers()
+        .map_err(|e| bad(Some(1), e))?
+        .iter()
+        .map(|h| h.trim_start_matches('\u{feff}').to_string())
+        .collect();
+    if header.iter().all(String::is_empty) {
         return Err(IngestError::at(
             source,
             None,
             "is empty (expected a CSV header)".into(),
         ));
-    };
-    let header: Vec<String> = csv_fields(header.trim_start_matches('\u{feff}'))
-        .into_iter()
-        .map(|h| h.trim().to_string())
-        .collect();
+    }
     let find = |name: &str| header.iter().position(|h| h == name);
     let time_i = find(time_column).ok_or_else(|| {
         IngestError::at(
@@ -209,41 +194,63 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
             .iter()
             .map(|&c| (header[c].clone(), Vec::with_capacity(rows)))
             .collect(),
+        text_columns: Vec::new(),
     };
-    for (ln, line) in lines {
-        let line_no = ln + 1;
-        if let Some(why) = crate::ingest::budget::check(line_no as u64) {
+    // A column is a metric when its first value is a number, text when it is not
+    // (Otava's attributes: a message, an author); undecided while empty.
+    let mut is_text: Vec<Option<bool>> = vec![None; metric_cols.len()];
+    let mut record = csv::StringRecord::new();
+    let mut n = 0u64;
+    loop {
+        let line_no = record.position().map(|p| p.line() as usize);
+        match reader.read_record(&mut record) {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(e) => return Err(bad(e.position().map(|p| p.line() as usize).or(line_no), e)),
+        }
+        let line_no = record.position().map_or(0, |p| p.line() as usize);
+        n += 1;
+        if let Some(why) = crate::ingest::budget::check(n) {
             return Err(IngestError::at(source, Some(line_no), why));
         }
-        let fields = csv_fields(line);
-        if fields.len() != header.len() {
+        if record.len() == 1 && record[0].is_empty() {
+            continue; // a line of white space
+        }
+        if record.len() != header.len() {
             return Err(IngestError::at(
                 source,
                 Some(line_no),
                 format!(
                     "has {} fields, the header has {}",
-                    fields.len(),
+                    record.len(),
                     header.len()
                 ),
             ));
         }
-        let t = parse_time(&fields[time_i]).ok_or_else(|| {
+        let t = parse_time(&record[time_i]).ok_or_else(|| {
             IngestError::at(
                 source,
                 Some(line_no),
                 format!(
                     "column '{time_column}': '{}' is not a time (expected e.g. 2026-01-31T12:00:00Z or Unix seconds)",
-                    fields[time_i]
+                    &record[time_i]
                 ),
             )
         })?;
         for (k, &c) in metric_cols.iter().enumerate() {
-            let cell = fields[c].trim();
-            let v = if cell.is_empty() {
+            let cell = &record[c];
+            let v = if cell.is_empty() || is_text[k] == Some(true) {
                 f64::NAN
             } else {
                 match cell.parse::<f64>() {
-                    Ok(v) if v.is_finite() => v,
+                    Ok(v) if v.is_finite() => {
+                        is_text[k] = Some(false);
+                        v
+                    }
+                    Err(_) if is_text[k].is_none() => {
+                        is_text[k] = Some(true);
+                        f64::NAN
+                    }
                     _ => {
                         return Err(IngestError::at(
                             source,
@@ -255,13 +262,28 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
             };
             table.metrics[k].1.push(v);
         }
-        let opt = |i: Option<usize>| {
-            i.map(|i| fields[i].trim().to_string())
-                .filter(|s| !s.is_empty())
-        };
+        let opt = |i: Option<usize>| i.map(|i| record[i].to_string()).filter(|s| !s.is_empty());
         table.times.push(t);
         table.commits.push(opt(commit_i));
         table.branches.push(opt(branch_i));
+    }
+    let metrics = std::mem::take(&mut table.metrics);
+    for ((name, values), text) in metrics.into_iter().zip(is_text) {
+        if text == Some(true) {
+            table.text_columns.push(name);
+        } else {
+            table.metrics.push((name, values));
+        }
+    }
+    if table.metrics.is_empty() && !table.times.is_empty() {
+        return Err(IngestError::at(
+            source,
+            None,
+            format!(
+                "has no column of numbers (text columns: {})",
+                table.text_columns.join(", ")
+            ),
+        ));
     }
     if table.times.is_empty() {
         return Err(IngestError::at(
@@ -520,5 +542,30 @@ mod tests {
         );
         assert!(read_csv("when,x\n1,2\n", "f.csv", "time").is_err());
         assert!(read_csv("time,x\n1,2,3\n", "f.csv", "time").is_err());
+    }
+
+    #[test]
+    fn text_columns_and_quoted_newlines_as_otava_writes_them() {
+        let text = "\u{feff}time,commit,message,build\n\
+            2026-01-01,x1,\"fix, stuff\",10\n\
+            \n\
+            2026-01-02,x2,\"two\nlines \"\"quoted\"\"\",11\n\
+            2026-01-03,x3,,12\n";
+        let t = read_csv(text, "f.csv", "time").unwrap();
+        assert_eq!(t.text_columns, ["message"]);
+        assert_eq!(
+            t.metrics,
+            vec![("build".to_string(), vec![10.0, 11.0, 12.0])]
+        );
+        assert_eq!(t.commits[2].as_deref(), Some("x3"));
+        // A number column that later holds text is an error at that line.
+        let e = read_csv("time,x\n1,1\n2,\"a\nb\"\n", "f.csv", "time").unwrap_err();
+        assert!(e.to_string().contains("f.csv:3"), "{e}");
+        let e = read_csv("time,m\n1,hello\n", "f.csv", "time").unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("no column of numbers (text columns: m)"),
+            "{e}"
+        );
     }
 }

@@ -134,11 +134,19 @@ pub fn batches(
                 Ok((points_json(t, source, meta)?, Vec::new()))
             } else {
                 let table = read_csv(t, source, "time")?;
+                let warnings: Vec<String> = if table.text_columns.is_empty() {
+                    Vec::new()
+                } else {
+                    vec![format!(
+                        "text columns left out (not metrics): {}",
+                        table.text_columns.join(", ")
+                    )]
+                };
                 let out = import::csv_batches_owned(table, &labels);
                 if out.iter().all(|b| b.points.is_empty()) {
                     return Err(IngestError::at(source, None, "holds no values".into()));
                 }
-                Ok((out, Vec::new()))
+                Ok((out, warnings))
             }
         }
     }

@@ -356,27 +356,36 @@ pub fn markdown(r: &Report) -> String {
     out
 }
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
-    }
-}
-
 /// One CSV row per comparison.
 pub fn csv(r: &Report) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
-    let mut out = String::from(
-        "group,name,unit,baseline,candidate,n_baseline,n_candidate,center_baseline,center_candidate,ratio,ci_low,ci_high,p_value,p_adjusted,test,verdict,min_detectable_effect,runs_needed\n",
-    );
+    let mut out = super::csv::Table::new(&[
+        "group",
+        "name",
+        "unit",
+        "baseline",
+        "candidate",
+        "n_baseline",
+        "n_candidate",
+        "center_baseline",
+        "center_candidate",
+        "ratio",
+        "ci_low",
+        "ci_high",
+        "p_value",
+        "p_adjusted",
+        "test",
+        "verdict",
+        "min_detectable_effect",
+        "runs_needed",
+    ]);
     for x in &r.rows {
-        let cells = [
-            csv_field(&x.group),
-            csv_field(&x.name),
-            csv_field(&x.unit),
-            csv_field(&x.baseline),
-            csv_field(&x.candidate),
+        out.row([
+            x.group.clone(),
+            x.name.clone(),
+            x.unit.clone(),
+            x.baseline.clone(),
+            x.candidate.clone(),
             x.n[0].to_string(),
             x.n[1].to_string(),
             x.center[0].to_string(),
@@ -386,15 +395,13 @@ pub fn csv(r: &Report) -> String {
             opt(x.ci_high),
             x.p_value.to_string(),
             x.p_adjusted.to_string(),
-            csv_field(&x.test),
+            x.test.clone(),
             verdict_word(x).replace('~', "inconclusive"),
             opt(x.min_detectable_effect),
             x.runs_needed.map_or(String::new(), |n| n.to_string()),
-        ];
-        out.push_str(&cells.join(","));
-        out.push('\n');
+        ]);
     }
-    out
+    out.finish()
 }
 
 /// GitHub workflow commands: an annotation per proven regression.

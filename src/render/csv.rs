@@ -3,11 +3,35 @@
 
 use crate::model::Results;
 
-fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_string()
+/// CSV text built row by row with the csv crate (quoting as RFC 4180 asks: commas,
+/// quotes and line breaks inside a field), for every CSV tardy writes.
+pub struct Table {
+    w: csv::Writer<Vec<u8>>,
+}
+
+impl Table {
+    pub fn new<S: AsRef<str>>(header: &[S]) -> Table {
+        let mut t = Table {
+            w: csv::WriterBuilder::new()
+                .flexible(true)
+                .from_writer(Vec::new()),
+        };
+        t.row(header.iter().map(|h| h.as_ref()));
+        t
+    }
+
+    pub fn row<S: AsRef<str>>(&mut self, cells: impl IntoIterator<Item = S>) {
+        // Into memory, with rows of any length allowed: nothing can fail.
+        let _ = self
+            .w
+            .write_record(cells.into_iter().map(|c| c.as_ref().as_bytes().to_vec()));
+    }
+
+    pub fn finish(self) -> String {
+        match self.w.into_inner() {
+            Ok(bytes) => String::from_utf8(bytes).unwrap_or_default(),
+            Err(_) => String::new(),
+        }
     }
 }
 
@@ -27,13 +51,12 @@ pub fn summary(r: &Results) -> String {
         p.dedup();
         p
     };
-    let mut out = String::from(
-        "command,mean,stddev,median,user,system,min,max,name,runs,median_ci_low,median_ci_high,max_rss_kib,ratio,ratio_ci_low,ratio_ci_high,verdict",
-    );
-    for p in &params {
-        out.push_str(&format!(",parameter_{}", field(p)));
-    }
-    out.push('\n');
+    let mut header: Vec<String> = "command,mean,stddev,median,user,system,min,max,name,runs,median_ci_low,median_ci_high,max_rss_kib,ratio,ratio_ci_low,ratio_ci_high,verdict"
+        .split(',')
+        .map(String::from)
+        .collect();
+    header.extend(params.iter().map(|p| format!("parameter_{p}")));
+    let mut out = Table::new(&header);
     for (i, b) in r.benchmarks.iter().enumerate() {
         let s = b.summary.as_ref();
         let res = b.resources.as_ref();
@@ -42,8 +65,8 @@ pub fn summary(r: &Results) -> String {
             .iter()
             .find(|c| c.candidate == i)
             .and_then(|c| c.estimate.as_ref());
-        let cells = [
-            field(&b.command),
+        let mut cells = vec![
+            b.command.clone(),
             num(s.map(|s| s.mean)),
             num(s.map(|s| s.stddev)),
             num(s.map(|s| s.median)),
@@ -51,7 +74,7 @@ pub fn summary(r: &Results) -> String {
             num(res.map(|r| r.sys_mean_s)),
             num(s.map(|s| s.min)),
             num(s.map(|s| s.max)),
-            field(&b.name),
+            b.name.clone(),
             s.map_or("0".into(), |s| s.n.to_string()),
             num(s.and_then(|s| s.median_ci).map(|c| c[0])),
             num(s.and_then(|s| s.median_ci).map(|c| c[1])),
@@ -69,12 +92,28 @@ pub fn summary(r: &Results) -> String {
                 cmp.map_or(String::new(), |c| format!("{:?}", c.verdict).to_lowercase())
             },
         ];
-        out.push_str(&cells.join(","));
-        for p in &params {
-            out.push(',');
-            out.push_str(&field(b.parameters.get(p).map_or("", String::as_str)));
-        }
-        out.push('\n');
+        cells.extend(
+            params
+                .iter()
+                .map(|p| b.parameters.get(p).cloned().unwrap_or_default()),
+        );
+        out.row(cells);
     }
-    out
+    out.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_quoted_as_rfc_4180_asks() {
+        let mut t = Table::new(&["a", "b"]);
+        t.row(["x, y", "say \"hi\"\nthere"]);
+        t.row(["plain", ""]);
+        assert_eq!(
+            t.finish(),
+            "a,b\n\"x, y\",\"say \"\"hi\"\"\nthere\"\nplain,\n"
+        );
+    }
 }

@@ -279,38 +279,41 @@ pub fn diff_markdown(d: &Diff, top: usize) -> String {
 
 /// CSV: one row per test.
 pub fn diff_csv(d: &Diff) -> String {
-    let f = |s: &str| {
-        if s.contains([',', '"', '\n']) {
-            format!("\"{}\"", s.replace('"', "\"\""))
-        } else {
-            s.to_string()
-        }
-    };
     let o = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
     let st = |s: Option<crate::ingest::reports::Status>| {
         s.and_then(|s| serde_json::to_value(s).ok())
             .and_then(|v| v.as_str().map(String::from))
             .unwrap_or_default()
     };
-    let mut out = String::from(
-        "suite,class,test,before_s,after_s,delta_s,ratio,status_before,status_after,runs_before,runs_after,p_adjusted\n",
-    );
+    let mut out = super::csv::Table::new(&[
+        "suite",
+        "class",
+        "test",
+        "before_s",
+        "after_s",
+        "delta_s",
+        "ratio",
+        "status_before",
+        "status_after",
+        "runs_before",
+        "runs_after",
+        "p_adjusted",
+    ]);
     for r in &d.tests {
-        out.push_str(&format!(
-            "{},{},{},{},{},{},{},{},{},{},{},{}\n",
-            f(&r.suite),
-            f(&r.class),
-            f(&r.test),
+        out.row([
+            r.suite.clone(),
+            r.class.clone(),
+            r.test.clone(),
             o(r.before_s),
             o(r.after_s),
             o(r.delta_s),
             o(r.ratio),
             st(r.status_before),
             st(r.status_after),
-            r.runs[0],
-            r.runs[1],
-            o(r.p_adjusted)
-        ));
+            r.runs[0].to_string(),
+            r.runs[1].to_string(),
+            o(r.p_adjusted),
+        ]);
     }
-    out
+    out.finish()
 }
