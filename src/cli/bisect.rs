@@ -582,17 +582,27 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     interrupt::install();
     let tty = std::io::stderr().is_terminal();
     let quiet = args.format == "json" && !tty;
+    // The live line (indicatif: drawn only on a terminal); lines above it print
+    // through the bar so that it is redrawn below them.
+    let bar = indicatif::ProgressBar::new_spinner();
+    if !tty {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
+    }
+    let say = |line: &str| {
+        if bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            bar.suspend(|| eprintln!("{line}"));
+        }
+    };
     let mut steps_seen = st.steps.len();
     let started = std::time::Instant::now();
     let mut session_runs = 0u64;
     let mut warned = std::collections::BTreeSet::new();
     let mut on = |ev: Event| match ev {
         Event::Phase(p) => {
-            if tty {
-                eprint!("\r\x1b[2K");
-            }
             if !quiet {
-                eprintln!("{p}");
+                say(&p);
             }
         }
         Event::Sample {
@@ -602,40 +612,34 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             runs_left,
         } => {
             session_runs += 1;
-            if tty {
-                let l: String = label.chars().take(40).collect();
-                let per_run = started.elapsed().as_secs_f64() / session_runs as f64;
-                eprint!(
-                    "\r\x1b[2K  {l}: {n} samples ({total_runs} runs in all), about {:.0} s left",
-                    per_run * runs_left as f64
-                );
-            }
+            let l: String = label.chars().take(40).collect();
+            let per_run = started.elapsed().as_secs_f64() / session_runs as f64;
+            bar.set_message(format!(
+                "{l}: {n} samples ({total_runs} runs in all), about {:.0} s left",
+                per_run * runs_left as f64
+            ));
+            bar.tick();
         }
         // A warning, not progress: printed in every format, once per candidate.
         Event::Stragglers { label, what } => {
             if warned.insert(label.to_string()) {
-                if tty {
-                    eprint!("\r\x1b[2K");
-                }
-                eprintln!(
+                say(&format!(
                     "  warning: the command, run for {label}, left {what} running after it exited (killed; said once per candidate)"
-                );
+                ));
             }
         }
         Event::Step(s) => {
             steps_seen += 1;
             let steps_seen = steps_seen - 1;
-            if tty {
-                eprint!("\r\x1b[2K");
-            }
             if !quiet {
-                eprintln!("{}", step_line(steps_seen, s));
+                say(&step_line(steps_seen, s));
             }
         }
     };
     let report = match engine::run(&mut st, &dir, &mut on) {
         Ok(r) => r,
         Err(e) => {
+            bar.finish_and_clear();
             // A new bisection that could not even measure its ends leaves nothing
             // worth resuming: clean up its worktrees and state.
             if !args.resume && st.endpoints.is_none() && !matches!(e, BisectError::Interrupted) {
@@ -644,9 +648,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             return Err(e);
         }
     };
-    if tty {
-        eprint!("\r\x1b[2K");
-    }
+    bar.finish_and_clear();
     let code = if report.reproduced { 0 } else { 1 };
     let json = args.format == "json";
     if !args.explain || report.last_good.is_none() {

@@ -140,15 +140,20 @@ pub(super) fn load(path: &Path) -> Result<DoctorReport, String> {
 }
 
 fn measure(opts: &Options) -> DoctorReport {
-    let progress = std::io::stderr().is_terminal();
-    let mut report = doctor::run(opts, |id, i, n| {
-        if progress {
-            eprint!("\r\x1b[2Kprobing {id} ({}/{n})...", i + 1);
-        }
-    });
-    if progress {
-        eprint!("\r\x1b[2K");
+    // A live line on a terminal only (indicatif hides itself elsewhere).
+    let bar = indicatif::ProgressBar::new(0);
+    if !std::io::stderr().is_terminal() {
+        bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
+    if let Ok(style) = indicatif::ProgressStyle::with_template("probing {msg} ({pos}/{len})...") {
+        bar.set_style(style);
+    }
+    let mut report = doctor::run(opts, |id, i, n| {
+        bar.set_length(n as u64);
+        bar.set_position(i as u64 + 1);
+        bar.set_message(id.to_string());
+    });
+    bar.finish_and_clear();
     machine::assess_all(&mut report);
     report
 }
