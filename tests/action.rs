@@ -36,7 +36,10 @@ fn action() -> Option<Value> {
 fn fill(text: &str, vars: &BTreeMap<String, String>) -> String {
     let mut out = text.to_string();
     while let Some(i) = out.find("${{") {
-        let j = out[i..].find("}}").map(|j| i + j).expect("closed expression");
+        let j = out[i..]
+            .find("}}")
+            .map(|j| i + j)
+            .expect("closed expression");
         let key = out[i + 3..j].trim().to_string();
         let value = vars
             .get(&key)
@@ -71,7 +74,10 @@ fn the_action_measures_compares_reports_and_fails_on_a_slowdown() {
     let mut vars = BTreeMap::new();
     let data = |f: &str| repo.join("examples/data").join(f).display().to_string();
     for (k, v) in [
-        ("inputs.run", "--runs 3 -n ten -n twenty 'sleep 0.01' 'sleep 0.02'".to_string()),
+        (
+            "inputs.run",
+            "--runs 3 -n ten -n twenty 'sleep 0.01' 'sleep 0.02'".to_string(),
+        ),
         ("inputs.tests-before", data("nunit-story-before.xml")),
         ("inputs.tests-after", data("nunit-story-after.xml")),
         ("inputs.fail-if-slower", "50".into()),
@@ -124,5 +130,8 @@ fn the_action_measures_compares_reports_and_fails_on_a_slowdown() {
     assert!(md.contains("### tardy run\n\n| Command | Mean ["), "{md}");
     assert!(md.contains("| `ten` |"), "{md}");
     assert!(md.contains("### tardy tests diff"), "{md}");
-    assert!(md.contains("15.6 ms"), "the shape diagnosis is in the summary: {md}");
+    assert!(
+        md.contains("15.6 ms"),
+        "the shape diagnosis is in the summary: {md}"
+    );
 }

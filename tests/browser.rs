@@ -26,6 +26,197 @@ fn chromium() -> Option<PathBuf> {
     None
 }
 
+/// A page in a headless Chromium driven over the DevTools protocol (a minimal
+/// WebSocket client: the test needs only a few commands): the viewport's width is
+/// set, the page loaded, and the page itself asked what overflows it.
+struct DevTools {
+    child: std::process::Child,
+    ws: std::net::TcpStream,
+    next: u64,
+    _profile: tempfile::TempDir,
+}
+
+impl DevTools {
+    fn start(browser: &Path) -> DevTools {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let profile = tempfile::tempdir().unwrap();
+        let mut child = Command::new(browser)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-dev-shm-usage",
+                "--hide-scrollbars",
+                "--remote-debugging-port=0",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut err = BufReader::new(child.stderr.take().unwrap());
+        let mut line = String::new();
+        let port = loop {
+            line.clear();
+            assert!(
+                err.read_line(&mut line).unwrap() > 0,
+                "chromium printed no DevTools address"
+            );
+            if let Some(rest) = line
+                .trim()
+                .strip_prefix("DevTools listening on ws://127.0.0.1:")
+            {
+                break rest.split('/').next().unwrap().to_string();
+            }
+        };
+        // Keep reading its stderr so that it never blocks on a full pipe.
+        std::thread::spawn(move || {
+            let mut sink = Vec::new();
+            let _ = err.read_to_end(&mut sink);
+        });
+        let list: serde_json::Value =
+            common::get(&format!("http://127.0.0.1:{port}/json/list"), &[]).json();
+        let page = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["type"] == "page")
+            .expect("a page target");
+        let url = page["webSocketDebuggerUrl"].as_str().unwrap();
+        let path = &url[url.find("/devtools").unwrap()..];
+        let mut ws = std::net::TcpStream::connect(format!("127.0.0.1:{port}")).unwrap();
+        write!(
+            ws,
+            "GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+        )
+        .unwrap();
+        // The handshake's answer ends with an empty line.
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            ws.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 101"),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
+        DevTools {
+            child,
+            ws,
+            next: 0,
+            _profile: profile,
+        }
+    }
+
+    /// Send one command and wait for its answer (events in between are skipped).
+    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::{Read, Write};
+        self.next += 1;
+        let id = self.next;
+        let text = serde_json::json!({"id": id, "method": method, "params": params}).to_string();
+        // A client frame: FIN + text, masked (with a zero mask: the bytes as they are).
+        let mut frame = vec![0x81u8];
+        let n = text.len();
+        if n < 126 {
+            frame.push(0x80 | n as u8);
+        } else if n < 65536 {
+            frame.push(0x80 | 126);
+            frame.extend_from_slice(&(n as u16).to_be_bytes());
+        } else {
+            frame.push(0x80 | 127);
+            frame.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+        frame.extend_from_slice(&[0, 0, 0, 0]);
+        frame.extend_from_slice(text.as_bytes());
+        self.ws.write_all(&frame).unwrap();
+        loop {
+            let mut message = Vec::new();
+            loop {
+                let mut h = [0u8; 2];
+                self.ws.read_exact(&mut h).unwrap();
+                let len = match h[1] & 0x7f {
+                    126 => {
+                        let mut b = [0u8; 2];
+                        self.ws.read_exact(&mut b).unwrap();
+                        u16::from_be_bytes(b) as usize
+                    }
+                    127 => {
+                        let mut b = [0u8; 8];
+                        self.ws.read_exact(&mut b).unwrap();
+                        u64::from_be_bytes(b) as usize
+                    }
+                    l => l as usize,
+                };
+                let mut body = vec![0u8; len];
+                self.ws.read_exact(&mut body).unwrap();
+                message.extend_from_slice(&body);
+                if h[0] & 0x80 != 0 {
+                    break;
+                }
+            }
+            let v: serde_json::Value = serde_json::from_slice(&message).unwrap();
+            if v["id"] == id {
+                assert!(v["error"].is_null(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// Load `url` in a viewport `width` pixels wide; return what overflows: the page's
+    /// own horizontal scroll width beyond the viewport, and the elements that reach
+    /// past the right edge without a scrolling box around them.
+    fn overflow(&mut self, url: &str, width: u32) -> (i64, Vec<String>) {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": width < 600}),
+        );
+        self.call("Page.navigate", serde_json::json!({ "url": url }));
+        for _ in 0..100 {
+            let r = self.call(
+                "Runtime.evaluate",
+                serde_json::json!({"expression": "document.readyState", "returnByValue": true}),
+            );
+            if r["result"]["value"] == "complete" {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let script = r#"(() => {
+            const w = document.documentElement.clientWidth;
+            const scrolls = (e) => { for (let p = e.parentElement; p; p = p.parentElement) {
+                const o = getComputedStyle(p).overflowX; if (o === 'auto' || o === 'scroll') return true; } return false; };
+            const out = [];
+            for (const e of document.querySelectorAll('main *')) {
+                const r = e.getBoundingClientRect();
+                if (r.width > 0 && r.right > w + 1 && !scrolls(e)) out.push(e.tagName.toLowerCase() + (e.className ? '.' + e.className : '') + ' ' + Math.round(r.right));
+            }
+            return JSON.stringify([document.documentElement.scrollWidth - w, out.slice(0, 10)]);
+        })()"#;
+        let r = self.call(
+            "Runtime.evaluate",
+            serde_json::json!({"expression": script, "returnByValue": true}),
+        );
+        let v: serde_json::Value =
+            serde_json::from_str(r["result"]["value"].as_str().unwrap()).unwrap();
+        let list = v[1]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_str().unwrap().to_string())
+            .collect();
+        (v[0].as_i64().unwrap(), list)
+    }
+}
+
+impl Drop for DevTools {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 fn headless(browser: &Path, args: &[&str]) -> std::process::Output {
     let profile = tempfile::tempdir().unwrap();
     Command::new(browser)
@@ -36,7 +227,6 @@ fn headless(browser: &Path, args: &[&str]) -> std::process::Output {
             "--disable-background-networking",
             "--disable-dev-shm-usage",
             "--hide-scrollbars",
-            "--window-size=1200,1600",
             "--virtual-time-budget=3000",
         ])
         .arg(format!("--user-data-dir={}", profile.path().display()))
@@ -45,9 +235,10 @@ fn headless(browser: &Path, args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// The DOM after load, and the size of the screenshot saved as `name`.
+/// The DOM after load, and the size of the screenshot saved as `name` (the window
+/// 1400 px wide; a second screenshot `name-420` as a phone shows it).
 fn load(browser: &Path, url: &str, shots: &Path, name: &str) -> (String, u64) {
-    let dom = headless(browser, &["--dump-dom", url]);
+    let dom = headless(browser, &["--window-size=1400,1600", "--dump-dom", url]);
     let text = String::from_utf8_lossy(&dom.stdout).to_string();
     assert!(
         dom.status.success() && !text.is_empty(),
@@ -56,11 +247,27 @@ fn load(browser: &Path, url: &str, shots: &Path, name: &str) -> (String, u64) {
     );
     let png = shots.join(format!("{name}.png"));
     let _ = std::fs::remove_file(&png);
-    let shot = headless(browser, &[&format!("--screenshot={}", png.display()), url]);
+    let shot = headless(
+        browser,
+        &[
+            "--window-size=1400,1600",
+            &format!("--screenshot={}", png.display()),
+            url,
+        ],
+    );
     assert!(
         shot.status.success(),
         "{url}: {}",
         String::from_utf8_lossy(&shot.stderr)
+    );
+    let narrow = shots.join(format!("{name}-420.png"));
+    let _ = headless(
+        browser,
+        &[
+            "--window-size=420,1600",
+            &format!("--screenshot={}", narrow.display()),
+            url,
+        ],
     );
     let size = std::fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
     (text, size)
@@ -133,6 +340,7 @@ fn every_page_renders_in_chromium() {
         "blank",
     );
     let test = "/test?series=unit&name=pkg.A%20%3A%3A%20t7";
+    let mut devtools = DevTools::start(&browser);
     let alert_path = format!("/alert/{alert}");
     for (name, path, needles) in [
         (
@@ -162,6 +370,9 @@ fn every_page_renders_in_chromium() {
                 "Bisect this",
                 "tardy bisect --good c17 --bad c18",
                 "Acknowledge",
+                "What changed",
+                "Shape of the change in unit",
+                "class=\"chart\"",
             ],
         ),
         (
@@ -179,6 +390,25 @@ fn every_page_renders_in_chromium() {
         assert!(
             size > blank_size * 3 / 2,
             "{name}: screenshot of {size} bytes, no more than a blank page ({blank_size})"
+        );
+        // Nothing reaches past the window, wide or narrow, unless inside a box that
+        // scrolls (a wide table in its card).
+        for width in [1400, 420] {
+            let (page_overflow, elements) = devtools.overflow(&format!("{}{path}", s.url), width);
+            assert!(
+                page_overflow <= 0 && elements.is_empty(),
+                "{name} at {width} px: the page is {page_overflow} px too wide; past the edge: {elements:?}"
+            );
+        }
+    }
+    // The alert page has one token box for all its buttons, and q-values as numbers.
+    let (dom, _) = load(&browser, &format!("{}{alert_path}", s.url), &shots, "alert");
+    assert_eq!(dom.matches("name=\"token\"").count(), 1, "{dom}");
+    for cell in dom.split("<td class=\"num\">").skip(1) {
+        let cell = &cell[..cell.find("</td>").unwrap_or(0)];
+        assert!(
+            !cell.contains("e0") && !cell.contains("e-"),
+            "a number in exponent form: {cell}"
         );
     }
 }

@@ -11,6 +11,9 @@ use crate::stats::Verdict;
 /// A value in its unit: times (unit "s" or "sec/op") in s/ms/µs/ns.
 pub fn value(v: f64, unit: &str) -> String {
     match unit {
+        // Nothing at all is exact: "0 s", not "0.000 ns".
+        "s" if v == 0.0 => "0 s".into(),
+        "sec/op" if v == 0.0 => "0 s/op".into(),
         "s" => TimeUnit::for_value(v).format(v),
         "sec/op" => format!("{}/op", TimeUnit::for_value(v).format(v)),
         "" => super::cfmt::g(v, 6),

@@ -256,7 +256,7 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
         };
         let _ = writeln!(
             out,
-            "    {:>8}  {name}  ({} -> {}, {}, q={})",
+            "    {:>8}  {name}  ({} -> {}, {}, q{})",
             if m.change > 0.0 {
                 format!("+{}", percent(m.change))
             } else {
@@ -265,7 +265,14 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
             shown(m.mean_before, &m.unit),
             shown(m.mean_after, &m.unit),
             p_value(m.pvalue),
-            super::cfmt::g(m.qvalue, 2)
+            {
+                let q = super::units::q_value(m.qvalue);
+                if q.starts_with('<') {
+                    q
+                } else {
+                    format!("={q}")
+                }
+            }
         );
     }
     if n > top {

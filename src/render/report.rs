@@ -133,7 +133,7 @@ pub fn html(page: &Page) -> String {
         out.push_str("<h2>Series</h2>\n");
     }
     for s in series {
-        out.push_str(&series_section(s));
+        out.push_str(&series_section(s, true));
     }
     if !results.is_empty() {
         out.push_str("<h2>Results</h2>\n");
@@ -410,6 +410,9 @@ fn series_chart(s: &SeriesView) -> String {
         .iter()
         .map(|p| ChartPoint {
             value: p.value,
+            tick: format!("{} {}", short(p.commit.as_deref()), date(p.time()))
+                .trim()
+                .to_string(),
             label: format!(
                 "{} {} {}",
                 short(p.commit.as_deref()),
@@ -453,15 +456,24 @@ fn series_chart(s: &SeriesView) -> String {
     time_chart(&points, &segments, &marks, &fmt)
 }
 
-pub(crate) fn series_section(s: &SeriesView) -> String {
+/// A series' chart and segment table; `titled`: with its name as a heading (not
+/// on a page whose own heading names it already).
+pub(crate) fn series_section(s: &SeriesView, titled: bool) -> String {
     let fmt = value_fmt(&s.info.unit);
     let chart = series_chart(s);
+    let title = if titled {
+        format!(
+            "<h3>{}</h3>",
+            esc(&match &s.test {
+                Some(t) => format!("{} :: {t}", s.info.name),
+                None => s.info.name.clone(),
+            })
+        )
+    } else {
+        String::new()
+    };
     let mut out = format!(
-        "<section><h3>{}</h3><p class=\"muted\">{} points · {} · {}{}</p>\n{}\n",
-        esc(&match &s.test {
-            Some(t) => format!("{} :: {t}", s.info.name),
-            None => s.info.name.clone(),
-        }),
+        "<section>{title}<p class=\"muted\">{} points · {} · {}{}</p>\n{}\n",
         s.points.len(),
         esc(&s.info.metric),
         s.info.direction.as_str(),

@@ -24,6 +24,8 @@ pub fn esc(s: &str) -> String {
 /// One point of a time chart.
 pub struct ChartPoint {
     pub value: f64,
+    /// Its place on the x axis in words (short commit and date).
+    pub tick: String,
     /// Tooltip text (commit, date, value).
     pub label: String,
 }
@@ -95,13 +97,32 @@ pub fn time_chart(
             esc(&fmt(v))
         );
     }
-    let _ = write!(
-        out,
-        "<text class=\"axis\" x=\"{left}\" y=\"{}\">1</text><text class=\"axis\" x=\"{}\" y=\"{}\" text-anchor=\"end\">{n}</text>",
-        h - 6.0,
-        w - right,
-        h - 6.0
-    );
+    // The x axis: the first, middle and last point by commit and date (their
+    // number when they have none).
+    let tick = |i: usize| {
+        let t = &points[i].tick;
+        if t.is_empty() {
+            (i + 1).to_string()
+        } else {
+            t.clone()
+        }
+    };
+    let mut ticks = vec![(0, "start")];
+    if n > 2 {
+        ticks.push((n / 2, "middle"));
+    }
+    if n > 1 {
+        ticks.push((n - 1, "end"));
+    }
+    for (i, anchor) in ticks {
+        let _ = write!(
+            out,
+            "<text class=\"axis\" x=\"{:.1}\" y=\"{}\" text-anchor=\"{anchor}\">{}</text>",
+            x(i as f64),
+            h - 6.0,
+            esc(&tick(i))
+        );
+    }
     for m in marks {
         let xx = x(m.index as f64 - 0.5);
         let _ = write!(
@@ -144,8 +165,9 @@ pub fn time_chart(
         let _ = write!(
             out,
             "<line class=\"segment\" x1=\"{:.1}\" x2=\"{:.1}\" y1=\"{yy:.1}\" y2=\"{yy:.1}\"><title>{}</title></line>",
-            x(s.start as f64 - 0.3),
-            x(s.end as f64 - 0.7),
+            // Within the points it spans, never past the first or the last.
+            x((s.start as f64 - 0.3).max(0.0)),
+            x((s.end as f64 - 0.7).min(n.saturating_sub(1) as f64)),
             esc(&s.label)
         );
     }
@@ -326,6 +348,7 @@ mod tests {
         let pts: Vec<ChartPoint> = (0..10)
             .map(|i| ChartPoint {
                 value: if i < 5 { 1.0 } else { 2.0 },
+                tick: format!("c{i}"),
                 label: format!("p{i} <x>"),
             })
             .collect();

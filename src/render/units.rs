@@ -104,9 +104,26 @@ pub fn p_value(p: f64) -> String {
     }
 }
 
+/// A q-value (a p-value adjusted for many series) as a table cell: `0.03`,
+/// `0.0042`, `<0.0001` (never `0.00e0` or `q=0`).
+pub fn q_value(q: f64) -> String {
+    let p = p_value(q);
+    p.strip_prefix("p=")
+        .or_else(|| p.strip_prefix('p'))
+        .unwrap_or(&p)
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn q_values_read_as_numbers() {
+        assert_eq!(q_value(0.0), "<0.0001");
+        assert_eq!(q_value(0.03), "0.03");
+        assert_eq!(q_value(0.0042), "0.0042");
+    }
 
     #[test]
     fn picks_units() {

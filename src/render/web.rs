@@ -21,7 +21,8 @@ a { color: var(--line); }
 table.pipeline td.cell { text-align: center; border-radius: 4px; font-size: 12px; padding: 0.2em 0.3em; }
 td.ok { background: rgba(18,183,106,0.18); } td.warn { background: rgba(253,176,34,0.30); }
 td.bad { background: rgba(217,45,32,0.28); } td.none { color: var(--muted); }
-pre.cmd { background: var(--bg); border: 1px solid var(--grid); padding: 0.6em; overflow-x: auto; }
+pre.cmd { background: var(--bg); border: 1px solid var(--grid); padding: 0.6em; white-space: pre-wrap; overflow-wrap: anywhere; }
+main section { overflow-x: auto; } svg.chart { max-width: 100%; height: auto; }
 form.inline { display: inline-flex; gap: 0.5em; align-items: center; margin-right: 1em; }
 input, button { font: inherit; padding: 0.2em 0.5em; }
 .state-open { color: var(--change); } .state-acknowledged, .state-dismissed { color: var(--muted); }
@@ -59,8 +60,8 @@ pub fn stylesheet() -> String {
 pub struct PipelineRow {
     pub suite: String,
     pub unit: String,
-    /// Per build: the duration and its ratio to the suite's median over
-    /// the builds shown.
+    /// Per build: the duration and its ratio to the suite's baseline (its median
+    /// before its latest change point).
     pub cells: Vec<Option<(f64, f64)>>,
 }
 
@@ -112,7 +113,7 @@ pub fn overview(v: &Overview) -> String {
         out.push_str(&alerts_table(v.alerts, Some("/alert/")));
     }
     if !v.pipeline.rows.is_empty() {
-        out.push_str("<h2>Pipeline</h2>\n<section><table class=\"pipeline\"><tr><th>suite</th>");
+        out.push_str("<h2>Pipeline</h2>\n<section class=\"wide\"><p class=\"muted\">Each build's suite time against the suite's baseline before its latest change point: green within 3%, amber within 10%, red beyond.</p><table class=\"pipeline\"><tr><th>suite</th>");
         for b in &v.pipeline.builds {
             let _ = write!(out, "<th><code>{}</code></th>", esc(b));
         }
@@ -133,7 +134,7 @@ pub fn overview(v: &Overview) -> String {
                         };
                         let _ = write!(
                             out,
-                            "<td class=\"cell {class}\" title=\"{:+.1}% vs median\">{}</td>",
+                            "<td class=\"cell {class}\" title=\"{:+.1}% vs the baseline before the latest change\">{}</td>",
                             (ratio - 1.0) * 100.0,
                             esc(&fmt(*value))
                         );
@@ -198,7 +199,7 @@ pub fn series_page(
     let mut out = format!(
         "<h1>{}</h1>\n{}",
         esc(&view.info.name),
-        series_section(view)
+        series_section(view, false)
     );
     if !annotations.is_empty() {
         out.push_str("<h2>Annotations</h2><section><table><tr><th>commits</th><th>note</th><th>added</th></tr>\n");
@@ -254,19 +255,30 @@ pub fn test_page(project: &str, view: &SeriesView) -> String {
         "<h1>{}</h1><p>in suite {}</p>\n{}",
         esc(test),
         series_link(&view.info.name),
-        series_section(view)
+        series_section(view, false)
     );
     page(project, test, &out)
 }
 
+/// What the alert page shows besides the alert itself.
+#[derive(Default)]
+pub struct AlertContext {
+    /// The first affected series, to draw (their change points marked).
+    pub charts: Vec<crate::history::view::SeriesView>,
+    /// Per suite: the shape of the change over its tests.
+    pub shapes: Vec<(String, Vec<crate::diagnose::shape::Shape>)>,
+}
+
 /// The alert page: every affected series by commit range, the state with
-/// buttons to change it, and the `tardy bisect` command to copy (`bisect`:
-/// the command, and a note on it).
+/// buttons to change it, the charts and the shape of the change, and the
+/// `tardy bisect` command to copy (`bisect`: the command, and a note on it;
+/// without a stored command, a template to fill in, not offered for copying).
 pub fn alert_page(
     project: &str,
     alert: &Alert,
     bisect: &(Option<String>, Option<String>),
     csrf: Option<&str>,
+    context: &AlertContext,
 ) -> String {
     let mut out = format!(
         "<h1>Alert #{}: {}</h1>\n<p>State: <strong class=\"state-{}\">{}</strong> · commits <code>{}..{}</code> · {} to {}{}</p>\n",
@@ -290,41 +302,79 @@ pub fn alert_page(
             esc(&alert.environment.join("; "))
         );
     }
-    out.push_str("<section>");
+    // One form: the token box (or the session's CSRF token) once, a button per state.
+    let auth = match csrf {
+        Some(c) => format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(c)),
+        None => "<input type=\"password\" name=\"token\" placeholder=\"write token\" autocomplete=\"off\">".to_string(),
+    };
+    let _ = write!(
+        out,
+        "<section><form class=\"inline\" method=\"post\" action=\"/alert/{}\">{auth}",
+        alert.id
+    );
     for (state, label) in [
         (AlertState::Acknowledged, "Acknowledge"),
         (AlertState::Dismissed, "Dismiss"),
         (AlertState::Open, "Reopen"),
     ] {
-        if state == alert.state {
-            continue;
+        if state != alert.state {
+            let _ = write!(
+                out,
+                "<button type=\"submit\" name=\"state\" value=\"{}\">{label}</button>",
+                state.as_str()
+            );
         }
-        // Signed in with a write token: the session's CSRF token; else a token box.
-        let auth = match csrf {
-            Some(c) => format!("<input type=\"hidden\" name=\"csrf\" value=\"{}\">", esc(c)),
-            None => "<input type=\"password\" name=\"token\" placeholder=\"write token\" autocomplete=\"off\">".to_string(),
-        };
-        let _ = write!(
-            out,
-            "<form class=\"inline\" method=\"post\" action=\"/alert/{}\"><input type=\"hidden\" name=\"state\" value=\"{}\">\
-{auth}<button type=\"submit\">{label}</button></form>",
-            alert.id,
-            state.as_str()
-        );
     }
+    out.push_str("</form>");
     out.push_str("</section>\n<h2>Bisect this</h2>\n");
     out.push_str("<section>");
-    if let Some(cmd) = &bisect.0 {
-        let _ = write!(
-            out,
-            "<pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" data-copy=\"bisect\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span>",
-            esc(cmd)
-        );
-    }
-    if let Some(note) = &bisect.1 {
-        let _ = write!(out, "<p class=\"muted\">{}</p>", esc(note));
+    match (&bisect.0, &bisect.1) {
+        // A stored command: ready to run.
+        (Some(cmd), None) => {
+            let _ = write!(
+                out,
+                "<pre class=\"cmd\" id=\"bisect\">{}</pre><button type=\"button\" data-copy=\"bisect\">Copy</button> <span class=\"muted\">Run it in a clone of the repository.</span>",
+                esc(cmd)
+            );
+        }
+        // No command stored: say why, and show the shape of the command to write.
+        (Some(template), Some(note)) => {
+            let _ = write!(
+                out,
+                "<p class=\"muted\">{}. Put your own command in this template:</p><pre class=\"cmd\">{}</pre>",
+                esc(note.trim_end_matches('.')),
+                esc(template)
+            );
+        }
+        (None, Some(note)) => {
+            let _ = write!(out, "<p class=\"muted\">{}</p>", esc(note));
+        }
+        (None, None) => {}
     }
     out.push_str("</section>\n");
+    if !context.charts.is_empty() || !context.shapes.is_empty() {
+        out.push_str("<h2>What changed</h2>\n");
+    }
+    for (suite, shapes) in &context.shapes {
+        let _ = write!(
+            out,
+            "<section><h3>Shape of the change in {}</h3><ol>",
+            esc(suite)
+        );
+        for sh in shapes {
+            let _ = write!(
+                out,
+                "<li><strong>{:.0}%</strong> {}<br><span class=\"muted\">→ {}</span></li>",
+                sh.explained_share * 100.0,
+                esc(&sh.summary),
+                esc(&sh.advice)
+            );
+        }
+        out.push_str("</ol><p class=\"muted\">Each test's mean over the builds before this boundary against the builds after it, as <code>tardy tests diff</code> reads two reports.</p></section>\n");
+    }
+    for v in &context.charts {
+        out.push_str(&crate::render::report::series_section(v, true));
+    }
     if alert.environment.is_empty() {
         let _ = writeln!(
             out,
@@ -356,14 +406,14 @@ pub fn alert_page(
         last = Some(&m.series);
         let _ = writeln!(
             out,
-            "<tr><td>{series}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.2e}</td></tr>",
+            "<tr><td>{series}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
             m.test
                 .as_deref()
                 .map_or(String::new(), |t| test_link(&m.series, t)),
             esc(&fmt(m.mean_before)),
             esc(&fmt(m.mean_after)),
             signed(m.change),
-            m.qvalue
+            crate::render::units::q_value(m.qvalue)
         );
     }
     out.push_str("</table></section>\n");

@@ -130,7 +130,8 @@ pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Re
 }
 
 /// The last builds (commits, else run times) across the suites, and each
-/// suite's duration in each with its ratio to the suite's median there.
+/// suite's duration in each with its ratio to the suite's baseline: its median
+/// before its latest change point (all of it when it has none).
 fn pipeline(
     suites: &[(
         crate::store::history::SeriesInfo,
@@ -167,11 +168,21 @@ fn pipeline(
                 .iter()
                 .map(|b| points.iter().rev().find(|p| key(p) == *b).map(|p| p.value))
                 .collect();
-            let mut shown: Vec<f64> = values.iter().flatten().copied().collect();
-            let median = if shown.is_empty() {
+            // The baseline is the suite before its latest change point: a lasting
+            // slowdown stays red however many builds it fills (a median of the builds
+            // shown would turn it green once it is most of them).
+            let all: Vec<f64> = points.iter().map(|p| p.value).collect();
+            let cps = crate::history::detect::Method::default().detect(&all);
+            let (from, to) = match cps.as_slice() {
+                [] => (0, all.len()),
+                [only] => (0, only.index),
+                [.., before, last] => (before.index, last.index),
+            };
+            let mut base: Vec<f64> = all[from.min(all.len())..to.min(all.len())].to_vec();
+            let median = if base.is_empty() {
                 f64::NAN
             } else {
-                median_by_selection(&mut shown)
+                median_by_selection(&mut base)
             };
             PipelineRow {
                 suite: info.name.clone(),
@@ -281,10 +292,84 @@ pub async fn alert(
                     _ => (None, Some(why)),
                 },
             };
-            Ok(web::alert_page(project, &alert, &bisect, csrf.as_deref()))
+            let context = alert_context(s, &alert)?;
+            Ok(web::alert_page(
+                project,
+                &alert,
+                &bisect,
+                csrf.as_deref(),
+                &context,
+            ))
         }
     });
     read_page(&st, &headers, build).await
+}
+
+/// The most points a side of an alert's boundary contributes to a test's mean.
+const SIDE_POINTS: usize = 20;
+
+/// What the alert page draws beside its table: the charts of the first three
+/// affected series, and for a suite, the shape of its slowdown from every test's
+/// mean before and after the boundary (as `tardy tests diff` gives it).
+fn alert_context(
+    s: &mut dyn History,
+    alert: &crate::store::history::Alert,
+) -> Result<web::AlertContext, DbError> {
+    let mut names: Vec<&str> = Vec::new();
+    for m in &alert.members {
+        if !names.contains(&m.series.as_str()) {
+            names.push(&m.series);
+        }
+    }
+    let list = s.list()?;
+    let mut context = web::AlertContext::default();
+    for name in names.into_iter().take(3) {
+        let Some(info) = list.iter().find(|i| i.name == name).cloned() else {
+            continue;
+        };
+        if info.kind == SeriesKind::Suite {
+            let mut matched = Vec::new();
+            s.for_each_test(info.id, &PointFilter::default(), &mut |t, points| {
+                let mean =
+                    |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+                let before: Vec<f64> = points
+                    .iter()
+                    .filter(|p| p.time() <= alert.from_time)
+                    .rev()
+                    .take(SIDE_POINTS)
+                    .map(|p| p.value)
+                    .collect();
+                let after: Vec<f64> = points
+                    .iter()
+                    .filter(|p| p.time() >= alert.to_time)
+                    .take(SIDE_POINTS)
+                    .map(|p| p.value)
+                    .collect();
+                if let (Some(b), Some(a)) = (mean(before), mean(after)) {
+                    matched.push((t.name.clone(), b, a));
+                }
+                Ok(())
+            })?;
+            if matched.len() >= 3 {
+                let shapes = crate::diagnose::shape::diagnose(&crate::diagnose::shape::Input {
+                    matched,
+                    added_s: 0.0,
+                    removed_s: 0.0,
+                    added: 0,
+                    removed: 0,
+                    wall: None,
+                    spread: None,
+                });
+                if !shapes.is_empty() {
+                    context.shapes.push((info.name.clone(), shapes));
+                }
+            }
+        }
+        context
+            .charts
+            .push(series_view(s, info, &PointFilter::default())?);
+    }
+    Ok(context)
 }
 
 /// The alert page's buttons: `state=acknowledged|dismissed|open`, and either a
