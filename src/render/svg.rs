@@ -305,27 +305,25 @@ pub fn bars(rows: &[(String, f64, String)], fmt: &dyn Fn(f64) -> String) -> Stri
             (x(*v), zero)
         };
         let class = if *v > 0.0 { "bar up" } else { "bar down" };
-        let shown: String = if label.chars().count() > 44 {
-            let tail: String = label
-                .chars()
-                .rev()
-                .take(43)
-                .collect::<Vec<_>>()
-                .into_iter()
-                .rev()
-                .collect();
-            format!("…{tail}")
+        // A long name keeps both ends (suite and test), cut in the middle; the whole
+        // name is the tooltip.
+        let chars: Vec<char> = label.chars().collect();
+        let shown: String = if chars.len() > 44 {
+            let head: String = chars[..14].iter().collect();
+            let tail: String = chars[chars.len() - 29..].iter().collect();
+            format!("{head}…{tail}")
         } else {
             label.clone()
         };
         let _ = write!(
             out,
-            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}</text>\
+            "<text class=\"label\" x=\"{:.1}\" y=\"{:.1}\" text-anchor=\"end\">{}<title>{}</title></text>\
 <rect class=\"{class}\" x=\"{x0:.1}\" y=\"{y:.1}\" width=\"{:.1}\" height=\"{:.1}\"><title>{}</title></rect>\
 <text class=\"label\" x=\"{:.1}\" y=\"{:.1}\">{}</text>",
             left - 8.0,
             y + 14.0,
             esc(&shown),
+            esc(label),
             (x1 - x0).max(1.0),
             row - 6.0,
             esc(tip),
@@ -341,6 +339,15 @@ pub fn bars(rows: &[(String, f64, String)], fmt: &dyn Fn(f64) -> String) -> Stri
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn long_bar_labels_keep_both_ends() {
+        let name = "pytest :: suite.test_work_with_a_long_module :: test_work[2400_1]".to_string();
+        let svg = bars(&[(name.clone(), 0.017, "t".into())], &|v| v.to_string());
+        assert!(svg.contains(">pytest :: suit…"), "{svg}");
+        assert!(svg.contains("test_work[2400_1]<title>"), "{svg}");
+        assert!(svg.contains(&format!("<title>{name}</title>")), "{svg}");
+    }
 
     #[test]
     fn escapes_and_draws_every_part() {
