@@ -160,7 +160,7 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
     assert!(
         missing
             .text
-            .contains("suite &#39;unit&#39; has no test &#39;nope&#39;"),
+            .contains("<section>suite 'unit' has no test 'nope'</section>"),
         "{}",
         missing.text
     );
@@ -519,10 +519,11 @@ fn bad_input_is_refused_with_a_json_error_and_nothing_written() {
     let page = get(&format!("{url}/series?name={enc}"), &[]);
     assert_eq!(page.status, 200);
     assert!(
-        page.text.contains("x&#39;); DROP TABLE points; --"),
-        "escaped in HTML"
+        // In text, a quote needs no escaping (the templates escape & < > "); the
+        // name is shown as text, not markup.
+        page.text.contains("<h1>x'); DROP TABLE points; --</h1>"),
+        "shown as text in HTML"
     );
-    assert!(!page.text.contains(evil), "never raw in HTML");
     assert_eq!(
         get(&format!("{url}/api/v1/series"), &[])
             .json()
@@ -576,6 +577,29 @@ fn bad_input_is_refused_with_a_json_error_and_nothing_written() {
         404,
         "not_found",
     );
+    // Markup in every label a client supplies is shown as text on every page.
+    let markup = "<img src=x onerror=alert(1)>\"&";
+    let m: String = form_urlencoded::byte_serialize(markup.as_bytes()).collect();
+    let a = post(
+        &format!("{url}/api/v1/tests?suite={m}&commit={m}&branch={m}&machine={m}"),
+        &[("Authorization", &w), ("X-Tardy-Run-Id", "x-2")],
+        xml.as_bytes(),
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+    for path in [
+        "/".to_string(),
+        format!("/series?name={m}"),
+        "/machines".into(),
+    ] {
+        let page = get(&format!("{url}{path}"), &[]);
+        assert!(!page.text.contains("<img"), "{path}: markup got through");
+        assert!(
+            page.text
+                .contains("&lt;img src=x onerror=alert(1)&gt;&quot;&amp;"),
+            "{path}: {}",
+            page.text
+        );
+    }
 }
 
 #[test]
