@@ -640,7 +640,7 @@ fn report_is_one_self_contained_html_file() {
         .assert()
         .success();
     let html = std::fs::read_to_string(&out).unwrap();
-    assert!(html.starts_with("<!doctype html>") && html.ends_with("</html>\n"));
+    assert!(html.starts_with("<!DOCTYPE html>") && html.ends_with("</html>\n"));
     // Nothing fetched from anywhere, nothing run.
     assert!(
         !html.contains("http://")

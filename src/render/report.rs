@@ -3,7 +3,7 @@
 //! environment boundaries, open alerts, and result sets side by side.
 //! Light and dark mode follow the reader's setting; it prints.
 
-use std::fmt::Write;
+use maud::{DOCTYPE, PreEscaped, html};
 
 use super::history::{date, short};
 use super::svg::{ChartMark, ChartPoint, ChartSegment, esc, strips, time_chart};
@@ -113,122 +113,97 @@ pub fn html(page: &Page) -> String {
         results,
         ..
     } = *page;
-    let mut out = String::new();
-    let _ = write!(
-        out,
-        "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width\">\
-<title>{}</title><style>{STYLE}</style></head><body>\n<h1>{}</h1>\n<p class=\"muted\">tardy {} · {} series · {} open alert{}</p>\n",
-        esc(title),
-        esc(title),
-        env!("CARGO_PKG_VERSION"),
-        series.len(),
-        alerts.len(),
-        if alerts.len() == 1 { "" } else { "s" }
-    );
-    if !alerts.is_empty() {
-        out.push_str("<h2>Open alerts</h2>\n");
-        out.push_str(&alerts_table(alerts, None));
-    }
-    if !series.is_empty() {
-        out.push_str("<h2>Series</h2>\n");
-    }
-    for s in series {
-        out.push_str(&series_section(s, true));
-    }
-    if !results.is_empty() {
-        out.push_str("<h2>Results</h2>\n");
-    }
-    for r in results {
-        let fmt = value_fmt(&r.unit);
-        let _ = writeln!(
-            out,
-            "<section><h3>{}</h3>{}\n<table><tr><th>set</th><th class=\"num\">n</th><th class=\"num\">median</th></tr>",
-            esc(&r.source),
-            strips(&r.sets, &fmt)
-        );
-        for set in &r.sets {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td></tr>",
-                esc(&set.name),
-                set.n,
-                esc(&fmt(set.median))
-            );
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width";
+                title { (title) }
+                style { (PreEscaped(STYLE)) }
+            }
+            body {
+                h1 { (title) }
+                p.muted {
+                    "tardy " (env!("CARGO_PKG_VERSION")) " · " (series.len()) " series · "
+                    (alerts.len()) " open alert" @if alerts.len() != 1 { "s" }
+                }
+                @if !alerts.is_empty() {
+                    h2 { "Open alerts" }
+                    (PreEscaped(alerts_table(alerts, None)))
+                }
+                @if !series.is_empty() { h2 { "Series" } }
+                @for s in series { (PreEscaped(series_section(s, true))) }
+                @if !results.is_empty() { h2 { "Results" } }
+                @for r in results {
+                    @let fmt = value_fmt(&r.unit);
+                    section {
+                        h3 { (r.source) }
+                        (PreEscaped(strips(&r.sets, &fmt)))
+                        table {
+                            tr { th { "set" } th.num { "n" } th.num { "median" } }
+                            @for set in &r.sets {
+                                tr { td { (set.name) } td.num { (set.n) } td.num { (fmt(set.median)) } }
+                            }
+                        }
+                        @if r.sets.iter().any(|set| set.dots.len() < set.n) {
+                            p.muted { "Sets of more than " (STRIP_DOTS) " values are drawn as " (STRIP_DOTS) " evenly spaced order statistics (smallest to largest)." }
+                        }
+                    }
+                }
+                @if let Some(c) = page.compare { (PreEscaped(compare_section(c))) }
+                @for t in page.tests { (PreEscaped(tests_section(t))) }
+                @if let Some(d) = page.doctor { (PreEscaped(doctor_section(d))) }
+                @if !page.traces.is_empty() { (PreEscaped(traces_section(page.traces))) }
+            }
         }
-        out.push_str("</table>");
-        if r.sets.iter().any(|set| set.dots.len() < set.n) {
-            let _ = write!(
-                out,
-                "<p class=\"muted\">Sets of more than {STRIP_DOTS} values are drawn as {STRIP_DOTS} evenly spaced order statistics (smallest to largest).</p>"
-            );
-        }
-        out.push_str("</section>\n");
     }
-    if let Some(c) = page.compare {
-        out.push_str(&compare_section(c));
-    }
-    for t in page.tests {
-        out.push_str(&tests_section(t));
-    }
-    if let Some(d) = page.doctor {
-        out.push_str(&doctor_section(d));
-    }
-    if !page.traces.is_empty() {
-        out.push_str(&traces_section(page.traces));
-    }
-    out.push_str("</body></html>\n");
-    out
+    .into_string()
+        + "\n"
 }
 
 /// The verdict table of `tardy compare`.
 pub(crate) fn compare_section(c: &CompareReport) -> String {
-    let mut out = format!(
-        "<h2>Verdicts</h2>\n<section><p class=\"muted\">{:.0}% confidence, {} across {} comparison{}, target effect ±{}</p>\n\
-<table><tr><th>benchmark</th><th>baseline → candidate</th><th class=\"num\">n</th><th class=\"num\">baseline</th><th class=\"num\">candidate</th><th class=\"num\">ratio</th><th>interval</th><th class=\"num\">p</th><th>verdict</th></tr>\n",
-        c.confidence * 100.0,
-        match c.correction {
-            Correction::None => "p-values not adjusted",
-            Correction::Holm => "p-values Holm-adjusted",
-            Correction::BenjaminiHochberg => "p-values Benjamini-Hochberg-adjusted",
-        },
-        c.rows.len(),
-        if c.rows.len() == 1 { "" } else { "s" },
-        esc(&percent(c.target_effect))
-    );
-    for r in &c.rows {
-        let verdict = format!("{:?}", r.verdict).to_lowercase();
-        let interval = match (r.ci_low, r.ci_high) {
-            (Some(l), Some(h)) => format!("{:.3}x – {:.3}x", l, h),
-            _ => String::new(),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{} → {}</td><td class=\"num\">{}/{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}x</td><td>{}</td><td class=\"num\">{}</td><td class=\"verdict-{verdict}\">{verdict}</td></tr>",
-            esc(&r.name),
-            esc(&r.baseline),
-            esc(&r.candidate),
-            r.n[0],
-            r.n[1],
-            esc(&super::compare::value(r.center[0], &r.unit)),
-            esc(&super::compare::value(r.center[1], &r.unit)),
-            r.ratio,
-            esc(&interval),
-            esc(&p_value(r.p_adjusted))
-        );
-        for n in &r.notes {
-            let _ = writeln!(
-                out,
-                "<tr><td></td><td colspan=\"8\" class=\"muted\">{}</td></tr>",
-                esc(n)
-            );
+    let adjusted = match c.correction {
+        Correction::None => "p-values not adjusted",
+        Correction::Holm => "p-values Holm-adjusted",
+        Correction::BenjaminiHochberg => "p-values Benjamini-Hochberg-adjusted",
+    };
+    html! {
+        h2 { "Verdicts" }
+        section {
+            p.muted {
+                (format!("{:.0}", c.confidence * 100.0)) "% confidence, " (adjusted) " across "
+                (c.rows.len()) " comparison" @if c.rows.len() != 1 { "s" }
+                ", target effect ±" (percent(c.target_effect))
+            }
+            table {
+                tr {
+                    th { "benchmark" } th { "baseline → candidate" } th.num { "n" } th.num { "baseline" }
+                    th.num { "candidate" } th.num { "ratio" } th { "interval" } th.num { "p" } th { "verdict" }
+                }
+                @for r in &c.rows {
+                    @let verdict = format!("{:?}", r.verdict).to_lowercase();
+                    tr {
+                        td { (r.name) }
+                        td { (r.baseline) " → " (r.candidate) }
+                        td.num { (r.n[0]) "/" (r.n[1]) }
+                        td.num { (super::compare::value(r.center[0], &r.unit)) }
+                        td.num { (super::compare::value(r.center[1], &r.unit)) }
+                        td.num { (format!("{:.3}x", r.ratio)) }
+                        td { @if let (Some(l), Some(h)) = (r.ci_low, r.ci_high) { (format!("{l:.3}x – {h:.3}x")) } }
+                        td.num { (p_value(r.p_adjusted)) }
+                        td class={ "verdict-" (verdict) } { (verdict) }
+                    }
+                    @for n in &r.notes {
+                        tr { td {} td colspan="8" class="muted" { (n) } }
+                    }
+                }
+            }
+            @for w in &c.warnings { p.env { (w) } }
         }
     }
-    out.push_str("</table>\n");
-    for w in &c.warnings {
-        let _ = writeln!(out, "<p class=\"env\">{}</p>", esc(w));
-    }
-    out.push_str("</section>\n");
-    out
+    .into_string()
 }
 
 fn seconds(v: f64) -> String {
@@ -253,17 +228,17 @@ pub(crate) fn tests_section(t: &TestsView) -> String {
                     )
                 })
                 .collect();
-            format!(
-                "<h2>Tests: {}</h2>\n<section><p class=\"muted\">{} tests, {} in total{}</p>{}</section>\n",
-                esc(source),
-                show.tests,
-                esc(&seconds(show.total_s)),
-                show.suite_wall_s.map_or(String::new(), |w| format!(
-                    ", suite wall time {}",
-                    esc(&seconds(w))
-                )),
-                super::svg::bars(&rows, &seconds)
-            )
+            html! {
+                h2 { "Tests: " (source) }
+                section {
+                    p.muted {
+                        (show.tests) " tests, " (seconds(show.total_s)) " in total"
+                        @if let Some(w) = show.suite_wall_s { ", suite wall time " (seconds(w)) }
+                    }
+                    (PreEscaped(super::svg::bars(&rows, &seconds)))
+                }
+            }
+            .into_string()
         }
         TestsView::Diff {
             before,
@@ -302,96 +277,76 @@ pub(crate) fn tests_section(t: &TestsView) -> String {
                     format!("-{}", seconds(-v))
                 }
             };
-            let mut out = format!(
-                "<h2>Tests: {} → {}</h2>\n<section><p>{} matched tests: total {} → {} ({}){}</p>\n",
-                esc(before),
-                esc(after),
-                diff.matched,
-                esc(&seconds(diff.total_before_s)),
-                esc(&seconds(diff.total_after_s)),
-                signed(if diff.total_before_s > 0.0 {
-                    diff.total_after_s / diff.total_before_s - 1.0
-                } else {
-                    0.0
-                }),
-                if diff.added.is_empty() && diff.removed.is_empty() {
-                    String::new()
-                } else {
-                    format!(
-                        "; {} added, {} removed",
-                        diff.added.len(),
-                        diff.removed.len()
-                    )
+            let relative = if diff.total_before_s > 0.0 {
+                diff.total_after_s / diff.total_before_s - 1.0
+            } else {
+                0.0
+            };
+            html! {
+                h2 { "Tests: " (before) " → " (after) }
+                section {
+                    p {
+                        (diff.matched) " matched tests: total " (seconds(diff.total_before_s)) " → "
+                        (seconds(diff.total_after_s)) " (" (PreEscaped(signed(relative))) ")"
+                        @if !(diff.added.is_empty() && diff.removed.is_empty()) {
+                            "; " (diff.added.len()) " added, " (diff.removed.len()) " removed"
+                        }
+                    }
+                    @for shape in &diff.shapes {
+                        p {
+                            strong { (shape.summary) } " "
+                            span.muted { "(" (format!("{:.0}", shape.explained_share * 100.0)) "% of the change)" }
+                            br;
+                            (shape.advice)
+                        }
+                    }
+                    h3 { "The " (rows.len()) " biggest changes" }
+                    (PreEscaped(super::svg::bars(&rows, &signed_s)))
+                    @for w in &diff.warnings { p.muted { (w) } }
                 }
-            );
-            for shape in &diff.shapes {
-                let _ = writeln!(
-                    out,
-                    "<p><strong>{}</strong> <span class=\"muted\">({:.0}% of the change)</span><br>{}</p>",
-                    esc(&shape.summary),
-                    shape.explained_share * 100.0,
-                    esc(&shape.advice)
-                );
             }
-            let _ = writeln!(
-                out,
-                "<h3>The {} biggest changes</h3>{}",
-                rows.len(),
-                super::svg::bars(&rows, &signed_s)
-            );
-            for w in &diff.warnings {
-                let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(w));
-            }
-            out.push_str("</section>\n");
-            out
+            .into_string()
         }
     }
 }
 
 /// `tardy doctor --compare` as a table.
 pub(crate) fn doctor_section(c: &MachineComparison) -> String {
-    let mut out = format!(
-        "<h2>Machines: {} → {}</h2>\n<section>",
-        esc(&c.a_source),
-        esc(&c.b_source)
-    );
-    for d in &c.diagnosis {
-        let _ = writeln!(out, "<p><strong>{}</strong></p>", esc(d));
-    }
-    if !c.settings.is_empty() {
-        out.push_str(
-            "<h3>Settings that differ</h3><table><tr><th>setting</th><th>A</th><th>B</th></tr>\n",
-        );
-        for s in &c.settings {
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>",
-                esc(&s.setting),
-                esc(&s.a),
-                esc(&s.b)
-            );
+    html! {
+        h2 { "Machines: " (c.a_source) " → " (c.b_source) }
+        section {
+            @for d in &c.diagnosis { p { strong { (d) } } }
+            @if !c.settings.is_empty() {
+                h3 { "Settings that differ" }
+                table {
+                    tr { th { "setting" } th { "A" } th { "B" } }
+                    @for st in &c.settings { tr { td { (st.setting) } td { (st.a) } td { (st.b) } } }
+                }
+            }
+            h3 { "Probes, largest difference first" }
+            table {
+                tr {
+                    th { "probe" } th { "measure" } th.num { "A" } th.num { "B" } th.num { "B/A" }
+                    th.num { "p" } th { "verdict (B)" }
+                }
+                @for p in &c.probes {
+                    tr {
+                        td { (p.probe) }
+                        td { (p.label) }
+                        td.num { (super::doctor::value(p.a_median, &p.unit)) }
+                        td.num { (super::doctor::value(p.b_median, &p.unit)) }
+                        td.num { (format!("{:.3}x", p.ratio)) }
+                        td.num { @if let Some(v) = p.p_value { (p_value(v)) } }
+                        td class={ "verdict-" (p.verdict) } { (p.verdict) }
+                    }
+                }
+            }
         }
-        out.push_str("</table>\n");
     }
-    out.push_str("<h3>Probes, largest difference first</h3><table><tr><th>probe</th><th>measure</th><th class=\"num\">A</th><th class=\"num\">B</th><th class=\"num\">B/A</th><th class=\"num\">p</th><th>verdict (B)</th></tr>\n");
-    for p in &c.probes {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}</td><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td><td class=\"num\">{:.3}x</td><td class=\"num\">{}</td><td class=\"verdict-{}\">{}</td></tr>",
-            esc(&p.probe),
-            esc(&p.label),
-            esc(&super::doctor::value(p.a_median, &p.unit)),
-            esc(&super::doctor::value(p.b_median, &p.unit)),
-            p.ratio,
-            p.p_value.map_or(String::new(), p_value),
-            esc(&p.verdict),
-            esc(&p.verdict)
-        );
-    }
-    out.push_str("</table></section>\n");
-    out
+    .into_string()
 }
 
+/// A relative change as a coloured span: `+12.3%` (up) or `-4.0%` (down).
 pub(crate) fn signed(change: f64) -> String {
     let text = if change > 0.0 {
         format!("+{}", percent(change))
@@ -399,7 +354,7 @@ pub(crate) fn signed(change: f64) -> String {
         percent(change)
     };
     let class = if change > 0.0 { "up" } else { "down" };
-    format!("<span class=\"{class}\">{}</span>", esc(&text))
+    html! { span class=(class) { (text) } }.into_string()
 }
 
 /// A series' time chart alone.
@@ -460,91 +415,83 @@ fn series_chart(s: &SeriesView) -> String {
 /// on a page whose own heading names it already).
 pub(crate) fn series_section(s: &SeriesView, titled: bool) -> String {
     let fmt = value_fmt(&s.info.unit);
-    let chart = series_chart(s);
-    let title = if titled {
-        format!(
-            "<h3>{}</h3>",
-            esc(&match &s.test {
-                Some(t) => format!("{} :: {t}", s.info.name),
-                None => s.info.name.clone(),
-            })
-        )
-    } else {
-        String::new()
-    };
-    let mut out = format!(
-        "<section>{title}<p class=\"muted\">{} points · {} · {}{}</p>\n{}\n",
-        s.points.len(),
-        esc(&s.info.metric),
-        s.info.direction.as_str(),
-        s.info
-            .command
-            .as_ref()
-            .map_or(String::new(), |c| format!(" · <code>{}</code>", esc(c))),
-        chart
-    );
-    out.push_str("<table><tr><th>points</th><th>commits</th><th class=\"num\">mean</th><th class=\"num\">spread</th><th class=\"num\">change</th><th>p</th></tr>\n");
-    for g in &s.segments {
-        let _ = writeln!(
-            out,
-            "<tr><td>{}-{}</td><td><code>{}..{}</code></td><td class=\"num\">{}</td><td class=\"num\">±{}</td><td class=\"num\">{}</td><td>{}</td></tr>",
-            g.start + 1,
-            g.end,
-            esc(&short(g.first_commit.as_deref())),
-            esc(&short(g.last_commit.as_deref())),
-            esc(&fmt(g.mean)),
-            esc(&fmt(g.stddev)),
-            g.change.map_or(String::new(), signed),
-            g.pvalue.map_or(String::new(), p_value)
-        );
-        if !g.environment.is_empty() {
-            let _ = writeln!(
-                out,
-                "<tr><td></td><td colspan=\"5\" class=\"env\">environment change: {}</td></tr>",
-                esc(&g.environment.join("; "))
-            );
+    html! {
+        section {
+            @if titled {
+                h3 {
+                    @match &s.test {
+                        Some(t) => { (s.info.name) " :: " (t) },
+                        None => (s.info.name),
+                    }
+                }
+            }
+            p.muted {
+                (s.points.len()) " points · " (s.info.metric) " · " (s.info.direction.as_str())
+                @if let Some(c) = &s.info.command { " · " code { (c) } }
+            }
+            (PreEscaped(series_chart(s)))
+            table {
+                tr {
+                    th { "points" } th { "commits" } th.num { "mean" } th.num { "spread" }
+                    th.num { "change" } th { "p" }
+                }
+                @for g in &s.segments {
+                    tr {
+                        td { (g.start + 1) "-" (g.end) }
+                        td { code { (short(g.first_commit.as_deref())) ".." (short(g.last_commit.as_deref())) } }
+                        td.num { (fmt(g.mean)) }
+                        td.num { "±" (fmt(g.stddev)) }
+                        td.num { @if let Some(c) = g.change { (PreEscaped(signed(c))) } }
+                        td { @if let Some(p) = g.pvalue { (p_value(p)) } }
+                    }
+                    @if !g.environment.is_empty() {
+                        tr { td {} td colspan="5" class="env" { "environment change: " (g.environment.join("; ")) } }
+                    }
+                }
+            }
         }
     }
-    out.push_str("</table></section>\n");
-    out
+    .into_string()
 }
 
 /// A table of alerts; with `link`, each alert's number links to
 /// `{link}{id}`.
 pub(crate) fn alerts_table(alerts: &[Alert], link: Option<&str>) -> String {
-    let mut out = String::from(
-        "<section><table><tr><th>#</th><th>kind</th><th>state</th><th>commits</th><th>when</th><th class=\"num\">series</th><th>largest change</th></tr>\n",
-    );
-    for a in alerts {
-        let top = a.members.first().map_or(String::new(), |m| {
-            let name = match &m.test {
-                Some(t) => format!("{} :: {t}", m.series),
-                None => m.series.clone(),
-            };
-            format!("{} {}", signed(m.change), esc(&name))
-        });
-        let kind_class = if a.environment.is_empty() {
-            ""
-        } else {
-            " class=\"env\""
-        };
-        let id = match link {
-            Some(l) => format!("<a href=\"{l}{}\">{}</a>", a.id, a.id),
-            None => a.id.to_string(),
-        };
-        let _ = writeln!(
-            out,
-            "<tr><td>{id}</td><td{kind_class}>{}</td><td>{}</td><td><code>{}..{}</code></td><td>{}</td><td class=\"num\">{}</td><td>{top}</td></tr>",
-            esc(a.kind()),
-            a.state.as_str(),
-            esc(&short(a.from_commit.as_deref())),
-            esc(&short(a.to_commit.as_deref())),
-            esc(&date(a.to_time)),
-            a.members.len()
-        );
+    html! {
+        section {
+            table {
+                tr {
+                    th { "#" } th { "kind" } th { "state" } th { "commits" } th { "when" }
+                    th.num { "series" } th { "largest change" }
+                }
+                @for a in alerts {
+                    tr {
+                        td {
+                            @match link {
+                                Some(l) => a href={ (l) (a.id) } { (a.id) },
+                                None => (a.id),
+                            }
+                        }
+                        td class=[(!a.environment.is_empty()).then_some("env")] { (a.kind()) }
+                        td { (a.state.as_str()) }
+                        td { code { (short(a.from_commit.as_deref())) ".." (short(a.to_commit.as_deref())) } }
+                        td { (date(a.to_time)) }
+                        td.num { (a.members.len()) }
+                        td {
+                            @if let Some(m) = a.members.first() {
+                                (PreEscaped(signed(m.change))) " "
+                                @match &m.test {
+                                    Some(t) => { (m.series) " :: " (t) },
+                                    None => (m.series),
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
-    out.push_str("</table></section>\n");
-    out
+    .into_string()
 }
 
 /// The page's only chart as a standalone SVG file (light colours inlined),
