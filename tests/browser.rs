@@ -404,6 +404,11 @@ fn every_page_renders_in_chromium() {
     // The alert page has one token box for all its buttons, and q-values as numbers.
     let (dom, _) = load(&browser, &format!("{}{alert_path}", s.url), &shots, "alert");
     assert_eq!(dom.matches("name=\"token\"").count(), 1, "{dom}");
+    // No command was stored for this suite: a template to fill in, not a Copy button.
+    assert!(
+        dom.contains("Put your own command in this template") && !dom.contains("data-copy"),
+        "{dom}"
+    );
     for cell in dom.split("<td class=\"num\">").skip(1) {
         let cell = &cell[..cell.find("</td>").unwrap_or(0)];
         assert!(

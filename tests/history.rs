@@ -811,8 +811,9 @@ fn the_history_commands_work_on_postgres_too() {
         .output()
         .unwrap();
     let list: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(list[0]["name"], "startup");
-    assert_eq!(list[0]["points"], 1);
+    assert_eq!(list["schema"], "tardy.history-list");
+    assert_eq!(list["series"][0]["name"], "startup");
+    assert_eq!(list["series"][0]["points"], 1);
     assert!(!d.join(".tardy").exists(), "no SQLite file was made");
 }
 

@@ -576,3 +576,68 @@ pub async fn static_file(Path(path): Path<String>) -> Response {
         not_found_page(&format!("/static/{path}"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::history::{Direction, Point, SeriesInfo};
+
+    fn suite(values: &[f64]) -> (SeriesInfo, Vec<Point>) {
+        let info = SeriesInfo {
+            id: 1,
+            name: "unit".into(),
+            metric: "wall".into(),
+            unit: "s".into(),
+            direction: Direction::LowerIsBetter,
+            kind: SeriesKind::Suite,
+            tags: Default::default(),
+            command: None,
+            threshold: None,
+            points: values.len() as i64,
+            last_value: values.last().copied(),
+            last_commit: None,
+            tests: 0,
+            open_alerts: 0,
+        };
+        let points = values
+            .iter()
+            .enumerate()
+            .map(|(i, &value)| Point {
+                id: i as i64 + 1,
+                commit: Some(format!("c{i:03}")),
+                branch: None,
+                commit_time: Some(1_700_000_000 + i as i64 * 3600),
+                run_time: 0,
+                fingerprint_id: None,
+                value,
+                n: 1,
+            })
+            .collect();
+        (info, points)
+    }
+
+    #[test]
+    fn a_lasting_slowdown_stays_red_however_many_builds_it_fills() {
+        // 60 builds at about 10 s, then 20 at about 36 s (3.6x): every build shown is
+        // one of the slow ones, and each is red against the baseline before the change.
+        let values: Vec<f64> = (0..80)
+            .map(|i| (if i < 60 { 10.0 } else { 36.0 }) * (1.0 + 0.01 * ((i * 7 % 5) as f64 - 2.0)))
+            .collect();
+        let p = pipeline(&[suite(&values)]);
+        assert_eq!(p.builds.len(), RECENT);
+        for cell in &p.rows[0].cells {
+            let (_, ratio) = cell.expect("every build has the suite");
+            assert!((ratio - 3.6).abs() < 0.2, "{ratio}");
+        }
+        // Without a change, the builds are near their baseline.
+        let flat: Vec<f64> = values[..60].to_vec();
+        let p = pipeline(&[suite(&flat)]);
+        assert!(
+            p.rows[0]
+                .cells
+                .iter()
+                .flatten()
+                .all(|(_, r)| (r - 1.0).abs() < 0.05)
+        );
+    }
+}
