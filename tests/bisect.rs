@@ -605,3 +605,66 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
     assert!(!String::from_utf8_lossy(&out.stderr).contains("cache:"));
     tardy(d.path()).args(["bisect", "reset"]).assert().success();
 }
+
+#[test]
+fn jobs_take_runs_at_the_same_moment_and_say_how_they_disturb_each_other() {
+    let d = tempfile::tempdir().unwrap();
+    let log = d.path().join("runs.log");
+    let log_s = log.display().to_string();
+    // Every commit's run.sh marks its start and end in one log outside the
+    // worktrees; commit 5 sleeps 32 ms instead of 20.
+    let h = repo(d.path(), 8, move |i, dir| {
+        if i == 0 || i == 5 {
+            let s = if i == 0 { "0.020" } else { "0.032" };
+            write(
+                dir,
+                "run.sh",
+                &format!("echo start >> '{log_s}'\nsleep {s}\necho end >> '{log_s}'\n"),
+            );
+        }
+    });
+    let out = tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--jobs", "2", "--format", "json", "--",
+            "sh", "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["commit"], h[5].as_str(), "{r}");
+    let dist = &r["disturbance"];
+    assert_eq!(dist["jobs"], 2, "{r}");
+    assert_eq!(dist["alone"].as_array().unwrap().len(), 8);
+    assert_eq!(dist["together"].as_array().unwrap().len(), 16);
+    assert!(dist["slowdown"].as_f64().unwrap() > 0.0);
+    // Runs overlapped: a second start before the first one's end.
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("start\nstart\n"), "{text}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("2 runs at once"), "{err}");
+
+    // One at a time, runs never overlap (and the cache of --jobs 2 samples
+    // is not reused: its signature differs).
+    std::fs::remove_file(&log).unwrap();
+    tardy(d.path()).args(["bisect", "reset"]).assert().success();
+    let out = tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--format", "json", "--", "sh", "run.sh",
+        ])
+        .output()
+        .unwrap();
+    let r = json(&out);
+    assert_eq!(r["culprit"]["commit"], h[5].as_str(), "{r}");
+    assert!(r.get("disturbance").is_none(), "{r}");
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(!text.contains("start\nstart\n"));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("reusing"));
+
+    // --jobs 0 is refused.
+    tardy(d.path())
+        .args([
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--jobs", "0", "--", "true",
+        ])
+        .assert()
+        .code(2);
+}

@@ -116,6 +116,32 @@ pub fn endpoints(
 
 /// The boundary ratio over good: a user threshold (0.05 = 5%), or half the
 /// regression `ratio` in log space.
+/// How runs taken `jobs` at a time compare with runs taken alone: the ratio of
+/// the medians, and of the relative spreads (MAD / median).
+pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> super::state::Disturbance {
+    let rel = |v: &[f64]| {
+        let mut w = v.to_vec();
+        let m = median_by_selection(&mut w);
+        let mut dev: Vec<f64> = v.iter().map(|x| (x - m).abs()).collect();
+        let mad = median_by_selection(&mut dev);
+        (m, if m > 0.0 { mad / m } else { 0.0 })
+    };
+    let ((ma, sa), (mt, st)) = (rel(&alone), rel(&together));
+    super::state::Disturbance {
+        jobs,
+        slowdown: if ma > 0.0 { mt / ma } else { 1.0 },
+        spread_ratio: if sa > 0.0 {
+            st / sa
+        } else if st > 0.0 {
+            f64::INFINITY
+        } else {
+            1.0
+        },
+        alone,
+        together,
+    }
+}
+
 pub fn boundary(threshold: Option<f64>, ratio: f64) -> f64 {
     threshold.map_or(ratio.max(1.0).sqrt(), |t| 1.0 + t)
 }

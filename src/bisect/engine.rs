@@ -38,6 +38,8 @@ pub enum Event<'a> {
         label: &'a str,
         what: String,
     },
+    /// With `--jobs N`: how N runs at once compared with runs alone.
+    Disturbance(&'a state::Disturbance),
 }
 
 /// The effect of the culprit: culprit / parent.
@@ -98,6 +100,9 @@ pub struct Report {
     /// Processes the measured command left running, found and killed after its runs.
     #[serde(default)]
     pub stragglers: u64,
+    /// With `--jobs N`: how N runs at once compared with runs alone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disturbance: Option<state::Disturbance>,
     /// What bad means: over good by this ratio (m).
     pub boundary: Option<f64>,
     /// Sensitivity mode: the value is condition B / condition A.
@@ -234,6 +239,21 @@ pub trait Lab {
     fn take_stragglers(&mut self) -> Vec<Straggler> {
         Vec::new()
     }
+    /// One sample of each `(key, dir)`, all started at the same moment
+    /// (`--jobs`), with the seeds given; in order. One after the other unless
+    /// the lab can do better.
+    fn sample_group(
+        &mut self,
+        cfg: &Config,
+        items: &[(String, PathBuf)],
+        seeds: &[u64],
+    ) -> Vec<Result<(f64, u64), String>> {
+        items
+            .iter()
+            .zip(seeds)
+            .map(|((key, dir), &seed)| self.sample(cfg, key, dir, &mut SplitMix64::new(seed)))
+            .collect()
+    }
 }
 
 /// Worktrees, builds and real runs of the command.
@@ -262,6 +282,47 @@ impl Lab for Real {
     }
     fn take_stragglers(&mut self) -> Vec<Straggler> {
         std::mem::take(&mut self.stragglers)
+    }
+    /// A thread per sample, each spawning and timing its own runs.
+    fn sample_group(
+        &mut self,
+        cfg: &Config,
+        items: &[(String, PathBuf)],
+        seeds: &[u64],
+    ) -> Vec<Result<(f64, u64), String>> {
+        type Taken = (Result<(f64, u64), String>, Vec<Straggler>);
+        let results: Vec<Taken> = std::thread::scope(|scope| {
+            let handles: Vec<_> = items
+                .iter()
+                .zip(seeds)
+                .map(|((key, dir), &seed)| {
+                    scope.spawn(move || {
+                        let mut left = Vec::new();
+                        let mut rng = SplitMix64::new(seed);
+                        let r = runner::sample(cfg, key, dir, &mut rng, &mut left);
+                        (r, left)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            Err("the thread taking this sample panicked".into()),
+                            Vec::new(),
+                        )
+                    })
+                })
+                .collect()
+        });
+        results
+            .into_iter()
+            .map(|(r, left)| {
+                self.stragglers.extend(left);
+                r
+            })
+            .collect()
     }
 }
 
@@ -378,6 +439,132 @@ impl Search<'_, '_> {
         }
     }
 
+    /// Take one sample of each `(candidate index, dir)`, `--jobs` at a time
+    /// (all of a group started at the same moment, so a candidate and the
+    /// references beside it share the same load), in order; save, report.
+    /// Stops at the first failure: `Ok(Err((index, why)))`.
+    fn take_all(
+        &mut self,
+        items: &[(usize, PathBuf)],
+    ) -> Result<Result<(), (usize, String)>, BisectError> {
+        let jobs = self.st.config.jobs.max(1);
+        if jobs == 1 {
+            for (i, dir) in items {
+                let c = self.st.candidates[*i].clone();
+                if let Err(why) = self.take(&c.key, dir, &c.label)? {
+                    return Ok(Err((*i, why)));
+                }
+            }
+            return Ok(Ok(()));
+        }
+        for group in items.chunks(jobs) {
+            if interrupt::requested() {
+                return Err(BisectError::Interrupted);
+            }
+            let keyed: Vec<(String, PathBuf)> = group
+                .iter()
+                .map(|(i, d)| (self.st.candidates[*i].key.clone(), d.clone()))
+                .collect();
+            let seeds: Vec<u64> = (0..group.len() as u64)
+                .map(|j| self.st.config.seed ^ (self.st.total_runs + j).wrapping_mul(0x9E37_79B9))
+                .collect();
+            let results = self.lab.sample_group(&self.st.config, &keyed, &seeds);
+            self.name_stragglers("a group of parallel runs");
+            let at = self.st.total_runs;
+            let mut failed = None;
+            for ((i, _), r) in group.iter().zip(results) {
+                let key = self.st.candidates[*i].key.clone();
+                match r {
+                    Ok((v, runs)) => {
+                        self.st.samples.entry(key.clone()).or_default().push(v);
+                        // Every sample of a group was taken at the same time.
+                        self.st.seq.entry(key).or_default().push(at);
+                        self.st.total_runs += runs;
+                    }
+                    Err(_) if interrupt::requested() => return Err(BisectError::Interrupted),
+                    Err(why) => {
+                        failed.get_or_insert((*i, why));
+                    }
+                }
+            }
+            state::save(&self.dir, self.st)?;
+            let (label, n) = {
+                let (i, _) = &group[0];
+                let c = &self.st.candidates[*i];
+                (c.label.clone(), self.st.samples_of(&c.key).len())
+            };
+            let runs_left = self.runs_left();
+            (self.on)(Event::Sample {
+                label: &label,
+                n,
+                total_runs: self.st.total_runs,
+                runs_left,
+            });
+            if let Some(f) = failed {
+                return Ok(Err(f));
+            }
+        }
+        Ok(Ok(()))
+    }
+
+    /// The directory a prepared candidate is measured in.
+    fn dir_of(&self, i: usize) -> Result<PathBuf, BisectError> {
+        let c = &self.st.candidates[i];
+        self.dirs
+            .get(&c.key)
+            .cloned()
+            .ok_or_else(|| BisectError::Input(format!("{} was not prepared", c.label)))
+    }
+
+    /// With `--jobs N`: runs of the good end alone, then N at once, to say how
+    /// much parallel runs disturb each other.
+    fn disturbance(&mut self) -> Result<(), BisectError> {
+        let jobs = self.st.config.jobs;
+        if jobs <= 1 || self.st.disturbance.is_some() {
+            return Ok(());
+        }
+        (self.on)(Event::Phase(format!(
+            "parallel: how {jobs} runs at once disturb each other (the good end alone, then {jobs} at once)"
+        )));
+        let dir = self.dir_of(0)?;
+        let key = self.st.candidates[0].key.clone();
+        let rounds = 8usize;
+        let (mut alone, mut together) = (Vec::new(), Vec::new());
+        for r in 0..rounds {
+            if interrupt::requested() {
+                return Err(BisectError::Interrupted);
+            }
+            let seed = self.st.config.seed ^ (r as u64).wrapping_mul(0x51_7CC1);
+            let one = self
+                .lab
+                .sample(&self.st.config, &key, &dir, &mut SplitMix64::new(seed));
+            let items = vec![(key.clone(), dir.clone()); jobs];
+            let seeds: Vec<u64> = (0..jobs as u64).map(|j| seed ^ (j + 1)).collect();
+            let many = self.lab.sample_group(&self.st.config, &items, &seeds);
+            self.name_stragglers("the parallel check");
+            let fail = |why: String| {
+                if interrupt::requested() {
+                    BisectError::Interrupted
+                } else {
+                    BisectError::Input(format!("the good end failed in the parallel check: {why}"))
+                }
+            };
+            let (v, runs) = one.map_err(fail)?;
+            alone.push(self.value(v));
+            self.st.total_runs += runs;
+            for m in many {
+                let (v, runs) = m.map_err(fail)?;
+                together.push(self.value(v));
+                self.st.total_runs += runs;
+            }
+        }
+        let d = decide::disturbance(jobs, alone, together);
+        (self.on)(Event::Disturbance(&d));
+        self.st.disturbance = Some(d);
+        state::save(&self.dir, self.st)?;
+        Ok(())
+    }
+
     /// Say which processes the last sample's runs left behind, and count them.
     fn name_stragglers(&mut self, label: &str) {
         let left = self.lab.take_stragglers();
@@ -416,31 +603,44 @@ impl Search<'_, '_> {
                 )));
             }
         }
+        self.disturbance()?;
         let p = self.st.config.policy;
         let mut target = p.endpoint_batch;
         loop {
             // Only this session's runs: cached ones were taken at another time,
             // perhaps under other load, and must not decide that it reproduces.
-            while self.st.seq_of(&self.st.candidates[0].key.clone()).len() < target
-                || self.st.seq_of(&self.st.candidates[last].key.clone()).len() < target
-            {
-                let round = self.st.total_runs;
-                let order = if round % 2 == 0 { [0, last] } else { [last, 0] };
-                for i in order {
-                    let key = self.st.candidates[i].key.clone();
-                    if self.st.seq_of(&key).len() < target
-                        && let Err(e) = self.reference(i)
-                    {
-                        if let BisectError::Input(m) = &e {
-                            // Does the other end fail too?
-                            let other = if i == 0 { last } else { 0 };
-                            if let Err(BisectError::Input(m2)) = self.reference(other) {
-                                return Err(BisectError::BothFail(format!("{m}; {m2}")));
-                            }
-                        }
-                        return Err(e);
+            // The rounds still to take, good and bad alternating which goes
+            // first; with --jobs they are taken that many at a time.
+            let (dg, db) = (self.dir_of(0)?, self.dir_of(last)?);
+            let mut have = [
+                self.st.seq_of(&self.st.candidates[0].key.clone()).len(),
+                self.st.seq_of(&self.st.candidates[last].key.clone()).len(),
+            ];
+            let mut items = Vec::new();
+            let mut round = self.st.total_runs;
+            while have[0] < target || have[1] < target {
+                let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+                for w in order {
+                    if have[w] < target {
+                        have[w] += 1;
+                        items.push(if w == 0 {
+                            (0, dg.clone())
+                        } else {
+                            (last, db.clone())
+                        });
                     }
                 }
+                round += 1;
+            }
+            if let Err((i, why)) = self.take_all(&items)? {
+                let c = &self.st.candidates[i];
+                let m = format!("the command failed at {}: {why}", c.label);
+                // Does the other end fail too?
+                let other = if i == 0 { last } else { 0 };
+                if let Err(BisectError::Input(m2)) = self.reference(other) {
+                    return Err(BisectError::BothFail(format!("{m}; {m2}")));
+                }
+                return Err(BisectError::Input(m));
             }
             let g = self.fresh(&self.st.candidates[0].key.clone());
             let b = self.fresh(&self.st.candidates[last].key.clone());
@@ -528,8 +728,23 @@ impl Search<'_, '_> {
             .max(self.st.samples_of(&c.key).len().min(p.max_runs));
         let mut fresh = 0usize;
         loop {
-            while self.st.samples_of(&c.key).len() < target {
-                if let Err(why) = self.take(&c.key, &dir, &c.label)? {
+            // One reference run per two candidate runs, good and bad
+            // alternately, so that drift reaches the references too; with
+            // --jobs they run at the same moment as the candidate's.
+            let mut items = Vec::new();
+            let mut n = self.st.samples_of(&c.key).len();
+            while n < target {
+                items.push((i, dir.clone()));
+                n += 1;
+                if n % 2 == 0 {
+                    let r = if fresh % 2 == 0 { 0 } else { last };
+                    items.push((r, self.dir_of(r)?));
+                    fresh += 1;
+                }
+            }
+            match self.take_all(&items)? {
+                Ok(()) => {}
+                Err((k, why)) if k == i => {
                     skip(self.st, why);
                     state::save(&self.dir, self.st)?;
                     if let Some(s) = self.st.steps.last() {
@@ -537,11 +752,11 @@ impl Search<'_, '_> {
                     }
                     return Ok(());
                 }
-                // One reference run per two candidate runs, good and bad alternately,
-                // so that drift reaches the references too.
-                if self.st.samples_of(&c.key).len() % 2 == 0 {
-                    self.reference(if fresh % 2 == 0 { 0 } else { last })?;
-                    fresh += 1;
+                Err((k, why)) => {
+                    return Err(BisectError::Input(format!(
+                        "the command failed at {}: {why}",
+                        self.st.candidates[k].label
+                    )));
                 }
             }
             let cand = self.values(&c.key);
@@ -660,20 +875,32 @@ impl Search<'_, '_> {
         let batch = p.first_batch.max(2);
         let have = self.st.samples_of(&c.key).len();
         let want = (have + batch).min(p.max_runs);
+        let mut items = Vec::new();
         let mut i = 0usize;
-        while self.st.samples_of(&c.key).len() < want {
-            if let Err(why) = self.take(&c.key, &dir, &c.label)? {
-                return self.skipped(&c, why);
-            }
+        let mut n = have;
+        while n < want {
+            items.push((k, dir.clone()));
+            n += 1;
             i += 1;
             if i % 2 == 0 {
-                self.reference(if (i / 2) % 2 == 0 { 0 } else { last })?;
+                let r = if (i / 2) % 2 == 0 { 0 } else { last };
+                items.push((r, self.dir_of(r)?));
             }
         }
         // A reference of each end next to these runs, so they are judged by
         // references taken at the same time.
-        self.reference(0)?;
-        self.reference(last)?;
+        items.push((0, self.dir_of(0)?));
+        items.push((last, self.dir_of(last)?));
+        match self.take_all(&items)? {
+            Ok(()) => {}
+            Err((j, why)) if j == k => return self.skipped(&c, why),
+            Err((j, why)) => {
+                return Err(BisectError::Input(format!(
+                    "the command failed at {}: {why}",
+                    self.st.candidates[j].label
+                )));
+            }
+        }
         let post = self.posterior();
         let f = posterior::cdf(&post);
         let (g_key, b_key) = (
@@ -731,7 +958,40 @@ impl Search<'_, '_> {
             }
             let mut rng = SplitMix64::new(self.st.config.seed ^ self.st.total_runs);
             let parent_first = rng.next_f64() < 0.5;
+            if self.st.config.jobs > 1 {
+                // Parent and culprit at the same moment, under the same load.
+                let want = [sw.parent.len() < rounds, sw.culprit.len() < rounds];
+                let items: Vec<(String, PathBuf)> = [(&pc.key, &pd), (&cc.key, &cd)]
+                    .into_iter()
+                    .zip(want)
+                    .filter(|(_, w)| *w)
+                    .map(|((k, d), _)| (k.clone(), d.clone()))
+                    .collect();
+                let seeds: Vec<u64> = (0..items.len() as u64)
+                    .map(|j| self.st.config.seed ^ (self.st.total_runs + j))
+                    .collect();
+                let results = self.lab.sample_group(&self.st.config, &items, &seeds);
+                self.name_stragglers("sandwich");
+                for ((key, _), r) in items.iter().zip(results) {
+                    let (v, runs) = r.map_err(|why| {
+                        if interrupt::requested() {
+                            BisectError::Interrupted
+                        } else {
+                            BisectError::Input(format!("the sandwich run failed: {why}"))
+                        }
+                    })?;
+                    if *key == pc.key {
+                        sw.parent.push(v);
+                    } else {
+                        sw.culprit.push(v);
+                    }
+                    self.st.total_runs += runs;
+                }
+            }
             for first in [parent_first, !parent_first] {
+                if self.st.config.jobs > 1 {
+                    break;
+                }
                 let (key, dir, into) = if first {
                     (&pc.key, &pd, &mut sw.parent)
                 } else {
@@ -817,6 +1077,7 @@ pub fn run_in(
         steps: Vec::new(),
         total_runs: s.st.total_runs,
         stragglers: s.st.stragglers,
+        disturbance: s.st.disturbance.clone(),
         boundary: Some(decide::boundary(s.st.config.threshold, e.ratio)),
         sensitivity,
         invert,

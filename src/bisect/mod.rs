@@ -109,21 +109,35 @@ pub struct Config {
     pub policy: Policy,
     pub seed: u64,
     pub timeout_s: Option<f64>,
+    /// Runs taken at the same moment (`--jobs`); 1 = one at a time.
+    #[serde(default = "one")]
+    pub jobs: usize,
+}
+
+fn one() -> usize {
+    1
 }
 
 impl Config {
     /// Identifies what a sample means: runs are reused from the cache only when the
     /// command, metric, conditions, build and prepare are the same.
     pub fn signature(&self) -> String {
-        let key = serde_json::json!([
+        // Runs taken N at a time are slower and noisier than runs taken
+        // alone: they are not mixed (one at a time keeps its old signature).
+        let mut parts = serde_json::json!([
             self.command,
             self.metric,
             self.conditions,
             self.build,
             self.prepare,
             self.repo
-        ])
-        .to_string();
+        ]);
+        if self.jobs > 1
+            && let Some(a) = parts.as_array_mut()
+        {
+            a.push(serde_json::json!({ "jobs": self.jobs }));
+        }
+        let key = parts.to_string();
         let mut h: u64 = 0xcbf29ce484222325;
         for b in key.bytes() {
             h ^= b as u64;

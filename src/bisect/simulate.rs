@@ -169,6 +169,7 @@ pub fn tardy_sim(
         policy: Policy::default(),
         seed,
         timeout_s: None,
+        jobs: 1,
     };
     let candidates = list
         .iter()

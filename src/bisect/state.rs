@@ -75,7 +75,24 @@ pub struct State {
     /// Processes the measured command left running (found and killed after its runs).
     #[serde(default)]
     pub stragglers: u64,
+    /// With `--jobs N`: how N runs at once disturbed each other.
+    #[serde(default)]
+    pub disturbance: Option<Disturbance>,
     pub finished: bool,
+}
+
+/// How much N runs of the good end taken at the same moment differ from runs
+/// taken one at a time (measured before a bisection with `--jobs N`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Disturbance {
+    pub jobs: usize,
+    /// Runs taken alone and taken N at a time.
+    pub alone: Vec<f64>,
+    pub together: Vec<f64>,
+    /// Median together / median alone.
+    pub slowdown: f64,
+    /// Relative spread (MAD / median) together over alone.
+    pub spread_ratio: f64,
 }
 
 impl State {
@@ -93,6 +110,7 @@ impl State {
             sandwich: None,
             total_runs: 0,
             stragglers: 0,
+            disturbance: None,
             finished: false,
         }
     }

@@ -36,6 +36,7 @@ commit that became sensitive to a setting, even when others changed speed for ev
 tardy bisect --good v1.2 --bad main --metric-regex 'time: ([0-9.]+)' -- ./run.sh\n  \
 tardy bisect --good A --bad B --condition-b TIMER=coarse -- pytest -q\n  \
 tardy bisect --good v1.2 --bad main --explain -- ./bench     (then: where the culprit's extra time went)\n  \
+tardy bisect --good v1.2 --bad main --jobs 2 -- ./bench     (two runs at once, on a machine with cores to spare)\n  \
 tardy bisect --versions 3.2.1,3.3.0,3.4.0 --prepare 'pip install lib=={version}' -- python bench.py\n  \
 tardy bisect --resume        tardy bisect log        tardy bisect reset"
 )]
@@ -114,6 +115,11 @@ pub struct BisectArgs {
     /// Kill a run after this many seconds (a failed run skips the candidate).
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<f64>,
+    /// Take N runs at the same moment (a candidate with the references it is
+    /// judged by, or good with bad), when the machine has cores to spare. First
+    /// measures how N runs at once disturb each other and says so.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u16).range(1..=64))]
+    jobs: u16,
     /// Most runs of one candidate (a step at the cap is decided by its estimate,
     /// and the probabilities stop asking for more of it).
     #[arg(long, value_name = "N", default_value_t = 100)]
@@ -325,6 +331,7 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         },
         seed: a.seed,
         timeout_s: a.timeout,
+        jobs: a.jobs as usize,
     })
 }
 
@@ -464,6 +471,10 @@ fn text(r: &Report, st: &state::State) -> String {
     } else {
         out += &format!("{} runs of the command in all.\n", r.total_runs);
     }
+    if let Some(d) = &r.disturbance {
+        out += &disturbance_line(d);
+        out += "\n";
+    }
     if r.stragglers > 0 {
         out += &format!(
             "The command left {} process{} running after it exited, over all runs; each was killed after its run (the warnings above name them).\n",
@@ -472,6 +483,26 @@ fn text(r: &Report, st: &state::State) -> String {
         );
     }
     out
+}
+
+/// How N runs at once compared with runs alone, and whether that is a worry.
+fn disturbance_line(d: &state::Disturbance) -> String {
+    // Eight runs alone give a rough spread: only a large change is a worry.
+    let worry = d.slowdown > 1.05 || d.spread_ratio > 3.0;
+    format!(
+        "{}{} runs at once: {:+.1}% slower than one alone (medians of {} and {} runs of the good end), spread {:.2}x.{}",
+        if worry { "warning: " } else { "parallel: " },
+        d.jobs,
+        (d.slowdown - 1.0) * 100.0,
+        d.together.len(),
+        d.alone.len(),
+        d.spread_ratio,
+        if worry {
+            " Runs disturb each other: a candidate is only compared with references taken at the same moment, so the load cancels, but the noise is larger and small regressions need more runs; --jobs 1 if in doubt."
+        } else {
+            " Within what this check can tell apart."
+        }
+    )
 }
 
 /// What the sample cache gave, in one line (None when there was none).
@@ -628,6 +659,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
                 ));
             }
         }
+        Event::Disturbance(d) => say(&format!("  {}", disturbance_line(d))),
         Event::Step(s) => {
             steps_seen += 1;
             let steps_seen = steps_seen - 1;

@@ -39,7 +39,7 @@ use super::dist::normal_quantile;
 use super::rank_cusum_null;
 
 /// The shortest interval searched.
-pub const MIN_LEN: usize = 12;
+pub const MIN_LEN: usize = 24;
 /// Below this many points a change cannot reach the default rate: even a step
 /// with every point after it above every point before needs about 12 a side.
 pub const MIN_POINTS: usize = 24;
@@ -82,40 +82,75 @@ impl Options {
         }
         Ok(())
     }
+}
 
-    /// The level for a series of `n` points: α·n/1000, at most 0.5.
-    pub fn level(&self, n: usize) -> f64 {
-        (self.false_alarm * n as f64 / 1000.0).min(0.5)
+/// One scale of the seeded intervals: intervals of `len` points starting at
+/// every multiple of `step` from the series' start, and the one that ends at
+/// the newest multiple of `grid` (so the newest points are in an interval of
+/// every scale, however long).
+///
+/// The thresholds are calibrated for the whole *family* of the scale: every
+/// interval of `len` points that ends at a multiple of `grid` (`step` is a
+/// multiple of `grid`, so the grid's intervals are members). Any check of any
+/// prefix of a series tests members of its family only, so the false-alarm
+/// rate holds however often the series is checked as it grows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scale {
+    pub len: usize,
+    pub step: usize,
+    pub grid: usize,
+}
+
+/// The k-th scale. Up to 96 points half an octave apart (24, 36, 48, 72, 96:
+/// a short series needs an interval near its own length), then doubling
+/// (192, 384, ...). Intervals start an eighth of their length apart up to 96
+/// points (3 for 36: the short intervals find short-lived changes anywhere),
+/// half above; the newest interval of a scale ends at a multiple of its grid:
+/// the step up to 96 points, 12 up to 768, l/32 above.
+pub fn scale(k: usize) -> Scale {
+    const SHORT: [usize; 5] = [24, 36, 48, 72, 96];
+    if let Some(&len) = SHORT.get(k) {
+        let step = if len == 36 { 3 } else { len / 8 };
+        return Scale {
+            len,
+            step,
+            grid: step,
+        };
+    }
+    let len = 96usize << (k + 1 - SHORT.len()).min(40);
+    let grid = if len <= 768 { 12 } else { len / 32 };
+    Scale {
+        len,
+        step: len / 2,
+        grid,
     }
 }
 
-/// The seeded intervals of a series of `n` points, `[start, end)`: at every
-/// length l = 12·2^k up to n, the intervals starting at multiples of l/4
-/// (l/2 above 96 points), and the whole series. The grid is fixed from the series' start, so a series
-/// that grows keeps every interval it had and gains new ones (plus the one
-/// whole-series interval, which moves): detection after every upload tests
-/// each interval about once, and the false-alarm rate of a series checked
-/// after every upload stays near that of one check of the whole
-/// (docs/changepoints.md). The
-/// quarter-length step keeps the newest points covered: the last interval of
-/// every length ends within l/4 of the end.
-pub fn seeded_intervals(n: usize) -> Vec<(usize, usize)> {
+/// The seeded intervals of a series of `n` points, `[start, end)`, with the
+/// index of their scale: at every scale ([`scale`]) whose length fits, every
+/// interval of the grid fixed from the series' start that ends by `n`, and the
+/// one ending at the newest multiple of the scale's `grid`. Each belongs to its
+/// scale's family and is judged against its scale's threshold only, so a
+/// series checked after every upload is held to the same false-alarm rate as
+/// one check of the whole.
+pub fn seeded_intervals(n: usize) -> Vec<(usize, usize, usize)> {
     let mut out = Vec::new();
-    let mut l = MIN_LEN;
-    while l <= n {
-        // A quarter step keeps the newest points covered by the short intervals
-        // that see a fresh step first; long ones overlap by half.
-        let step = if l <= 96 { l / 4 } else { l / 2 };
+    let mut k = 0;
+    loop {
+        let Scale { len, step, grid } = scale(k);
+        if len > n {
+            break;
+        }
         let mut s = 0;
-        while s + l <= n {
-            out.push((s, s + l));
+        while s + len <= n {
+            out.push((s, s + len, k));
             s += step;
         }
-        l *= 2;
-    }
-    // And the whole series, the most powerful for one change in a short one.
-    if n >= MIN_LEN && out.last() != Some(&(0, n)) {
-        out.push((0, n));
+        let newest = n / grid * grid;
+        if newest >= len && newest > s - step + len {
+            out.push((newest - len, newest, k));
+        }
+        k += 1;
     }
     out
 }
@@ -207,16 +242,32 @@ fn cusum_max(ranks: &[f64], ties: f64) -> (f64, usize) {
     ((best.0 / c).sqrt(), best.1)
 }
 
+/// One seeded interval's maximum statistic (unscaled) and where it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct IntervalMax {
+    start: usize,
+    end: usize,
+    scale: usize,
+    z: f64,
+    split: usize,
+}
+
 /// Every seeded interval's maximum statistic (unscaled) and its split.
-fn all_intervals(x: &[f64]) -> Vec<((usize, usize), f64, usize)> {
+fn all_intervals(x: &[f64]) -> Vec<IntervalMax> {
     let d = dense_ranks(x);
     let mut keys = Vec::new();
     let mut ranks = Vec::new();
     seeded_intervals(x.len())
         .into_iter()
-        .map(|(s, e)| {
-            let (z, k) = max_rank_cusum_dense(&d[s..e], &mut keys, &mut ranks);
-            ((s, e), z, k)
+        .map(|(start, end, scale)| {
+            let (z, split) = max_rank_cusum_dense(&d[start..end], &mut keys, &mut ranks);
+            IntervalMax {
+                start,
+                end,
+                scale,
+                z,
+                split,
+            }
         })
         .collect()
 }
@@ -230,11 +281,55 @@ fn all_intervals(x: &[f64]) -> Vec<((usize, usize), f64, usize)> {
 /// over lags 1..=4 and the AR(1) value (1+ρ_1)/(1-ρ_1). A ρ_1 below 2/√n (the
 /// estimate's own noise) counts as none. Series shorter than 40 points get 1.
 pub fn long_run_factor(x: &[f64], boundaries: &[usize]) -> f64 {
+    // Too few pairs between the boundaries (a short series cut by spurious
+    // shifts) says nothing; taking that for "independent" would let
+    // autocorrelated noise through, so the pairs across them are used.
+    estimate_long_run_factor(x, boundaries)
+        .or_else(|| estimate_long_run_factor(x, &[]))
+        .unwrap_or(1.0)
+}
+
+/// A floor for f that a level shift cannot lower: ρ from the ratio of the
+/// medians of squared differences of the ranks' normal scores at lags 2 and 1
+/// (for an AR(1) it is 1 + ρ; only one or two pairs straddle a shift, and
+/// medians ignore them), f = (1+ρ)/(1-ρ), 1 when ρ is within its own noise
+/// (2/√n). It matters in short series, where the search's first, spurious
+/// shifts can take the wander of correlated noise for steps and leave the
+/// pairs between them looking independent.
+pub fn short_lag_factor(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 40 {
+        return 1.0;
+    }
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; n];
+    for (rank, &i) in idx.iter().enumerate() {
+        r[i] = normal_quantile((rank as f64 + 0.5) / n as f64);
+    }
+    let median_sq = |h: usize| {
+        let mut d: Vec<f64> = (h..n).map(|t| (r[t] - r[t - h]).powi(2)).collect();
+        let mid = d.len() / 2;
+        d.select_nth_unstable_by(mid, f64::total_cmp);
+        d[mid]
+    };
+    let (q1, q2) = (median_sq(1), median_sq(2));
+    if q1 <= 0.0 {
+        return 1.0;
+    }
+    let rho = (q2 / q1 - 1.0).clamp(0.0, 0.95);
+    if rho < 2.0 / (n as f64).sqrt() {
+        return 1.0;
+    }
+    (1.0 + rho) / (1.0 - rho)
+}
+
+fn estimate_long_run_factor(x: &[f64], boundaries: &[usize]) -> Option<f64> {
     const L: usize = 4;
     const FAR: std::ops::RangeInclusive<usize> = 8..=12;
     let n = x.len();
     if n < 40 {
-        return 1.0;
+        return None;
     }
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
@@ -268,11 +363,11 @@ pub fn long_run_factor(x: &[f64], boundaries: &[usize]) -> f64 {
     };
     let far: Vec<f64> = FAR.filter_map(&mut q).collect();
     if far.is_empty() {
-        return 1.0;
+        return None;
     }
     let far = far.iter().sum::<f64>() / far.len() as f64;
     if far <= 0.0 {
-        return 1.0;
+        return Some(1.0);
     }
     let mut bartlett = 1.0;
     let mut rho1 = 0.0;
@@ -285,16 +380,26 @@ pub fn long_run_factor(x: &[f64], boundaries: &[usize]) -> f64 {
         bartlett += 2.0 * (1.0 - h as f64 / (L + 1) as f64) * rho;
     }
     if rho1 < 2.0 / (n as f64).sqrt() {
-        return 1.0;
+        return Some(1.0);
     }
     let ar1 = (1.0 + rho1) / (1.0 - rho1);
-    bartlett.max(ar1).clamp(1.0, 25.0)
+    Some(bartlett.max(ar1).clamp(1.0, 25.0))
 }
 
-/// The largest scaled statistic over all seeded intervals of `x` (what the
-/// threshold is calibrated against). Used by the calibration and its tests.
-pub fn max_statistic(x: &[f64]) -> f64 {
-    all_intervals(x).iter().map(|i| i.1).fold(0.0, f64::max)
+/// The largest statistic over the family of scale `k` in `x` (every interval
+/// of its length that ends at a multiple of its grid), what the thresholds are
+/// calibrated against (`examples/cp_calibrate.rs`).
+pub fn scale_maximum(x: &[f64], k: usize) -> f64 {
+    let d = dense_ranks(x);
+    let (mut keys, mut ranks) = (Vec::new(), Vec::new());
+    let Scale { len, grid, .. } = scale(k);
+    let mut best = 0.0f64;
+    let mut e = len.div_ceil(grid) * grid;
+    while e <= x.len() {
+        best = best.max(max_rank_cusum_dense(&d[e - len..e], &mut keys, &mut ranks).0);
+        e += grid;
+    }
+    best
 }
 
 /// A change point as the calibrated detector found it.
@@ -303,7 +408,10 @@ pub struct Found {
     pub index: usize,
     /// The scaled statistic.
     pub statistic: f64,
-    /// P(the maximum over a noise series of this length ≥ the statistic).
+    /// The false-alarm rate per 1,000 points at which this statistic, in an
+    /// interval of this scale, would just be called a change, times the
+    /// series' length in thousands of points (at most 1): the probability that
+    /// noise of this length gives a change this strong somewhere.
     pub pvalue: f64,
     /// The interval it was found in.
     pub interval: (usize, usize),
@@ -328,17 +436,16 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
             ..Detection::default()
         };
     }
-    let threshold = rank_cusum_null::threshold(n, opts.level(n));
     // First where the levels might shift, without any correction; then the
     // noise's correlation from the pairs that do not straddle those places, and
     // the search again with it. On pure noise the first pass's shifts are
     // spurious, few pairs straddle them, and the correlation is still seen.
     let stats = all_intervals(series);
-    let rough = search(&stats, n, 1.0, threshold);
+    let rough = search(&stats, n, 1.0, opts.false_alarm);
     let cuts: Vec<usize> = rough.iter().map(|c| c.index).collect();
-    let f = long_run_factor(series, &cuts);
+    let f = long_run_factor(series, &cuts).max(short_lag_factor(series));
     let mut found = if f > 1.0 {
-        search(&stats, n, f, threshold)
+        search(&stats, n, f, opts.false_alarm)
     } else {
         rough
     };
@@ -362,23 +469,31 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     }
 }
 
-/// Narrowest over threshold over the intervals' statistics scaled by 1/√f:
-/// the change points, sorted by index.
-fn search(stats: &[((usize, usize), f64, usize)], n: usize, f: f64, threshold: f64) -> Vec<Found> {
+/// Narrowest over threshold over the intervals' statistics scaled by 1/√f,
+/// each interval against its scale's threshold at the rate `alpha`: the
+/// change points, sorted by index.
+fn search(stats: &[IntervalMax], n: usize, f: f64, alpha: f64) -> Vec<Found> {
     let scale = 1.0 / f.sqrt();
-    // Every interval over the threshold, narrowest first (then the strongest).
-    let mut over: Vec<Found> = stats
-        .iter()
-        .filter_map(|&((s, e), z, k)| {
-            let z = z * scale;
-            (z >= threshold).then(|| Found {
-                index: s + k,
+    let mut thresholds: Vec<f64> = Vec::new();
+    // Every interval over its threshold, narrowest first (then the strongest).
+    let mut over: Vec<Found> = Vec::new();
+    for i in stats {
+        while thresholds.len() <= i.scale {
+            thresholds.push(rank_cusum_null::threshold(thresholds.len(), alpha));
+        }
+        let z = i.z * scale;
+        if z >= thresholds[i.scale] {
+            over.push(Found {
+                index: i.start + i.split,
                 statistic: z,
-                pvalue: rank_cusum_null::pvalue(n, z),
-                interval: (s, e),
-            })
-        })
-        .collect();
+                // The rate at which it would just be called, over this
+                // series' length: how often noise of this length gives a
+                // change this strong somewhere.
+                pvalue: (rank_cusum_null::pvalue(i.scale, z) * n as f64 / 1000.0).min(1.0),
+                interval: (i.start, i.end),
+            });
+        }
+    }
     over.sort_by(|a, b| {
         (a.interval.1 - a.interval.0)
             .cmp(&(b.interval.1 - b.interval.0))
@@ -427,30 +542,35 @@ mod tests {
 
     #[test]
     fn intervals_cover_every_scale_and_only_grow() {
-        let iv = seeded_intervals(100);
-        assert!(iv.contains(&(0, 12)) && iv.contains(&(0, 96)));
-        assert!(iv.iter().all(|&(s, e)| e <= 100 && e - s >= MIN_LEN));
-        // The last interval of every length ends within a quarter length of the end.
-        let mut lens: Vec<usize> = iv.iter().map(|&(s, e)| e - s).collect();
-        lens.sort_unstable();
-        lens.dedup();
-        for l in lens {
-            let last = iv
-                .iter()
-                .filter(|i| i.1 - i.0 == l)
-                .map(|i| i.1)
-                .max()
-                .unwrap();
-            assert!(100 - last < l.div_ceil(4), "{l}");
+        let iv = seeded_intervals(200);
+        assert!(iv.contains(&(0, 24, 0)) && iv.contains(&(0, 96, 4)) && iv.contains(&(0, 192, 5)));
+        let lens: Vec<usize> = (0..9).map(|k| scale(k).len).collect();
+        assert_eq!(lens, [24, 36, 48, 72, 96, 192, 384, 768, 1536]);
+        // Every interval belongs to its scale's family: its length, ending on
+        // the grid. The grid's intervals are members too.
+        for k in 0..12 {
+            let sc = scale(k);
+            assert_eq!(sc.step % sc.grid, 0, "{k}");
+            assert_eq!(sc.len % sc.grid, 0, "{k}");
         }
-        // A longer series keeps every interval of a shorter one but the whole.
-        let more = seeded_intervals(150);
-        assert!(
-            iv.iter()
-                .filter(|i| **i != (0, 100))
-                .all(|i| more.contains(i))
-        );
-        assert!(iv.contains(&(0, 100)));
+        for n in [24, 50, 100, 199, 200, 1000, 2017, 5000] {
+            let iv = seeded_intervals(n);
+            assert!(
+                iv.iter()
+                    .all(|&(s, e, k)| e <= n && e - s == scale(k).len && e % scale(k).grid == 0),
+                "{n}"
+            );
+            // The newest interval of every scale ends within its grid of the end.
+            for k in (0..12).filter(|&k| scale(k).len <= n) {
+                let last = iv.iter().filter(|i| i.2 == k).map(|i| i.1).max();
+                assert!(last.is_some_and(|e| n - e < scale(k).grid), "{n} {k}");
+            }
+            // No interval twice.
+            let mut sorted = iv.clone();
+            sorted.sort_unstable();
+            sorted.dedup();
+            assert_eq!(sorted.len(), iv.len(), "{n}");
+        }
         assert!(seeded_intervals(MIN_LEN - 1).is_empty());
     }
 
@@ -511,7 +631,7 @@ mod tests {
                     if coarse { v.round() } else { v }
                 })
                 .collect();
-            for (s, e) in seeded_intervals(x.len()) {
+            for (s, e, _) in seeded_intervals(x.len()) {
                 let a = max_rank_cusum(&x[s..e]);
                 let b = brute(&x[s..e]);
                 assert!((a.0 - b.0).abs() < 1e-9, "{s}..{e}: {a:?} {b:?}");
