@@ -72,8 +72,8 @@ pub struct HistoryArgs {
 
 #[derive(Args, Clone, Debug)]
 struct CpArgs {
-    /// Probability that a series of 1,000 points of pure noise gets any false
-    /// change point (the calibrated default detector; docs/changepoints.md).
+    /// False change points per 1,000 points of pure noise, however often the
+    /// series is checked (the calibrated default detector; docs/changepoints.md).
     #[arg(long, value_name = "RATE")]
     false_alarm_rate: Option<f64>,
     /// Use Apache Otava 0.8's E-Divisive exactly (its p-value ignores its search:
@@ -161,14 +161,15 @@ enum HistoryCommand {
     /// Find change points in the stored series (all, or those named) and print new alerts.
     #[command(
         long_about = "Find change points in every stored series (each test of a suite is a series of its own). \
-By default with a calibrated false-alarm rate: a series of 1,000 points of pure noise gets any change point with \
-probability --false-alarm-rate (1%), whatever the noise's shape (docs/changepoints.md); --otava uses E-Divisive \
+By default with a calibrated false-alarm rate: 1,000 points of pure noise get any change point with probability \
+at most --false-alarm-rate (1%), whatever the noise's shape and however often the series is checked, once or after \
+every build (docs/changepoints.md); --otava uses E-Divisive \
 means exactly as Apache Otava computes them (whose p-values ignore its search, so it raises false alerts on noise). \
 Change points are kept when significant after Benjamini-Hochberg across all series of the run (--fdr), grouped \
 into one alert per commit range (a change found again joins the alert already open), and called an environment \
 change when the machine's fingerprint changed at the same point. --fail-on-regression exits 1 while a regression \
 alert is open, new or not, until it is acknowledged or dismissed.",
-        after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression\n  tardy history detect --false-alarm-rate 0.003      (when run after every build)\n  tardy history detect --otava --p-value 0.001       (Otava 0.8, exactly)"
+        after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression\n  tardy history detect --false-alarm-rate 0.001      (one false alert in 1,000 series of 1,000 builds)\n  tardy history detect --otava --p-value 0.001       (Otava 0.8, exactly)"
     )]
     Detect {
         series: Vec<String>,

@@ -75,8 +75,8 @@ pub struct ServeArgs {
     /// (e.g. 0.02 = 2%; Otava's -M).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
     min_magnitude: f64,
-    /// Detection after uploads: probability that a series of 1,000 points of
-    /// pure noise gets any false alert (the calibrated default; docs/changepoints.md).
+    /// Detection after uploads: false alerts per 1,000 points of pure noise,
+    /// checked after every upload (the calibrated default; docs/changepoints.md).
     #[arg(long, value_name = "RATE")]
     false_alarm_rate: Option<f64>,
     /// Detection after uploads: Apache Otava 0.8's E-Divisive exactly.

@@ -103,18 +103,18 @@ pub struct Scale {
 
 /// The k-th scale. Up to 96 points half an octave apart (24, 36, 48, 72, 96:
 /// a short series needs an interval near its own length), then doubling
-/// (192, 384, ...). Intervals start an eighth of their length apart up to 96
-/// points (3 for 36: the short intervals find short-lived changes anywhere),
-/// half above; the newest interval of a scale ends at a multiple of its grid:
-/// the step up to 96 points, 12 up to 768, l/32 above.
+/// (192, 384, ...). Intervals start a quarter of their length apart up to 96
+/// points (the short intervals find short-lived changes anywhere), half
+/// above; the newest interval of a scale ends at a multiple of its grid: l/8
+/// up to 96 points (3 for 36), 12 up to 768, l/32 above.
 pub fn scale(k: usize) -> Scale {
     const SHORT: [usize; 5] = [24, 36, 48, 72, 96];
     if let Some(&len) = SHORT.get(k) {
-        let step = if len == 36 { 3 } else { len / 8 };
+        let grid = if len == 36 { 3 } else { len / 8 };
         return Scale {
             len,
-            step,
-            grid: step,
+            step: len / 4,
+            grid,
         };
     }
     let len = 96usize << (k + 1 - SHORT.len()).min(40);
@@ -128,8 +128,9 @@ pub fn scale(k: usize) -> Scale {
 
 /// The seeded intervals of a series of `n` points, `[start, end)`, with the
 /// index of their scale: at every scale ([`scale`]) whose length fits, every
-/// interval of the grid fixed from the series' start that ends by `n`, and the
-/// one ending at the newest multiple of the scale's `grid`. Each belongs to its
+/// interval of the grid fixed from the series' start that ends by `n` (for
+/// the half-octave scales 36 and 72, those starting in the last three lengths),
+/// and the one ending at the newest multiple of the scale's `grid`. Each belongs to its
 /// scale's family and is judged against its scale's threshold only, so a
 /// series checked after every upload is held to the same false-alarm rate as
 /// one check of the whole.
@@ -141,9 +142,20 @@ pub fn seeded_intervals(n: usize) -> Vec<(usize, usize, usize)> {
         if len > n {
             break;
         }
+        // The half-octave scales (36, 72) are there for short series and
+        // fresh changes: in a long one only their intervals near the end are
+        // tested (a subset of their family, so the rate still holds; a change
+        // further back was tested by them when it was fresh).
+        let from = if matches!(len, 36 | 72) {
+            n.saturating_sub(3 * len)
+        } else {
+            0
+        };
         let mut s = 0;
         while s + len <= n {
-            out.push((s, s + len, k));
+            if s >= from {
+                out.push((s, s + len, k));
+            }
             s += step;
         }
         let newest = n / grid * grid;
@@ -194,6 +206,21 @@ fn max_rank_cusum_dense(d: &[u32], keys: &mut Vec<u64>, ranks: &mut Vec<f64>) ->
             .map(|(i, &r)| ((r as u64) << 32) | i as u64),
     );
     keys.sort_unstable();
+    cusum_of_sorted(keys, 0, ranks, &mut Vec::new())
+}
+
+/// [`max_rank_cusum_dense`] of the interval starting at `offset` whose keys
+/// (dense rank << 32 | position) are `keys`, sorted.
+fn cusum_of_sorted(
+    keys: &[u64],
+    offset: usize,
+    ranks: &mut Vec<f64>,
+    inv: &mut Vec<f64>,
+) -> (f64, usize) {
+    let n = keys.len();
+    if n < 2 * EDGE {
+        return (0.0, 0);
+    }
     ranks.clear();
     ranks.resize(n, 0.0);
     let mut ties = 0.0;
@@ -205,19 +232,28 @@ fn max_rank_cusum_dense(d: &[u32], keys: &mut Vec<u64>, ranks: &mut Vec<f64>) ->
         }
         let mid = (i + j + 1) as f64 / 2.0;
         for k in &keys[i..j] {
-            ranks[(k & 0xFFFF_FFFF) as usize] = mid;
+            ranks[(k & 0xFFFF_FFFF) as usize - offset] = mid;
         }
         let t = (j - i) as f64;
         ties += t * t * t - t;
         i = j;
     }
-    cusum_max(ranks, ties)
+    cusum_max(ranks, ties, inv)
 }
 
 /// The largest standardised CUSUM of centred mid-ranks over the splits
 /// `EDGE..=n-EDGE`, and where it is.
-fn cusum_max(ranks: &[f64], ties: f64) -> (f64, usize) {
+fn cusum_max(ranks: &[f64], ties: f64, inv: &mut Vec<f64>) -> (f64, usize) {
     let n = ranks.len();
+    // 1/(k(n-k)) for every split, kept while the length stays the same (the
+    // intervals of one scale): a multiplication instead of a division.
+    if inv.len() != n {
+        inv.clear();
+        inv.extend((0..n).map(|k| {
+            let kk = (k + 1) as f64;
+            1.0 / (kk * (n as f64 - kk))
+        }));
+    }
     let nf = n as f64;
     let center = (nf + 1.0) / 2.0;
     // Var(S_k) = k(n-k)/12 * ((n+1) - ties/(n(n-1))).
@@ -230,11 +266,10 @@ fn cusum_max(ranks: &[f64], ties: f64) -> (f64, usize) {
     let mut best = (0.0f64, 0usize);
     for (k, &r) in ranks.iter().enumerate().take(n - EDGE) {
         s += r - center;
-        let kk = (k + 1) as f64;
         if k + 1 < EDGE {
             continue;
         }
-        let z2 = s * s / (kk * (nf - kk));
+        let z2 = s * s * inv[k];
         if z2 > best.0 {
             best = (z2, k + 1);
         }
@@ -252,15 +287,20 @@ struct IntervalMax {
     split: usize,
 }
 
-/// Every seeded interval's maximum statistic (unscaled) and its split.
+/// Every seeded interval's maximum statistic (unscaled) and its split. (Each
+/// interval's keys are sorted afresh: keeping a sorted window and sliding it
+/// along a scale was measured slower, the moves costing more than the sorts.)
 fn all_intervals(x: &[f64]) -> Vec<IntervalMax> {
     let d = dense_ranks(x);
-    let mut keys = Vec::new();
-    let mut ranks = Vec::new();
+    let key = |p: usize| ((d[p] as u64) << 32) | p as u64;
+    let (mut window, mut ranks, mut inv) = (Vec::new(), Vec::new(), Vec::new());
     seeded_intervals(x.len())
         .into_iter()
         .map(|(start, end, scale)| {
-            let (z, split) = max_rank_cusum_dense(&d[start..end], &mut keys, &mut ranks);
+            window.clear();
+            window.extend((start..end).map(key));
+            window.sort_unstable();
+            let (z, split) = cusum_of_sorted(&window, start, &mut ranks, &mut inv);
             IntervalMax {
                 start,
                 end,
@@ -284,8 +324,12 @@ pub fn long_run_factor(x: &[f64], boundaries: &[usize]) -> f64 {
     // Too few pairs between the boundaries (a short series cut by spurious
     // shifts) says nothing; taking that for "independent" would let
     // autocorrelated noise through, so the pairs across them are used.
-    estimate_long_run_factor(x, boundaries)
-        .or_else(|| estimate_long_run_factor(x, &[]))
+    long_run_factor_of(&normal_scores(x), boundaries)
+}
+
+fn long_run_factor_of(r: &[f64], boundaries: &[usize]) -> f64 {
+    estimate_long_run_factor(r, boundaries)
+        .or_else(|| estimate_long_run_factor(r, &[]))
         .unwrap_or(1.0)
 }
 
@@ -297,15 +341,32 @@ pub fn long_run_factor(x: &[f64], boundaries: &[usize]) -> f64 {
 /// shifts can take the wander of correlated noise for steps and leave the
 /// pairs between them looking independent.
 pub fn short_lag_factor(x: &[f64]) -> f64 {
+    short_lag_factor_of(&normal_scores(x))
+}
+
+/// The ranks' normal scores: the normal quantile of (rank + ½)/n at each
+/// point (ties in the order sorted), computed for half the ranks and
+/// mirrored.
+fn normal_scores(x: &[f64]) -> Vec<f64> {
     let n = x.len();
-    if n < 40 {
-        return 1.0;
-    }
     let mut idx: Vec<usize> = (0..n).collect();
     idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
     let mut r = vec![0.0; n];
-    for (rank, &i) in idx.iter().enumerate() {
-        r[i] = normal_quantile((rank as f64 + 0.5) / n as f64);
+    for rank in 0..n.div_ceil(2) {
+        let q = normal_quantile((rank as f64 + 0.5) / n as f64);
+        r[idx[rank]] = q;
+        r[idx[n - 1 - rank]] = -q;
+    }
+    if n % 2 == 1 {
+        r[idx[n / 2]] = 0.0;
+    }
+    r
+}
+
+fn short_lag_factor_of(r: &[f64]) -> f64 {
+    let n = r.len();
+    if n < 40 {
+        return 1.0;
     }
     let median_sq = |h: usize| {
         let mut d: Vec<f64> = (h..n).map(|t| (r[t] - r[t - h]).powi(2)).collect();
@@ -324,18 +385,12 @@ pub fn short_lag_factor(x: &[f64]) -> f64 {
     (1.0 + rho) / (1.0 - rho)
 }
 
-fn estimate_long_run_factor(x: &[f64], boundaries: &[usize]) -> Option<f64> {
+fn estimate_long_run_factor(r: &[f64], boundaries: &[usize]) -> Option<f64> {
     const L: usize = 4;
     const FAR: std::ops::RangeInclusive<usize> = 8..=12;
-    let n = x.len();
+    let n = r.len();
     if n < 40 {
         return None;
-    }
-    let mut idx: Vec<usize> = (0..n).collect();
-    idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
-    let mut r = vec![0.0; n];
-    for (rank, &i) in idx.iter().enumerate() {
-        r[i] = normal_quantile((rank as f64 + 0.5) / n as f64);
     }
     // seg[t]: how many boundaries are at or before t.
     let mut seg = vec![0usize; n];
@@ -443,7 +498,8 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     let stats = all_intervals(series);
     let rough = search(&stats, n, 1.0, opts.false_alarm);
     let cuts: Vec<usize> = rough.iter().map(|c| c.index).collect();
-    let f = long_run_factor(series, &cuts).max(short_lag_factor(series));
+    let scores = normal_scores(series);
+    let f = long_run_factor_of(&scores, &cuts).max(short_lag_factor_of(&scores));
     let mut found = if f > 1.0 {
         search(&stats, n, f, opts.false_alarm)
     } else {
@@ -636,6 +692,28 @@ mod tests {
                 let b = brute(&x[s..e]);
                 assert!((a.0 - b.0).abs() < 1e-9, "{s}..{e}: {a:?} {b:?}");
                 assert_eq!(a.1, b.1, "{s}..{e}");
+            }
+        }
+    }
+
+    #[test]
+    fn sliding_windows_give_each_interval_its_own_statistic() {
+        let mut rng = SplitMix64::new(8);
+        for n in [30, 100, 251, 1000] {
+            for coarse in [true, false] {
+                let x: Vec<f64> = (0..n)
+                    .map(|_| {
+                        let v = rng.normal() * 3.0;
+                        if coarse { v.round() } else { v }
+                    })
+                    .collect();
+                let all = all_intervals(&x);
+                assert_eq!(all.len(), seeded_intervals(n).len());
+                for i in all {
+                    let (z, k) = max_rank_cusum(&x[i.start..i.end]);
+                    assert!((z - i.z).abs() < 1e-9, "{n} {}..{}", i.start, i.end);
+                    assert_eq!(k, i.split, "{n} {}..{}", i.start, i.end);
+                }
             }
         }
     }
