@@ -973,13 +973,7 @@ impl Search<'_, '_> {
                 let results = self.lab.sample_group(&self.st.config, &items, &seeds);
                 self.name_stragglers("sandwich");
                 for ((key, _), r) in items.iter().zip(results) {
-                    let (v, runs) = r.map_err(|why| {
-                        if interrupt::requested() {
-                            BisectError::Interrupted
-                        } else {
-                            BisectError::Input(format!("the sandwich run failed: {why}"))
-                        }
-                    })?;
+                    let (v, runs) = r.map_err(sandwich_failed)?;
                     if *key == pc.key {
                         sw.parent.push(v);
                     } else {
@@ -1002,13 +996,7 @@ impl Search<'_, '_> {
                 }
                 let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
                 self.name_stragglers("sandwich");
-                let (v, runs) = sampled.map_err(|why| {
-                    if interrupt::requested() {
-                        BisectError::Interrupted
-                    } else {
-                        BisectError::Input(format!("the sandwich run failed: {why}"))
-                    }
-                })?;
+                let (v, runs) = sampled.map_err(sandwich_failed)?;
                 into.push(v);
                 self.st.total_runs += runs;
             }
@@ -1034,6 +1022,15 @@ impl Search<'_, '_> {
             p_value: e.p_value,
             confirmed: e.verdict == Verdict::Slower,
         })
+    }
+}
+
+/// A sandwich run that failed: interrupted by Ctrl-C, or the command failed.
+fn sandwich_failed(why: String) -> BisectError {
+    if interrupt::requested() {
+        BisectError::Interrupted
+    } else {
+        BisectError::Input(format!("the sandwich run failed: {why}"))
     }
 }
 
