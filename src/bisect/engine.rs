@@ -469,7 +469,9 @@ impl Search<'_, '_> {
                 .map(|j| self.st.config.seed ^ (self.st.total_runs + j).wrapping_mul(0x9E37_79B9))
                 .collect();
             let results = self.lab.sample_group(&self.st.config, &keyed, &seeds);
-            self.name_stragglers("a group of parallel runs");
+            // Warned once per candidate, as one at a time: the group's first.
+            let first = self.st.candidates[group[0].0].label.clone();
+            self.name_stragglers(&first);
             let at = self.st.total_runs;
             let mut failed = None;
             for ((i, _), r) in group.iter().zip(results) {
@@ -481,13 +483,17 @@ impl Search<'_, '_> {
                         self.st.seq.entry(key).or_default().push(at);
                         self.st.total_runs += runs;
                     }
-                    Err(_) if interrupt::requested() => return Err(BisectError::Interrupted),
                     Err(why) => {
                         failed.get_or_insert((*i, why));
                     }
                 }
             }
+            // Every sample the group took is kept, even when Ctrl-C stopped
+            // the rest.
             state::save(&self.dir, self.st)?;
+            if failed.is_some() && interrupt::requested() {
+                return Err(BisectError::Interrupted);
+            }
             let (label, n) = {
                 let (i, _) = &group[0];
                 let c = &self.st.candidates[*i];
@@ -981,24 +987,22 @@ impl Search<'_, '_> {
                     }
                     self.st.total_runs += runs;
                 }
-            }
-            for first in [parent_first, !parent_first] {
-                if self.st.config.jobs > 1 {
-                    break;
+            } else {
+                for first in [parent_first, !parent_first] {
+                    let (key, dir, into) = if first {
+                        (&pc.key, &pd, &mut sw.parent)
+                    } else {
+                        (&cc.key, &cd, &mut sw.culprit)
+                    };
+                    if into.len() >= rounds {
+                        continue;
+                    }
+                    let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
+                    self.name_stragglers("sandwich");
+                    let (v, runs) = sampled.map_err(sandwich_failed)?;
+                    into.push(v);
+                    self.st.total_runs += runs;
                 }
-                let (key, dir, into) = if first {
-                    (&pc.key, &pd, &mut sw.parent)
-                } else {
-                    (&cc.key, &cd, &mut sw.culprit)
-                };
-                if into.len() >= rounds {
-                    continue;
-                }
-                let sampled = self.lab.sample(&self.st.config, key, dir, &mut rng);
-                self.name_stragglers("sandwich");
-                let (v, runs) = sampled.map_err(sandwich_failed)?;
-                into.push(v);
-                self.st.total_runs += runs;
             }
             self.st.sandwich = Some(sw.clone());
             state::save(&self.dir, self.st)?;

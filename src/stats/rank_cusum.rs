@@ -172,7 +172,12 @@ pub fn seeded_intervals(n: usize) -> Vec<(usize, usize, usize)> {
 /// Mann-Whitney statistic with mid-ranks and tie-corrected variance), and where
 /// it is.
 pub fn max_rank_cusum(x: &[f64]) -> (f64, usize) {
-    max_rank_cusum_dense(&dense_ranks(x), &mut Vec::new(), &mut Vec::new())
+    max_rank_cusum_dense(
+        &dense_ranks(x),
+        &mut Vec::new(),
+        &mut Vec::new(),
+        &mut Vec::new(),
+    )
 }
 
 /// Dense ranks of `x` (equal values share one), the form every interval's
@@ -194,7 +199,12 @@ fn dense_ranks(x: &[f64]) -> Vec<u32> {
 
 /// [`max_rank_cusum`] of the interval whose dense ranks are `d` (the same
 /// numbers: the order and the ties are the interval's own).
-fn max_rank_cusum_dense(d: &[u32], keys: &mut Vec<u64>, ranks: &mut Vec<f64>) -> (f64, usize) {
+fn max_rank_cusum_dense(
+    d: &[u32],
+    keys: &mut Vec<u64>,
+    ranks: &mut Vec<f64>,
+    inv: &mut Vec<f64>,
+) -> (f64, usize) {
     let n = d.len();
     if n < 2 * EDGE {
         return (0.0, 0);
@@ -206,7 +216,7 @@ fn max_rank_cusum_dense(d: &[u32], keys: &mut Vec<u64>, ranks: &mut Vec<f64>) ->
             .map(|(i, &r)| ((r as u64) << 32) | i as u64),
     );
     keys.sort_unstable();
-    cusum_of_sorted(keys, 0, ranks, &mut Vec::new())
+    cusum_of_sorted(keys, 0, ranks, inv)
 }
 
 /// [`max_rank_cusum_dense`] of the interval starting at `offset` whose keys
@@ -333,17 +343,6 @@ fn long_run_factor_of(r: &[f64], boundaries: &[usize]) -> f64 {
         .unwrap_or(1.0)
 }
 
-/// A floor for f that a level shift cannot lower: ρ from the ratio of the
-/// medians of squared differences of the ranks' normal scores at lags 2 and 1
-/// (for an AR(1) it is 1 + ρ; only one or two pairs straddle a shift, and
-/// medians ignore them), f = (1+ρ)/(1-ρ), 1 when ρ is within its own noise
-/// (2/√n). It matters in short series, where the search's first, spurious
-/// shifts can take the wander of correlated noise for steps and leave the
-/// pairs between them looking independent.
-pub fn short_lag_factor(x: &[f64]) -> f64 {
-    short_lag_factor_of(&normal_scores(x))
-}
-
 /// The ranks' normal scores: the normal quantile of (rank + ½)/n at each
 /// point (ties in the order sorted), computed for half the ranks and
 /// mirrored.
@@ -363,7 +362,14 @@ fn normal_scores(x: &[f64]) -> Vec<f64> {
     r
 }
 
-fn short_lag_factor_of(r: &[f64]) -> f64 {
+/// A floor for f that a level shift cannot lower: ρ from the ratio of the
+/// medians of squared differences of the normal scores `r` at lags 2 and 1
+/// (for an AR(1) it is 1 + ρ; only one or two pairs straddle a shift, and
+/// medians ignore them), f = (1+ρ)/(1-ρ), 1 when ρ is within its own noise
+/// (2/√n). It matters in short series, where the search's first, spurious
+/// shifts can take the wander of correlated noise for steps and leave the
+/// pairs between them looking independent.
+fn short_lag_factor(r: &[f64]) -> f64 {
     let n = r.len();
     if n < 40 {
         return 1.0;
@@ -446,12 +452,12 @@ fn estimate_long_run_factor(r: &[f64], boundaries: &[usize]) -> Option<f64> {
 /// calibrated against (`examples/cp_calibrate.rs`).
 pub fn scale_maximum(x: &[f64], k: usize) -> f64 {
     let d = dense_ranks(x);
-    let (mut keys, mut ranks) = (Vec::new(), Vec::new());
+    let (mut keys, mut ranks, mut inv) = (Vec::new(), Vec::new(), Vec::new());
     let Scale { len, grid, .. } = scale(k);
     let mut best = 0.0f64;
     let mut e = len.div_ceil(grid) * grid;
     while e <= x.len() {
-        best = best.max(max_rank_cusum_dense(&d[e - len..e], &mut keys, &mut ranks).0);
+        best = best.max(max_rank_cusum_dense(&d[e - len..e], &mut keys, &mut ranks, &mut inv).0);
         e += grid;
     }
     best
@@ -499,7 +505,7 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     let rough = search(&stats, n, 1.0, opts.false_alarm);
     let cuts: Vec<usize> = rough.iter().map(|c| c.index).collect();
     let scores = normal_scores(series);
-    let f = long_run_factor_of(&scores, &cuts).max(short_lag_factor_of(&scores));
+    let f = long_run_factor_of(&scores, &cuts).max(short_lag_factor(&scores));
     let mut found = if f > 1.0 {
         search(&stats, n, f, opts.false_alarm)
     } else {
@@ -697,7 +703,7 @@ mod tests {
     }
 
     #[test]
-    fn sliding_windows_give_each_interval_its_own_statistic() {
+    fn every_seeded_interval_gets_its_own_statistic() {
         let mut rng = SplitMix64::new(8);
         for n in [30, 100, 251, 1000] {
             for coarse in [true, false] {
