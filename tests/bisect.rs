@@ -397,7 +397,11 @@ fn bad_input_is_one_line_and_exit_2() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stdout).contains("does not reproduce"));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("does not reproduce"), "{text}");
+    // Its interval lies below 50% at the first look: no more rounds are taken.
+    assert!(text.contains("less than 50.0% slower"), "{text}");
+    assert!(text.contains("10+10 runs"), "{text}");
     tardy(d.path()).args(["bisect", "reset"]).assert().success();
 }
 

@@ -37,7 +37,7 @@ pub struct Policy {
     pub max_runs: usize,
     /// How many of the most recent reference runs of each end a step compares with.
     pub refs: usize,
-    /// Endpoint rounds per batch, and the cap.
+    /// Endpoint rounds at the first look (each later look doubles them), and the cap.
     pub endpoint_batch: usize,
     pub endpoint_max: usize,
     /// The probability the culprit must reach before it is named alone.
@@ -55,10 +55,10 @@ impl Default for Policy {
             step_confidence: 0.99,
             first_batch: 3,
             next_batch: 1,
-            max_runs: 100,
+            max_runs: 200,
             refs: 40,
             endpoint_batch: 10,
-            endpoint_max: 30,
+            endpoint_max: 80,
             confidence: default_confidence(),
         }
     }
@@ -114,8 +114,24 @@ pub fn endpoints(
     })
 }
 
-/// The boundary ratio over good: a user threshold (0.05 = 5%), or half the
-/// regression `ratio` in log space.
+/// How many looks the endpoints take at most: at `endpoint_batch` rounds,
+/// then doubling up to `endpoint_max`.
+pub fn endpoint_looks(p: &Policy) -> usize {
+    let (mut at, mut looks) = (p.endpoint_batch.max(1), 1);
+    while at < p.endpoint_max {
+        at = (at * 2).min(p.endpoint_max);
+        looks += 1;
+    }
+    looks
+}
+
+/// The endpoints' interval lies wholly below the smallest regression worth
+/// bisecting: more rounds would not make it reproduce.
+pub fn below_threshold(e: &Endpoints, threshold: Option<f64>) -> bool {
+    let min_ratio = 1.0 + threshold.unwrap_or(MIN_REGRESSION);
+    e.ci_high.is_some_and(|h| h < min_ratio)
+}
+
 /// How runs taken `jobs` at a time compare with runs taken alone: the ratio of
 /// the medians, and of the relative spreads (MAD / median).
 pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> super::state::Disturbance {
@@ -142,6 +158,8 @@ pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> super::s
     }
 }
 
+/// The boundary ratio over good: a user threshold (0.05 = 5%), or half the
+/// regression `ratio` in log space.
 pub fn boundary(threshold: Option<f64>, ratio: f64) -> f64 {
     threshold.map_or(ratio.max(1.0).sqrt(), |t| 1.0 + t)
 }
@@ -350,5 +368,24 @@ mod tests {
         let l = llr(&[10.0], 0.0, 0.1, 0.05);
         assert!((l - 2.0 * 4.0).abs() < 1e-9, "{l}");
         assert!(llr(&[0.0, 0.0], 0.0, 0.1, 0.05) < 0.0);
+    }
+
+    #[test]
+    fn the_endpoints_look_at_10_20_40_and_80_rounds_and_stop_when_below_the_threshold() {
+        assert_eq!(endpoint_looks(&Policy::default()), 4);
+        let e = |low: f64, high: f64| Endpoints {
+            ratio: (low + high) / 2.0,
+            ci_low: Some(low),
+            ci_high: Some(high),
+            p_value: 0.5,
+            reproduced: false,
+            runs: [20, 20],
+        };
+        assert!(below_threshold(&e(0.99, 1.008), None));
+        assert!(!below_threshold(&e(0.99, 1.02), None));
+        assert!(
+            !below_threshold(&e(0.99, 1.04), Some(0.03))
+                && below_threshold(&e(0.99, 1.02), Some(0.03))
+        );
     }
 }

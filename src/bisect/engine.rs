@@ -650,7 +650,7 @@ impl Search<'_, '_> {
             }
             let g = self.fresh(&self.st.candidates[0].key.clone());
             let b = self.fresh(&self.st.candidates[last].key.clone());
-            let looks = p.endpoint_max.div_ceil(p.endpoint_batch.max(1));
+            let looks = decide::endpoint_looks(&p);
             let e =
                 decide::endpoints(&g, &b, looks, self.st.config.threshold).ok_or_else(|| {
                     BisectError::Input(
@@ -658,12 +658,17 @@ impl Search<'_, '_> {
                             .into(),
                     )
                 })?;
-            if e.reproduced || target >= p.endpoint_max {
+            if e.reproduced
+                || target >= p.endpoint_max
+                || decide::below_threshold(&e, self.st.config.threshold)
+            {
                 self.st.endpoints = Some(e.clone());
                 state::save(&self.dir, self.st)?;
                 return Ok(e);
             }
-            target += p.endpoint_batch;
+            // Looks at 10, 20, 40, 80 rounds: a small regression gets the runs
+            // it needs, a clear one stops at the first look.
+            target = (target * 2).min(p.endpoint_max);
         }
     }
 
@@ -819,17 +824,26 @@ impl Search<'_, '_> {
             values: &b,
             seq: bs,
         };
-        let mut e = vec![0.0; last + 1];
-        for (k, ek) in e.iter_mut().enumerate().take(last).skip(1) {
-            let key = &self.st.candidates[k].key;
-            let v = vals(k);
-            let cand = posterior::Samples {
-                values: &v,
-                seq: self.st.seq_of(key),
-            };
-            *ek = posterior::evidence(cand, good, bad, posterior::TEMPER);
+        let judges = posterior::Judge::around(good, bad);
+        if judges.is_empty() {
+            return posterior::posterior(&vec![0.0; last + 1]);
         }
-        posterior::posterior(&e)
+        let runs: Vec<Vec<f64>> = (0..=last).map(vals).collect();
+        let mut post = vec![0.0; last + 1];
+        for (w, judge) in &judges {
+            let mut e = vec![0.0; last + 1];
+            for (k, ek) in e.iter_mut().enumerate().take(last).skip(1) {
+                let cand = posterior::Samples {
+                    values: &runs[k],
+                    seq: self.st.seq_of(&self.st.candidates[k].key),
+                };
+                *ek = judge.evidence(cand, posterior::TEMPER);
+            }
+            for (p, q) in post.iter_mut().zip(posterior::posterior(&e)) {
+                *p += w * q;
+            }
+        }
+        post
     }
 
     /// The measurable candidate (not skipped, under the run cap) whose "good or
@@ -889,7 +903,12 @@ impl Search<'_, '_> {
             n += 1;
             i += 1;
             if i % 2 == 0 {
-                let r = if (i / 2) % 2 == 0 { 0 } else { last };
+                // Good and bad in turn, across batches too.
+                let r = if (i / 2 + self.st.steps.len()) % 2 == 0 {
+                    0
+                } else {
+                    last
+                };
                 items.push((r, self.dir_of(r)?));
             }
         }

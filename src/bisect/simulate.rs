@@ -128,6 +128,8 @@ pub struct Outcome {
     pub in_range: bool,
     pub range_len: usize,
     pub runs: u64,
+    /// The endpoints reproduced the regression (else nothing was bisected).
+    pub reproduced: bool,
 }
 
 /// One simulated tardy bisection over `n` commits.
@@ -205,6 +207,7 @@ pub fn tardy_sim(
         in_range: range.iter().any(|l| truth.contains(l)),
         range_len: range.len(),
         runs: r.total_runs,
+        reproduced: r.reproduced,
     })
 }
 
@@ -234,6 +237,46 @@ pub fn fixed_once(
         runs += per as u64;
         let t = crate::stats::ttest::welch(&good, &c, 0.95);
         let slower = t.is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < 0.05);
+        if slower {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    (hi == culprit, runs)
+}
+
+/// One simulated fixed bisection as a careful script would run it: at every
+/// step `per` runs of the candidate and `per` of the good end, interleaved (so
+/// drift reaches both), the candidate bad when Welch's t says slower at
+/// one-sided p < `alpha`. Returns (right, runs).
+pub fn fixed_paired_once(
+    n: usize,
+    culprit: usize,
+    effect: f64,
+    per: usize,
+    alpha: f64,
+    noise: Noise,
+    seed: u64,
+) -> (bool, u64) {
+    let mut lab = SimLab::new(
+        culprit,
+        effect,
+        noise,
+        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    );
+    let (mut lo, mut hi) = (0usize, n);
+    let mut runs = 0u64;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        let (mut good, mut c) = (Vec::with_capacity(per), Vec::with_capacity(per));
+        for _ in 0..per {
+            good.push(lab.value(0));
+            c.push(lab.value(mid));
+        }
+        runs += 2 * per as u64;
+        let t = crate::stats::ttest::welch(&good, &c, 0.95);
+        let slower = t.is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < alpha);
         if slower {
             hi = mid;
         } else {

@@ -122,7 +122,7 @@ pub struct BisectArgs {
     jobs: u16,
     /// Most runs of one candidate (a step at the cap is decided by its estimate,
     /// and the probabilities stop asking for more of it).
-    #[arg(long, value_name = "N", default_value_t = 100)]
+    #[arg(long, value_name = "N", default_value_t = 200)]
     max_runs: usize,
     /// Name a single culprit only when its probability reaches this (else: "one of
     /// these N commits", each with its probability).
@@ -396,7 +396,26 @@ fn text(r: &Report, st: &state::State) -> String {
         );
     }
     if !r.reproduced {
-        out += "The regression does not reproduce: bad is not significantly slower than good at 95%.\n";
+        let t = st
+            .config
+            .threshold
+            .unwrap_or(tardy::bisect::decide::MIN_REGRESSION);
+        let below = r
+            .endpoints
+            .as_ref()
+            .is_some_and(|e| tardy::bisect::decide::below_threshold(e, st.config.threshold));
+        out += &if below {
+            format!(
+                "The regression does not reproduce: bad is less than {:.1}% slower than good (its interval lies below; --threshold sets the smallest regression worth bisecting).\n",
+                t * 100.0
+            )
+        } else {
+            format!(
+                "The regression does not reproduce: bad is not significantly slower than good at 95% by at least {:.1}% after {} runs of each.\n",
+                t * 100.0,
+                r.endpoints.as_ref().map_or(0, |e| e.runs[0].min(e.runs[1]))
+            )
+        };
         return out;
     }
     if let Some(m) = r.boundary {
