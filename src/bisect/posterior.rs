@@ -567,6 +567,10 @@ mod tests {
 
     use crate::stats::rng::SplitMix64;
 
+    fn smp<'a>(values: &'a [f64], seq: &'a [u64]) -> Samples<'a> {
+        Samples { values, seq }
+    }
+
     /// Runs at `times` of a build `shift` (log) slower, on a machine drifting
     /// by `drift` per run, with 3% lognormal noise.
     fn runs(rng: &mut SplitMix64, times: &[u64], shift: f64, drift: f64) -> (Vec<f64>, Vec<u64>) {
@@ -593,16 +597,7 @@ mod tests {
             .collect();
         let (g, gs) = runs(&mut rng, &gt, 0.0, 0.0002);
         let (b, bs) = runs(&mut rng, &bt, 0.05, 0.0002);
-        let (good, bad) = (
-            Samples {
-                values: &g,
-                seq: &gs,
-            },
-            Samples {
-                values: &b,
-                seq: &bs,
-            },
-        );
+        let (good, bad) = (smp(&g, &gs), smp(&b, &bs));
         let plain = median(&logs(&b)) - median(&logs(&g));
         let paired = regression(good, bad).unwrap();
         assert!(
@@ -625,33 +620,11 @@ mod tests {
         for _ in 0..40 {
             let (g, gs) = runs(&mut rng, &gt, 0.0, 0.0);
             let (b, bs) = runs(&mut rng, &bt, 0.03, 0.0);
-            let j = Judge::new(
-                Samples {
-                    values: &g,
-                    seq: &gs,
-                },
-                Samples {
-                    values: &b,
-                    seq: &bs,
-                },
-            )
-            .unwrap();
+            let j = Judge::new(smp(&g, &gs), smp(&b, &bs)).unwrap();
             let (c, cs) = runs(&mut rng, &spread_t, 0.03, 0.0);
-            spread_e += j.evidence(
-                Samples {
-                    values: &c,
-                    seq: &cs,
-                },
-                1.0,
-            );
+            spread_e += j.evidence(smp(&c, &cs), 1.0);
             let (c, cs) = runs(&mut rng, &bunched_t, 0.03, 0.0);
-            bunched_e += j.evidence(
-                Samples {
-                    values: &c,
-                    seq: &cs,
-                },
-                1.0,
-            );
+            bunched_e += j.evidence(smp(&c, &cs), 1.0);
         }
         assert!(spread_e > 0.0 && bunched_e > 0.0, "{spread_e} {bunched_e}");
         assert!(
@@ -669,44 +642,16 @@ mod tests {
         let bt: Vec<u64> = (0..150).map(|i| 4 * i + 1).collect();
         let (g, gs) = runs(&mut rng, &gt, 0.0, 0.0);
         let (b, bs) = runs(&mut rng, &bt, 0.045, 0.0);
-        let j = Judge::new(
-            Samples {
-                values: &g,
-                seq: &gs,
-            },
-            Samples {
-                values: &b,
-                seq: &bs,
-            },
-        )
-        .unwrap();
+        let j = Judge::new(smp(&g, &gs), smp(&b, &bs)).unwrap();
         let ct: Vec<u64> = (0..150).map(|i| 4 * i + 2).collect();
         let (mut mid, mut full, mut none) = (0.0, 0.0, 0.0);
         for _ in 0..10 {
             let (c, cs) = runs(&mut rng, &ct[..30], 0.03, 0.0);
-            mid += j.evidence(
-                Samples {
-                    values: &c,
-                    seq: &cs,
-                },
-                1.0,
-            );
+            mid += j.evidence(smp(&c, &cs), 1.0);
             let (c, cs) = runs(&mut rng, &ct[..30], 0.045, 0.0);
-            full += j.evidence(
-                Samples {
-                    values: &c,
-                    seq: &cs,
-                },
-                1.0,
-            );
+            full += j.evidence(smp(&c, &cs), 1.0);
             let (c, cs) = runs(&mut rng, &ct[..30], 0.0, 0.0);
-            none += j.evidence(
-                Samples {
-                    values: &c,
-                    seq: &cs,
-                },
-                1.0,
-            );
+            none += j.evidence(smp(&c, &cs), 1.0);
         }
         assert!(none < 0.0 && mid > 0.0 && full > mid, "{none} {mid} {full}");
     }

@@ -183,12 +183,7 @@ pub fn tardy_sim(
         .collect();
     let mut st = State::new(cfg, candidates);
     let _ = std::fs::remove_file(super::state::state_file(dir));
-    let mut lab = SimLab::new(
-        culprit,
-        effect,
-        noise,
-        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
+    let mut lab = sim_lab(culprit, effect, noise, seed);
     lab.second = second;
     let r = engine::run_in(&mut st, dir, &mut |_| {}, &mut lab)?;
     let truth: Vec<String> = std::iter::once(culprit)
@@ -211,6 +206,36 @@ pub fn tardy_sim(
     })
 }
 
+/// `cand` is slower than `good` by Welch's t at one-sided p < `alpha`.
+fn slower(good: &[f64], cand: &[f64], alpha: f64) -> bool {
+    crate::stats::ttest::welch(good, cand, 0.95)
+        .is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < alpha)
+}
+
+/// The plain bisection of `git bisect run` over commits 0..n with `bad`
+/// deciding each step; the first bad commit it ends on.
+fn fixed_search(n: usize, mut bad: impl FnMut(usize) -> bool) -> usize {
+    let (mut lo, mut hi) = (0usize, n);
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if bad(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    hi
+}
+
+fn sim_lab(culprit: usize, effect: f64, noise: Noise, seed: u64) -> SimLab {
+    SimLab::new(
+        culprit,
+        effect,
+        noise,
+        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
+    )
+}
+
 /// One simulated fixed bisection: `per` runs of the good end once, then `per` runs per
 /// step, each step bad when Welch's t says slower than the good end at p < 0.05
 /// (one-sided).
@@ -222,28 +247,15 @@ pub fn fixed_once(
     noise: Noise,
     seed: u64,
 ) -> (bool, u64) {
-    let mut lab = SimLab::new(
-        culprit,
-        effect,
-        noise,
-        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
+    let mut lab = sim_lab(culprit, effect, noise, seed);
     let good: Vec<f64> = (0..per).map(|_| lab.value(0)).collect();
-    let (mut lo, mut hi) = (0usize, n);
     let mut runs = per as u64;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
+    let first_bad = fixed_search(n, |mid| {
         let c: Vec<f64> = (0..per).map(|_| lab.value(mid)).collect();
         runs += per as u64;
-        let t = crate::stats::ttest::welch(&good, &c, 0.95);
-        let slower = t.is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < 0.05);
-        if slower {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    (hi == culprit, runs)
+        slower(&good, &c, 0.05)
+    });
+    (first_bad == culprit, runs)
 }
 
 /// One simulated fixed bisection as a careful script would run it: at every
@@ -259,29 +271,16 @@ pub fn fixed_paired_once(
     noise: Noise,
     seed: u64,
 ) -> (bool, u64) {
-    let mut lab = SimLab::new(
-        culprit,
-        effect,
-        noise,
-        seed.wrapping_mul(0x9E37_79B9_7F4A_7C15),
-    );
-    let (mut lo, mut hi) = (0usize, n);
+    let mut lab = sim_lab(culprit, effect, noise, seed);
     let mut runs = 0u64;
-    while hi - lo > 1 {
-        let mid = (lo + hi) / 2;
+    let first_bad = fixed_search(n, |mid| {
         let (mut good, mut c) = (Vec::with_capacity(per), Vec::with_capacity(per));
         for _ in 0..per {
             good.push(lab.value(0));
             c.push(lab.value(mid));
         }
         runs += 2 * per as u64;
-        let t = crate::stats::ttest::welch(&good, &c, 0.95);
-        let slower = t.is_some_and(|t| t.diff > 0.0 && t.p_value / 2.0 < alpha);
-        if slower {
-            hi = mid;
-        } else {
-            lo = mid;
-        }
-    }
-    (hi == culprit, runs)
+        slower(&good, &c, alpha)
+    });
+    (first_bad == culprit, runs)
 }
