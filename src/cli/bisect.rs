@@ -854,6 +854,7 @@ fn explain_culprit(
         ignore_failure: false,
         overhead_check: false,
         delayacct: true,
+        recorder: tardy::record::Choice::Auto,
     };
     let (good_label, bad_label) = (pair.good.label.clone(), pair.bad.label.clone());
     let mut first = true;

@@ -78,6 +78,12 @@ pub struct ExplainArgs {
     /// Do not trace: explain from wall time, rusage and schedstat only.
     #[arg(long)]
     no_trace: bool,
+    /// Which recorder: the kernel's scheduler events (perf_event_open: root,
+    /// CAP_PERFMON or perf_event_paranoid <= 1; never stops the command),
+    /// ptrace with a seccomp filter (the fallback), or auto (kernel events
+    /// when allowed).
+    #[arg(long, value_enum, default_value_t = RecorderArg::Auto)]
+    recorder: RecorderArg,
     /// Also run the command untraced, interleaved, and report the measured overhead.
     #[arg(long)]
     overhead_check: bool,
@@ -93,6 +99,13 @@ pub struct ExplainArgs {
     /// How many processes and programs to list.
     #[arg(long, default_value_t = 5)]
     top: usize,
+}
+
+#[derive(Clone, Copy, clap::ValueEnum)]
+enum RecorderArg {
+    Auto,
+    Kernel,
+    Ptrace,
 }
 
 /// One side of the comparison: a command to run, or a saved trace.
@@ -323,6 +336,11 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         ignore_failure: args.ignore_failure,
         overhead_check: args.overhead_check,
         delayacct: !args.no_delayacct,
+        recorder: match args.recorder {
+            RecorderArg::Auto => tardy::record::Choice::Auto,
+            RecorderArg::Kernel => tardy::record::Choice::Kernel,
+            RecorderArg::Ptrace => tardy::record::Choice::Ptrace,
+        },
     };
     let mut recorded = if specs.is_empty() {
         session::Outcome {

@@ -1,18 +1,25 @@
-//! The recorder behind `tardy explain`: runs a command under ptrace with a
-//! seccomp-BPF filter (only the syscalls that wait, sleep, create processes
-//! or sync are stopped at; everything else runs untraced), follows its whole
-//! process tree, and keeps per-thread totals and per-kind histograms of those
-//! syscalls, plus what `/proc` says about each thread when it exits (CPU,
-//! run-queue delay, page faults, block-I/O delay). It aggregates in place:
-//! no record per event is kept.
+//! The recorders behind `tardy explain`, one per way of watching a process
+//! tree, behind the [`Recorder`] trait:
 //!
-//! This is apart from `measure/`, whose timing loop stays a bare spawn and
-//! `wait4`. Turning a recording into an explanation is `diagnose::explain`'s job.
+//! - [`kernel`]: the kernel's own scheduler events through `perf_event_open`
+//!   (switches, wake-ups, forks, execs, sleeping timers, fsyncs), read from
+//!   ring buffers; no stop of the command at all, and the critical path
+//!   from the wake-up graph. Used whenever the kernel allows it (root,
+//!   `CAP_PERFMON`, or a permissive `perf_event_paranoid`).
+//! - [`ptrace`]: ptrace with a seccomp-BPF filter (only the syscalls that
+//!   sleep, wait, create processes or sync stop), for containers and users
+//!   without perf events.
+//! - [`Untraced`]: wall time, rusage and the command's schedstat (`--no-trace`).
+//!
+//! Each aggregates in place: no record per event is kept. This is apart
+//! from `measure/`, whose timing loop stays a bare spawn and `wait4`.
+//! Turning a recording into an explanation is `diagnose::explain`'s job.
 
 pub mod arch;
 pub mod filter;
+pub mod kernel;
 pub mod procfs;
-mod tracer;
+mod ptrace;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -20,7 +27,60 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use procfs::ThreadStats;
-pub use tracer::{calibrate_stop_cost, record};
+pub use ptrace::{PtraceRecorder, calibrate_stop_cost};
+
+mod child;
+
+/// A way of recording one run of a command.
+pub trait Recorder {
+    /// Its name in outputs: "kernel-events", "ptrace" or "untraced".
+    fn name(&self) -> &'static str;
+    /// One line: what this recorder cannot see.
+    fn blind_spots(&self) -> String;
+    /// Run the command once and record it.
+    fn record(&self, p: &Prepared) -> Result<RecordedRun, RecordError>;
+}
+
+/// No tracing: wall time, rusage and the command's own schedstat.
+pub struct Untraced;
+
+impl Recorder for Untraced {
+    fn name(&self) -> &'static str {
+        "untraced"
+    }
+    fn blind_spots(&self) -> String {
+        "not traced: only wall time, rusage and the command's own schedstat".into()
+    }
+    fn record(&self, p: &Prepared) -> Result<RecordedRun, RecordError> {
+        child::launch(p, child::Mode::Plain, &mut |_| RecordedRun::default())
+    }
+}
+
+/// Which recorder to use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Choice {
+    /// Kernel events when allowed, else ptrace.
+    #[default]
+    Auto,
+    Kernel,
+    Ptrace,
+    None,
+}
+
+/// The recorder for `choice`, and, when `Auto` fell back, why.
+pub fn choose(choice: Choice) -> Result<(Box<dyn Recorder>, Option<String>), String> {
+    match choice {
+        Choice::None => Ok((Box::new(Untraced), None)),
+        Choice::Ptrace => Ok((Box::new(PtraceRecorder), None)),
+        Choice::Kernel => {
+            kernel::KernelRecorder::new().map(|k| (Box::new(k) as Box<dyn Recorder>, None))
+        }
+        Choice::Auto => match kernel::KernelRecorder::new() {
+            Ok(k) => Ok((Box::new(k), None)),
+            Err(why) => Ok((Box::new(PtraceRecorder), Some(why))),
+        },
+    }
+}
 
 use crate::model::Exec;
 
@@ -52,10 +112,12 @@ pub enum Kind {
     Load,
     /// fsync/fdatasync/sync_file_range/syncfs/sync/msync.
     Fsync,
+    /// Blocked on block I/O (a read from disk, a page fault on a file).
+    BlockIo,
 }
 
 /// How many kinds there are.
-pub const NKIND: usize = 12;
+pub const NKIND: usize = 13;
 
 impl Kind {
     pub const ALL: [Kind; NKIND] = [
@@ -71,6 +133,7 @@ impl Kind {
         Kind::ExecFailed,
         Kind::Load,
         Kind::Fsync,
+        Kind::BlockIo,
     ];
 
     /// The name in saved traces.
@@ -88,6 +151,7 @@ impl Kind {
             Kind::ExecFailed => "exec-failed",
             Kind::Load => "load",
             Kind::Fsync => "fsync",
+            Kind::BlockIo => "block-io",
         }
     }
 
@@ -103,6 +167,9 @@ pub struct Agg {
     pub count: u64,
     pub total_ns: u64,
     pub asked_ns: u64,
+    /// Timer slack of those waits (the kernel may end each this much past
+    /// the time asked); kernel-event recorder only.
+    pub slack_ns: u64,
 }
 
 impl Agg {
@@ -115,6 +182,7 @@ impl Agg {
         self.count += o.count;
         self.total_ns = self.total_ns.saturating_add(o.total_ns);
         self.asked_ns = self.asked_ns.saturating_add(o.asked_ns);
+        self.slack_ns = self.slack_ns.saturating_add(o.slack_ns);
     }
 }
 
@@ -180,6 +248,40 @@ pub struct ProcRow {
     pub end_ns: u64,
 }
 
+/// What a thread on the critical path was doing, as the kernel-event
+/// recorder tells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Doing {
+    /// On a CPU (user and system; split later by the kernel's accounting).
+    Cpu = 0,
+    /// Runnable, waiting for a CPU.
+    RunQueue,
+    /// Starting a process: a forked child before its exec, the exec, the
+    /// dynamic loader.
+    Creation,
+    /// A sleep, or a timeout that expired.
+    TimedWait,
+    LockWait,
+    /// Waiting on something outside the tree: poll, a pipe or socket, a terminal.
+    EventWait,
+    /// Waiting for a child whose end the recorder did not see.
+    ChildWait,
+    BlockIo,
+    Fsync,
+    /// Not known (events were lost).
+    Unknown,
+}
+
+pub const NDOING: usize = 10;
+
+/// The critical path of one run, from the kernel's events: time by what
+/// was being done, and by process (pid, on the path, of which on a CPU).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PathTotals {
+    pub ns: [u64; NDOING],
+    pub procs: Vec<(i32, u64, u64)>,
+}
+
 /// Why the recording is incomplete, when it is.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Coverage {
@@ -219,6 +321,11 @@ pub struct RecordedRun {
     pub coverage: Option<Coverage>,
     /// The first lines of stderr when the command failed.
     pub stderr_head: String,
+    /// The critical path, when the recorder computed it (kernel events);
+    /// otherwise `diagnose` walks the waits.
+    pub path: Option<PathTotals>,
+    /// Events the kernel dropped (its buffer was full).
+    pub lost_events: u64,
 }
 
 impl RecordedRun {

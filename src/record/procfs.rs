@@ -137,22 +137,6 @@ pub fn thread_stats(tgid: i32, tid: i32) -> ThreadStats {
     out
 }
 
-/// Whether a read on `fd` of thread `tid` can block on another party: a pipe
-/// or a socket (not a regular file or a device).
-pub fn fd_is_pipe_or_socket(tid: i32, fd: u64) -> bool {
-    let mut p = StackPath::new();
-    p.push(b"/proc/").num(tid as u64).push(b"/fd/").num(fd);
-    // SAFETY: stat into a zeroed struct through a NUL-terminated path.
-    unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::stat(p.as_ptr(), &mut st) != 0 {
-            return false;
-        }
-        let kind = st.st_mode & libc::S_IFMT;
-        kind == libc::S_IFIFO || kind == libc::S_IFSOCK
-    }
-}
-
 /// Clock ticks per second for `stat`'s tick fields.
 pub fn ticks_per_second() -> u64 {
     // SAFETY: sysconf has no preconditions.

@@ -26,8 +26,56 @@ fn agg_ns(t: &TaskRow, k: Kind) -> f64 {
     t.aggs[k as usize].total_ns as f64
 }
 
+/// The share of CPU time that was user time, tree-wide: the kernel's own
+/// accounting as `time` reports it (the command's rusage, its reaped
+/// children included); pooled clock ticks when rusage says nothing.
+fn tree_user_fraction(run: &RecordedRun) -> f64 {
+    let (u, s) = (run.root_user_ns as f64, run.root_sys_ns as f64);
+    if u + s > 0.0 {
+        return u / (u + s);
+    }
+    let (tu, ts) = run.tasks.iter().fold((0u64, 0u64), |(a, b), t| {
+        (a + t.stats.utime_ticks, b + t.stats.stime_ticks)
+    });
+    if tu + ts > 0 {
+        tu as f64 / (tu + ts) as f64
+    } else {
+        1.0
+    }
+}
+
+/// A thread's user share: its own ticks when it has enough of them to
+/// mean something, else the tree's.
+fn user_fraction(t: &TaskRow, tree: f64) -> f64 {
+    let ticks = t.stats.utime_ticks + t.stats.stime_ticks;
+    if ticks >= 10 {
+        t.stats.utime_ticks as f64 / ticks as f64
+    } else {
+        tree
+    }
+}
+
+/// The critical path the recorder computed, as categories (ns).
+fn from_path(path: &crate::record::PathTotals, user_frac: f64) -> [f64; NCAT] {
+    use crate::record::Doing;
+    let mut v = [0.0; NCAT];
+    let ns = |d: Doing| path.ns[d as usize] as f64;
+    v[CPU_USER] = ns(Doing::Cpu) * user_frac;
+    v[CPU_SYSTEM] = ns(Doing::Cpu) * (1.0 - user_frac);
+    v[RUN_QUEUE] = ns(Doing::RunQueue);
+    v[PROCESS_CREATION] = ns(Doing::Creation);
+    v[TIMED_SLEEP] = ns(Doing::TimedWait);
+    v[LOCK_WAIT] = ns(Doing::LockWait);
+    v[EVENT_WAIT] = ns(Doing::EventWait);
+    v[CHILD_WAIT] = ns(Doing::ChildWait);
+    v[IO_WAIT] = ns(Doing::BlockIo);
+    v[FSYNC] = ns(Doing::Fsync);
+    v[OTHER] = ns(Doing::Unknown);
+    v
+}
+
 /// A thread's own breakdown, summing to its lifetime (ns).
-fn own(t: &TaskRow, end_default: u64, tck: u64) -> [f64; NCAT] {
+fn own(t: &TaskRow, end_default: u64, tck: u64, tree_uf: f64) -> [f64; NCAT] {
     let end = if t.end_ns > 0 { t.end_ns } else { end_default };
     let life = end.saturating_sub(t.start_ns) as f64;
     let mut v = [0.0; NCAT];
@@ -48,12 +96,7 @@ fn own(t: &TaskRow, end_default: u64, tck: u64) -> [f64; NCAT] {
     let outside = (life - v.iter().sum::<f64>()).max(0.0);
     let s = &t.stats;
     let cpu = s.cpu_ns as f64;
-    let ticks = s.utime_ticks + s.stime_ticks;
-    let user_frac = if ticks > 0 {
-        s.utime_ticks as f64 / ticks as f64
-    } else {
-        1.0
-    };
+    let user_frac = user_fraction(t, tree_uf);
     let rq = s.run_delay_ns as f64;
     let scale = if cpu + rq > outside && cpu + rq > 0.0 {
         outside / (cpu + rq)
@@ -134,6 +177,7 @@ fn kinds_of(run: &RecordedRun) -> BTreeMap<String, KindTotals> {
                     count: a.count,
                     total_s: a.total_ns as f64 / NS,
                     asked_s: a.asked_ns as f64 / NS,
+                    slack_s: a.slack_ns as f64 / NS,
                 },
             )
         })
@@ -144,7 +188,12 @@ fn kinds_of(run: &RecordedRun) -> BTreeMap<String, KindTotals> {
 pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
     let wall = run.wall_ns as f64;
     let end_default = run.wall_ns;
-    let own_v: Vec<[f64; NCAT]> = run.tasks.iter().map(|t| own(t, end_default, tck)).collect();
+    let tree_uf = tree_user_fraction(run);
+    let own_v: Vec<[f64; NCAT]> = run
+        .tasks
+        .iter()
+        .map(|t| own(t, end_default, tck, tree_uf))
+        .collect();
     let life: Vec<f64> = own_v.iter().map(|v| v.iter().sum()).collect();
     let mut walk = Walk {
         tasks: &run.tasks,
@@ -159,10 +208,10 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
         weight: vec![0.0; run.tasks.len()],
         visiting: vec![false; run.tasks.len()],
     };
-    let mut cat = if run.tasks.is_empty() {
-        [0.0; NCAT]
-    } else {
-        walk.path(0, 1.0, 0)
+    let mut cat = match &run.path {
+        Some(p) => from_path(p, tree_uf),
+        None if run.tasks.is_empty() => [0.0; NCAT],
+        None => walk.path(0, 1.0, 0),
     };
     // The command's lifetime as the tracer saw it vs the wall clock (tardy's
     // own fork and reaping): the difference is "other"; then make the sum exact.
@@ -190,12 +239,7 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
     let mut by_pid: HashMap<i32, P> = HashMap::new();
     for (i, t) in run.tasks.iter().enumerate() {
         let s = &t.stats;
-        let ticks = s.utime_ticks + s.stime_ticks;
-        let uf = if ticks > 0 {
-            s.utime_ticks as f64 / ticks as f64
-        } else {
-            1.0
-        };
+        let uf = user_fraction(t, tree_uf);
         let cpu = s.cpu_ns as f64 / NS;
         user += cpu * uf;
         system += cpu * (1.0 - uf);
@@ -209,8 +253,20 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
         p.row.cpu_user_s += cpu * uf;
         p.row.cpu_system_s += cpu * (1.0 - uf);
         p.row.run_queue_s += s.run_delay_ns as f64 / NS;
-        p.row.on_path_s += w * walk.life[i] / NS;
-        p.row.off_path_cpu_s += cpu * (1.0 - w);
+        if run.path.is_none() {
+            p.row.on_path_s += w * walk.life[i] / NS;
+            p.row.off_path_cpu_s += cpu * (1.0 - w);
+        } else {
+            p.row.off_path_cpu_s += cpu;
+        }
+    }
+    if let Some(path) = &run.path {
+        for &(pid, total, on_cpu) in &path.procs {
+            if let Some(p) = by_pid.get_mut(&pid) {
+                p.row.on_path_s += total as f64 / NS;
+                p.row.off_path_cpu_s = (p.row.off_path_cpu_s - on_cpu as f64 / NS).max(0.0);
+            }
+        }
     }
     // Untraced runs: the command's rusage is the better CPU figure.
     if matches!(run.coverage, Some(Coverage::Untraced(_))) {

@@ -92,11 +92,13 @@ fn kind_mean(t: &Trace, name: &str) -> KindTotals {
         k.count += x.count;
         k.total_s += x.total_s;
         k.asked_s += x.asked_s;
+        k.slack_s += x.slack_s;
     }
     KindTotals {
         count: (k.count as f64 / n).round() as u64,
         total_s: k.total_s / n,
         asked_s: k.asked_s / n,
+        slack_s: k.slack_s / n,
     }
 }
 

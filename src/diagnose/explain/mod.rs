@@ -83,6 +83,9 @@ pub struct KindTotals {
     /// For sleeps and expired timeouts: the time asked for.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub asked_s: f64,
+    /// Their timer slack, summed (kernel-event recorder).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub slack_s: f64,
 }
 
 fn is_zero(v: &f64) -> bool {
@@ -172,9 +175,21 @@ pub struct Histogram {
     pub buckets: Vec<[u64; 2]>,
 }
 
-/// What tracing cost.
+/// Which recorder ran and what tracing cost.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Overhead {
+    /// "kernel-events", "ptrace" or "untraced".
+    #[serde(default)]
+    pub recorder: String,
+    /// What that recorder cannot see, in one line.
+    #[serde(default)]
+    pub blind_spots: String,
+    /// Why the kernel-event recorder was not used, when it was not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fallback: Option<String>,
+    /// Kernel events a run (kernel-events recorder).
+    #[serde(default)]
+    pub events_per_run: f64,
     /// Measured cost of one traced syscall (entry and exit stops), ns.
     #[serde(default)]
     pub stop_cost_ns: Option<u64>,

@@ -6,7 +6,7 @@
 use crate::measure::interrupt;
 use crate::model::Exec;
 use crate::probe::fingerprint::Fingerprint;
-use crate::record::{self, Coverage, Hist, NKIND, Prepared, RecordOptions};
+use crate::record::{self, Choice, Coverage, Hist, NKIND, Prepared, RecordOptions, Recorder};
 
 use super::{Overhead, RunSummary, Trace, attribute, build_trace};
 
@@ -30,6 +30,8 @@ pub struct Options {
     pub overhead_check: bool,
     /// Turn `kernel.task_delayacct` on for the runs when root and it is off.
     pub delayacct: bool,
+    /// Which recorder (`--recorder`); `--no-trace` is `Choice::None`.
+    pub recorder: Choice,
 }
 
 /// Progress, for a bar or a log.
@@ -61,6 +63,9 @@ pub enum SessionError {
     /// Interrupted before one run of this command completed.
     #[error("interrupted before a run of '{0}' completed: nothing to explain")]
     NothingCompleted(String),
+    /// The recorder asked for cannot run here.
+    #[error("{0}")]
+    Recorder(String),
 }
 
 struct Live {
@@ -102,7 +107,9 @@ pub fn record_set(
         });
     }
     let tracing = specs.iter().any(|s| s.options.trace);
-    let stop_cost = if tracing {
+    let choice = if tracing { opts.recorder } else { Choice::None };
+    let (recorder, fallback) = record::choose(choice).map_err(SessionError::Recorder)?;
+    let stop_cost = if recorder.name() == "ptrace" {
         record::calibrate_stop_cost()
     } else {
         None
@@ -115,7 +122,7 @@ pub fn record_set(
     if delayacct.is_some() {
         on(Event::DelayacctOn);
     }
-    let result = rounds(&mut sides, opts, on);
+    let result = rounds(&mut sides, opts, recorder.as_ref(), on);
     delayacct_restore(delayacct);
     let interrupted = result?;
     let machine = Fingerprint::capture();
@@ -126,6 +133,9 @@ pub fn record_set(
         }
         let mut overhead = Overhead {
             stop_cost_ns: stop_cost,
+            recorder: recorder.name().to_string(),
+            blind_spots: recorder.blind_spots(),
+            fallback: fallback.clone(),
             ..Overhead::default()
         };
         let walls: Vec<f64> = side.runs.iter().map(|r| r.wall_s).collect();
@@ -155,6 +165,7 @@ pub fn record_set(
 fn rounds(
     sides: &mut [Live],
     opts: &Options,
+    recorder: &dyn Recorder,
     on: &mut dyn FnMut(Event),
 ) -> Result<bool, SessionError> {
     let tck = record::procfs::ticks_per_second();
@@ -172,7 +183,7 @@ fn rounds(
             on(Event::Run {
                 display: &side.display,
             });
-            let rec = record::record(&side.prepared)?;
+            let rec = recorder.record(&side.prepared)?;
             if rec.interrupted {
                 return Ok(true);
             }
@@ -197,7 +208,7 @@ fn rounds(
             }
             side.runs.push(attribute(&rec, tck));
             if let Some(u) = &side.untraced {
-                let r = record::record(u)?;
+                let r = record::Untraced.record(u)?;
                 side.untraced_walls.push(r.wall_ns as f64 / 1e9);
             }
             on(Event::Done);

@@ -1,0 +1,719 @@
+//! The kernel-event recorder: what the scheduler itself says about the
+//! command's tree, read from perf ring buffers while it runs. No stop of
+//! the command at all, so its cost does not depend on what the program does
+//! (each event is one write into a ring buffer, about 100 ns, and events
+//! only happen when a thread switches, wakes another, forks, execs, arms a
+//! sleeping timer or syncs a file).
+//!
+//! Events, each opened on the command before it execs, once per CPU,
+//! inherited by every thread and process it creates (so limited to its
+//! tree), and sent into one ring buffer per CPU:
+//! - side-band records: fork, exit, and every switch in and out (with
+//!   whether the thread was still runnable: preempted);
+//! - `sched:sched_switch` for switches of threads that block, with the
+//!   kernel call chain (where it blocked: [`ksyms`]);
+//! - `sched:sched_waking`: who woke whom (the wake-up graph);
+//! - `sched:sched_process_exec`: which program each exec started;
+//! - `timer:hrtimer_start` for sleeping timers: the time asked and the slack;
+//! - the file systems' fsync tracepoints (ext4, xfs, btrfs): each fsync;
+//! - a uprobe on the dynamic loader's `_dl_debug_state`: when loading ends.
+//!
+//! [`timeline`] turns them into per-thread totals and the critical path.
+
+pub mod elf;
+pub mod ksyms;
+pub mod perf;
+pub mod timeline;
+pub mod tracefs;
+
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use super::child::{self, Mode, Started};
+use super::{Coverage, Prepared, RecordError, RecordedRun};
+use crate::measure::interrupt;
+use ksyms::{Ksyms, Site};
+use perf::{Ring, Source, Spec};
+use timeline::{Ev, Timed, Timeline};
+
+/// Data pages of each CPU's ring buffer (1 MiB with 4 KiB pages).
+const RING_PAGES: usize = 256;
+/// How deep a kernel call chain is read at a blocking switch.
+const KERNEL_STACK: u16 = 24;
+/// Events younger than this stay staged: another CPU's ring may still hold
+/// an older one.
+const REORDER_NS: u64 = 5_000_000;
+
+/// What each opened event is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    Sideband,
+    Switch,
+    Waking,
+    Exec,
+    Timer,
+    FsyncEnter,
+    FsyncExit,
+    FsyncMark,
+    Loader,
+}
+
+/// Field offsets read from tracefs.
+#[derive(Debug, Clone, Default)]
+struct Offsets {
+    switch_state: usize,
+    waking_pid: usize,
+    exec_filename: usize,
+    exec_pid: usize,
+    exec_old_pid: usize,
+    timer_function: usize,
+    timer_expires: usize,
+    timer_soft: usize,
+}
+
+/// Everything found once per tardy process: tracepoint ids and layouts,
+/// kernel symbols, the loader's probe point.
+pub struct KernelRecorder {
+    events: Vec<(What, u64)>,
+    off: Offsets,
+    ksyms: Ksyms,
+    loader: Option<(u64, PathBuf)>,
+    cpus: Vec<i32>,
+    interp_cache: std::cell::RefCell<HashMap<String, bool>>,
+}
+
+fn in_initial_pid_namespace() -> bool {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find_map(|l| l.strip_prefix("NSpid:"))
+        .is_none_or(|v| v.split_whitespace().count() <= 1)
+}
+
+impl KernelRecorder {
+    /// Find what the recorder needs, or say why it cannot run here.
+    pub fn new() -> Result<KernelRecorder, String> {
+        if !in_initial_pid_namespace() {
+            return Err("tardy runs in a PID namespace (a container): the kernel's events name threads by their host ids".into());
+        }
+        // Can this process open perf events on its own children at all?
+        let probe = Spec {
+            source: Source::Sideband,
+            sample_type: perf::SAMPLE_TID,
+            kernel_stack: 0,
+        };
+        perf::open(&probe, 0, -1).map_err(|e| {
+            format!(
+                "perf events are not allowed ({e}; needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 1)"
+            )
+        })?;
+        let root = tracefs::root()?;
+        let need = |g: &str, n: &str| {
+            tracefs::tracepoint(&root, g, n)
+                .ok_or_else(|| format!("the kernel has no tracepoint {g}:{n}"))
+        };
+        let switch = need("sched", "sched_switch")?;
+        let waking = need("sched", "sched_waking")?;
+        let exec = need("sched", "sched_process_exec")?;
+        let field = |tp: &tracefs::Tracepoint, f: &str| {
+            tp.offset(f)
+                .ok_or_else(|| format!("tracepoint field {f} is missing"))
+        };
+        let mut off = Offsets {
+            switch_state: field(&switch, "prev_state")?,
+            waking_pid: field(&waking, "pid")?,
+            exec_filename: field(&exec, "filename")?,
+            exec_pid: field(&exec, "pid")?,
+            exec_old_pid: field(&exec, "old_pid")?,
+            ..Offsets::default()
+        };
+        let mut events = vec![
+            (What::Switch, switch.id),
+            (What::Waking, waking.id),
+            (What::Exec, exec.id),
+        ];
+        if let Some(tp) = tracefs::tracepoint(&root, "timer", "hrtimer_start")
+            && let (Some(f), Some(e), Some(s)) = (
+                tp.offset("function"),
+                tp.offset("expires"),
+                tp.offset("softexpires"),
+            )
+        {
+            off.timer_function = f;
+            off.timer_expires = e;
+            off.timer_soft = s;
+            events.push((What::Timer, tp.id));
+        }
+        for (g, n, what) in [
+            ("ext4", "ext4_sync_file_enter", What::FsyncEnter),
+            ("ext4", "ext4_sync_file_exit", What::FsyncExit),
+            ("xfs", "xfs_file_fsync", What::FsyncMark),
+            ("btrfs", "btrfs_sync_file", What::FsyncMark),
+        ] {
+            if let Some(tp) = tracefs::tracepoint(&root, g, n) {
+                events.push((what, tp.id));
+            }
+        }
+        let ksyms = Ksyms::load();
+        Ok(KernelRecorder {
+            events,
+            off,
+            ksyms,
+            loader: loader_probe(&root),
+            cpus: perf::online_cpus(),
+            interp_cache: std::cell::RefCell::new(HashMap::new()),
+        })
+    }
+
+    fn specs(&self) -> Vec<(What, Spec)> {
+        let mut out = vec![(
+            What::Sideband,
+            Spec {
+                source: Source::Sideband,
+                sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
+                kernel_stack: 0,
+            },
+        )];
+        for &(what, id) in &self.events {
+            let mut sample_type = perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME;
+            let mut kernel_stack = 0;
+            match what {
+                What::Switch => {
+                    sample_type |= perf::SAMPLE_RAW;
+                    if !self.ksyms.is_empty() {
+                        sample_type |= perf::SAMPLE_CALLCHAIN;
+                        kernel_stack = KERNEL_STACK;
+                    }
+                }
+                What::Waking | What::Exec | What::Timer => sample_type |= perf::SAMPLE_RAW,
+                _ => {}
+            }
+            out.push((
+                what,
+                Spec {
+                    source: Source::Tracepoint(id),
+                    sample_type,
+                    kernel_stack,
+                },
+            ));
+        }
+        if let Some((id, _)) = &self.loader {
+            out.push((
+                What::Loader,
+                Spec {
+                    source: Source::Tracepoint(*id),
+                    sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
+                    kernel_stack: 0,
+                },
+            ));
+        }
+        out
+    }
+
+    /// Open every event on `pid`, one ring per CPU.
+    fn open(&self, pid: i32) -> Result<Opened, String> {
+        let specs = self.specs();
+        let mut rings = Vec::new();
+        let mut fds = Vec::new();
+        let mut ids: HashMap<u64, What> = HashMap::new();
+        for &cpu in &self.cpus {
+            // The side-band event owns the CPU's ring (mapped first: the
+            // kernel redirects other events only into a mapped buffer).
+            let mut ring: Option<Ring> = None;
+            for (what, spec) in &specs {
+                let fd = match perf::open(spec, pid, cpu) {
+                    Ok(fd) => fd,
+                    // The loader probe, timers and fsync tracepoints are extras.
+                    Err(_)
+                        if !matches!(
+                            what,
+                            What::Sideband | What::Switch | What::Waking | What::Exec
+                        ) =>
+                    {
+                        continue;
+                    }
+                    Err(e) => return Err(format!("perf_event_open({what:?}) on CPU {cpu}: {e}")),
+                };
+                if let Ok(id) = perf::id(&fd) {
+                    ids.insert(id, *what);
+                }
+                match *what {
+                    What::Switch => {
+                        // Only switches of threads that block (not preemptions).
+                        let _ = perf::set_filter(&fd, "prev_state & 255");
+                    }
+                    What::Timer => {
+                        if let Some(a) = self.ksyms.hrtimer_wakeup {
+                            let _ = perf::set_filter(&fd, &format!("function == 0x{a:x}"));
+                        }
+                    }
+                    _ => {}
+                }
+                match &ring {
+                    None => {
+                        ring = Some(Ring::map(fd, RING_PAGES).map_err(|e| format!("mmap: {e}"))?)
+                    }
+                    Some(r) => {
+                        perf::set_output(&fd, r.fd())
+                            .map_err(|e| format!("cannot share a ring buffer: {e}"))?;
+                        fds.push(fd);
+                    }
+                }
+            }
+            rings.extend(ring);
+        }
+        Ok(Opened {
+            rings,
+            _fds: fds,
+            ids,
+        })
+    }
+
+    /// Whether a program executed as `file` (by process `pid`) starts
+    /// through the dynamic loader the uprobe watches.
+    fn uses_loader(&self, pid: i32, file: &str) -> bool {
+        let Some((_, ld)) = &self.loader else {
+            return false;
+        };
+        if let Some(&v) = self.interp_cache.borrow().get(file) {
+            return v;
+        }
+        let path = if file.starts_with('/') {
+            PathBuf::from(file)
+        } else {
+            PathBuf::from(format!("/proc/{pid}/cwd/{file}"))
+        };
+        let interp = elf::interpreter(&path).or_else(|| {
+            // A script: its interpreter's loader.
+            let head = std::fs::read(&path).ok()?;
+            let line = head.strip_prefix(b"#!")?;
+            let end = line.iter().position(|&b| b == b'\n').unwrap_or(line.len());
+            let first = String::from_utf8_lossy(&line[..end])
+                .split_whitespace()
+                .next()?
+                .to_string();
+            elf::interpreter(Path::new(&first))
+        });
+        let v = interp
+            .and_then(|i| std::fs::canonicalize(i).ok())
+            .is_some_and(|i| &i == ld);
+        let mut cache = self.interp_cache.borrow_mut();
+        if cache.len() < 10_000 {
+            cache.insert(file.to_string(), v);
+        }
+        v
+    }
+}
+
+/// A uprobe on the system loader's `_dl_debug_state`, defined in tracefs
+/// (`tardy/ld_debug_state`; made once and left for the next run, it costs
+/// nothing while no event uses it). The uprobe PMU is not used: its events
+/// cannot be inherited across fork. Returns the event's id and the loader.
+fn loader_probe(root: &Path) -> Option<(u64, PathBuf)> {
+    let interp = elf::interpreter(Path::new("/bin/sh"))?;
+    let ld = std::fs::canonicalize(interp).ok()?;
+    let offset = elf::symbol_file_offset(&ld, "_dl_debug_state")?;
+    let existing = tracefs::tracepoint(root, "tardy", "ld_debug_state");
+    if let Some(tp) = existing {
+        return Some((tp.id, ld));
+    }
+    let def = format!("p:tardy/ld_debug_state {}:0x{offset:x}\n", ld.display());
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("uprobe_events"))
+        .ok()?
+        .write_all(def.as_bytes())
+        .ok()?;
+    let tp = tracefs::tracepoint(root, "tardy", "ld_debug_state")?;
+    Some((tp.id, ld))
+}
+
+struct Opened {
+    rings: Vec<Ring>,
+    _fds: Vec<OwnedFd>,
+    ids: HashMap<u64, What>,
+}
+
+/// Parses records into timed events.
+struct Parser<'a> {
+    rec: &'a KernelRecorder,
+    ids: &'a HashMap<u64, What>,
+    /// CLOCK_REALTIME - CLOCK_MONOTONIC, for timers on the realtime clock.
+    realtime_offset: i64,
+    lost: u64,
+    events: u64,
+}
+
+impl Parser<'_> {
+    fn parse(&mut self, r: &[u8], tl: &mut Timeline, out: &mut Vec<Timed>) {
+        use perf::{u16_at, u32_at, u64_at};
+        let (Some(kind), Some(misc)) = (u32_at(r, 0), u16_at(r, 4)) else {
+            return;
+        };
+        self.events += 1;
+        let n = r.len();
+        // The sample_id trailer of non-sample records: pid, tid, time, id.
+        let trailer = || -> Option<(i32, u64)> {
+            let tid = u32_at(r, n.checked_sub(24)? + 4)? as i32;
+            let time = u64_at(r, n - 16)?;
+            Some((tid, time))
+        };
+        match kind {
+            perf::RECORD_SWITCH => {
+                if let Some((tid, t)) = trailer() {
+                    let ev = if misc & perf::MISC_SWITCH_OUT != 0 {
+                        Ev::SwitchOut {
+                            tid,
+                            preempt: misc & perf::MISC_SWITCH_OUT_PREEMPT != 0,
+                        }
+                    } else {
+                        Ev::SwitchIn { tid }
+                    };
+                    out.push(Timed { t, ev });
+                }
+            }
+            perf::RECORD_FORK | perf::RECORD_EXIT => {
+                let (Some(pid), Some(ppid), Some(tid), Some(ptid), Some(t)) = (
+                    u32_at(r, 8),
+                    u32_at(r, 12),
+                    u32_at(r, 16),
+                    u32_at(r, 20),
+                    u64_at(r, 24),
+                ) else {
+                    return;
+                };
+                let _ = ppid;
+                let ev = if kind == perf::RECORD_FORK {
+                    Ev::Fork {
+                        parent: ptid as i32,
+                        child: tid as i32,
+                        child_pid: pid as i32,
+                    }
+                } else {
+                    Ev::Exit { tid: tid as i32 }
+                };
+                out.push(Timed { t, ev });
+            }
+            perf::RECORD_LOST => self.lost += u64_at(r, 16).unwrap_or(0),
+            perf::RECORD_SAMPLE => {
+                let (Some(id), Some(tid), Some(t)) = (u64_at(r, 8), u32_at(r, 20), u64_at(r, 24))
+                else {
+                    return;
+                };
+                let tid = tid as i32;
+                let Some(&what) = self.ids.get(&id) else {
+                    return;
+                };
+                let mut at = 32;
+                let mut site = Site::Unknown;
+                if what == What::Switch && !self.rec.ksyms.is_empty() {
+                    let nr = u64_at(r, at).unwrap_or(0) as usize;
+                    let nr = nr.min((n.saturating_sub(at + 8)) / 8);
+                    site = self
+                        .rec
+                        .ksyms
+                        .classify((0..nr).filter_map(|i| u64_at(r, at + 8 + i * 8)));
+                    at += 8 + nr * 8;
+                }
+                let raw = match what {
+                    What::Switch | What::Waking | What::Exec | What::Timer => {
+                        let size = u32_at(r, at).unwrap_or(0) as usize;
+                        r.get(at + 4..(at + 4 + size).min(n)).unwrap_or(&[])
+                    }
+                    _ => &[],
+                };
+                let o = &self.rec.off;
+                let ev = match what {
+                    What::Switch => {
+                        let state = u64_at(raw, o.switch_state).unwrap_or(0);
+                        Ev::Block {
+                            tid,
+                            site,
+                            d_state: state & 2 != 0,
+                        }
+                    }
+                    What::Waking => {
+                        let Some(wakee) = u32_at(raw, o.waking_pid) else {
+                            return;
+                        };
+                        let flags = raw.get(2).copied().unwrap_or(0);
+                        Ev::Waking {
+                            waker: tid,
+                            wakee: wakee as i32,
+                            irq: flags & (0x08 | 0x10 | 0x40) != 0,
+                        }
+                    }
+                    What::Exec => {
+                        let loc = u32_at(raw, o.exec_filename).unwrap_or(0) as usize;
+                        let (s, len) = (loc & 0xffff, loc >> 16);
+                        let name = raw
+                            .get(s..(s + len).min(raw.len()))
+                            .map(|b| {
+                                let b = b.split(|&c| c == 0).next().unwrap_or(b);
+                                String::from_utf8_lossy(b).into_owned()
+                            })
+                            .unwrap_or_default();
+                        let pid = u32_at(raw, o.exec_pid).map_or(tid, |v| v as i32);
+                        let old = u32_at(raw, o.exec_old_pid).map_or(pid, |v| v as i32);
+                        let loader = self.rec.uses_loader(pid, &name);
+                        let file = tl.intern(&name);
+                        Ev::Exec {
+                            tid: pid,
+                            old_tid: old,
+                            file,
+                            loader,
+                        }
+                    }
+                    What::Timer => {
+                        let f = u64_at(raw, o.timer_function).unwrap_or(0);
+                        if self.rec.ksyms.hrtimer_wakeup.is_some_and(|a| a != f) {
+                            return;
+                        }
+                        let hard = u64_at(raw, o.timer_expires).unwrap_or(0) as i64;
+                        let soft = u64_at(raw, o.timer_soft).unwrap_or(0) as i64;
+                        // A timer on the realtime clock: back to monotonic.
+                        let shift = if soft > t as i64 + 1_000_000_000_000_000 {
+                            self.realtime_offset
+                        } else {
+                            0
+                        };
+                        Ev::TimerArm {
+                            tid,
+                            soft: (soft - shift).max(0) as u64,
+                            hard: (hard - shift).max(0) as u64,
+                        }
+                    }
+                    What::FsyncEnter | What::FsyncMark => Ev::FsyncEnter { tid },
+                    What::FsyncExit => Ev::FsyncExit { tid },
+                    What::Loader => Ev::LoaderHit { tid },
+                    What::Sideband => return,
+                };
+                out.push(Timed { t, ev });
+            }
+            _ => {}
+        }
+    }
+}
+
+fn realtime_offset() -> i64 {
+    let mut rt = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut rt) };
+    let rt = rt.tv_sec as i64 * 1_000_000_000 + rt.tv_nsec as i64;
+    rt - child::clock_monotonic_ns() as i64
+}
+
+fn pidfd_open(pid: i32) -> Option<OwnedFd> {
+    // SAFETY: pidfd_open takes a pid and flags; a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+    // SAFETY: a fresh fd owned here.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+fn root_exited(pid: i32) -> bool {
+    // SAFETY: waitid into a zeroed siginfo, leaving the child waitable.
+    unsafe {
+        let mut info: libc::siginfo_t = std::mem::zeroed();
+        let rc = libc::waitid(
+            libc::P_PID,
+            pid as libc::id_t,
+            &mut info,
+            libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+        );
+        rc == 0 && info.si_pid() == pid
+    }
+}
+
+impl super::Recorder for KernelRecorder {
+    fn name(&self) -> &'static str {
+        "kernel-events"
+    }
+
+    fn blind_spots(&self) -> String {
+        let mut s = String::from(
+            "kernel events (perf_event_open): a wait ended from outside the tree (a disk, a timer, another program) includes the wait for a CPU after it",
+        );
+        if self.ksyms.is_empty() {
+            s.push_str("; kernel symbols are hidden, so waits are not told apart");
+        }
+        if self.loader.is_none() {
+            s.push_str("; no uprobe on the dynamic loader, so program loading counts as CPU");
+        }
+        s
+    }
+
+    fn record(&self, p: &Prepared) -> Result<RecordedRun, RecordError> {
+        child::launch(p, Mode::Gate, &mut |s| self.follow(p, s))
+    }
+}
+
+impl KernelRecorder {
+    /// From the gated child to the last event: open, release, drain, model.
+    fn follow(&self, p: &Prepared, s: &Started) -> RecordedRun {
+        let opened = match self.open(s.pid) {
+            Ok(o) => o,
+            Err(why) => {
+                s.release();
+                return child::untraced(p, s.pid, s.start(), why);
+            }
+        };
+        let pidfd = pidfd_open(s.pid);
+        s.release();
+        let mut tl = Timeline::new(
+            s.origin_ns(),
+            s.pid,
+            &p.display,
+            &p.program.to_string_lossy(),
+        );
+        let mut parser = Parser {
+            rec: self,
+            ids: &opened.ids,
+            realtime_offset: realtime_offset(),
+            lost: 0,
+            events: 0,
+        };
+        let mut rings = opened.rings;
+        let mut staged: Vec<Timed> = Vec::with_capacity(1 << 16);
+
+        let mut run = RecordedRun {
+            coverage: Some(Coverage::Full),
+            ..RecordedRun::default()
+        };
+        let deadline = p.opts.timeout.map(|t| s.start() + t);
+        let mut root_end: Option<u64> = None;
+        let mut straggler_deadline: Option<Instant> = None;
+        let mut killed = false;
+        let mut kill_grace: Option<Instant> = None;
+        loop {
+            // Wait for the command's exit or 10 ms, whichever comes first.
+            if root_end.is_none() {
+                if let Some(fd) = &pidfd {
+                    let mut pfd = libc::pollfd {
+                        fd: fd.as_raw_fd(),
+                        events: libc::POLLIN,
+                        revents: 0,
+                    };
+                    // SAFETY: one pollfd.
+                    unsafe { libc::poll(&mut pfd, 1, 10) };
+                } else {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            } else {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            let now_mono = child::clock_monotonic_ns();
+            drain(&mut rings, &mut parser, &mut tl, &mut staged);
+            apply_until(&mut tl, &mut staged, now_mono.saturating_sub(REORDER_NS));
+            let now = Instant::now();
+            if root_end.is_none() && root_exited(s.pid) {
+                let mut status = 0;
+                // SAFETY: rusage is plain data; reaps our child.
+                let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+                unsafe { libc::wait4(s.pid, &mut status, 0, &mut ru) };
+                run.wall_ns = child::now_ns(s.start());
+                root_end = Some(child::clock_monotonic_ns());
+                child::status_of(&mut run, status);
+                run.root_user_ns = child::tv_ns(ru.ru_utime);
+                run.root_sys_ns = child::tv_ns(ru.ru_stime);
+                run.root_minflt = ru.ru_minflt.max(0) as u64;
+                run.root_majflt = ru.ru_majflt.max(0) as u64;
+                straggler_deadline = Some(match deadline {
+                    Some(d) => d.max(now),
+                    None => now + p.opts.straggler_wait,
+                });
+                // Every event up to the exit is in the rings by now.
+                drain(&mut rings, &mut parser, &mut tl, &mut staged);
+                apply_until(&mut tl, &mut staged, u64::MAX);
+                for (pid, cmd) in tl.live_processes() {
+                    run.stragglers.push((pid, cmd, false));
+                }
+            }
+            if interrupt::requested() && !killed {
+                run.interrupted = true;
+                kill_tree(s.pid, &tl);
+                killed = true;
+                kill_grace = Some(now + Duration::from_secs(2));
+            }
+            if root_end.is_none() && deadline.is_some_and(|d| now >= d) && !killed {
+                run.timed_out = true;
+                kill_tree(s.pid, &tl);
+                killed = true;
+                kill_grace = Some(now + Duration::from_secs(2));
+            }
+            if root_end.is_some() {
+                let live = tl.live_processes();
+                if live.is_empty() || kill_grace.is_some_and(|g| now >= g) {
+                    break;
+                }
+                if straggler_deadline.is_some_and(|d| now >= d) && !killed {
+                    kill_tree(s.pid, &tl);
+                    killed = true;
+                    kill_grace = Some(now + Duration::from_secs(2));
+                }
+            }
+        }
+        drain(&mut rings, &mut parser, &mut tl, &mut staged);
+        apply_until(&mut tl, &mut staged, u64::MAX);
+        drop(rings);
+        let end = root_end.unwrap_or_else(child::clock_monotonic_ns);
+        if run.wall_ns == 0 {
+            run.wall_ns = end.saturating_sub(s.origin_ns());
+        }
+        for st in run.stragglers.iter_mut() {
+            let ended = tl
+                .proc_rows
+                .iter()
+                .find(|r| r.pid == st.0)
+                .is_some_and(|r| r.end_ns > 0);
+            st.2 = killed || !ended;
+        }
+        run.path = Some(tl.path(end));
+        run.hists = tl.hists;
+        run.tasks_merged = tl.tasks_merged;
+        run.lost_events = parser.lost;
+        run.stops = parser.events;
+        run.tasks = std::mem::take(&mut tl.tasks);
+        run.procs = std::mem::take(&mut tl.proc_rows);
+        if parser.lost > 0 {
+            run.coverage = Some(Coverage::NoSyscalls(format!(
+                "the kernel dropped {} events (its buffer filled); the breakdown is approximate",
+                parser.lost
+            )));
+        }
+        run
+    }
+}
+
+fn kill_tree(root: i32, tl: &Timeline) {
+    // SAFETY: kill has no memory-safety preconditions.
+    unsafe {
+        libc::kill(-root, libc::SIGKILL);
+        libc::kill(root, libc::SIGKILL);
+        for (pid, _) in tl.live_processes() {
+            libc::kill(pid, libc::SIGKILL);
+        }
+    }
+}
+
+fn drain(rings: &mut [Ring], parser: &mut Parser, tl: &mut Timeline, staged: &mut Vec<Timed>) {
+    for ring in rings.iter_mut() {
+        ring.drain(|rec| parser.parse(rec, tl, staged));
+    }
+}
+
+/// Apply staged events older than `watermark`, in time order.
+fn apply_until(tl: &mut Timeline, staged: &mut Vec<Timed>, watermark: u64) {
+    if staged.is_empty() {
+        return;
+    }
+    staged.sort_by_key(|e| e.t);
+    let n = staged.partition_point(|e| e.t <= watermark);
+    for e in staged.drain(..n) {
+        tl.apply(e);
+    }
+}

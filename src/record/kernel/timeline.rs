@@ -1,0 +1,1121 @@
+//! The kernel-event recorder's model of a run: every thread's state (on a
+//! CPU, runnable, blocked and where), and the critical path, computed as
+//! the events arrive.
+//!
+//! The critical path is a forward pass over the wake-up graph. Each thread
+//! carries the breakdown of the path that leads to "this thread, now": it
+//! grows by what the thread does (CPU, waiting for a CPU, a wait that
+//! something outside the tree ended: a timer, a disk, another program).
+//! When a thread of the tree wakes another (a futex hand-off, a pipe write,
+//! a child's exit waking `wait4`, make's jobserver), the woken thread's path
+//! becomes the waker's path at that moment: its own wait is not on the
+//! path, the waker's work is. When the command's last thread exits, its
+//! path is the run's. The same edges walked backwards from the exit give
+//! the same path (wPerf, OSDI 2018; WPA's "readying thread"); walking them
+//! forwards keeps only a fixed-size vector per thread, never a record per
+//! event.
+
+use std::collections::HashMap;
+
+use super::ksyms::Site;
+use crate::record::{Agg, Doing, Hist, Kind, NDOING, NKIND, PathTotals, ProcRow, TaskRow};
+
+/// Processes a path remembers by name; the rest share one bucket.
+const PATH_PROCS: usize = 16;
+/// Threads kept one row each; beyond this they share the last row.
+const MAX_TASKS: usize = 50_000;
+/// Processes kept one row each.
+const MAX_PROCS: usize = 20_000;
+
+/// One event, as the recorder parsed it. Times are CLOCK_MONOTONIC ns.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Ev {
+    Fork {
+        parent: i32,
+        child: i32,
+        child_pid: i32,
+    },
+    Exit {
+        tid: i32,
+    },
+    Exec {
+        tid: i32,
+        old_tid: i32,
+        file: u32,
+        loader: bool,
+    },
+    SwitchOut {
+        tid: i32,
+        preempt: bool,
+    },
+    SwitchIn {
+        tid: i32,
+    },
+    /// The sched_switch tracepoint of a thread that blocks: where, and
+    /// whether uninterruptibly (D).
+    Block {
+        tid: i32,
+        site: Site,
+        d_state: bool,
+    },
+    Waking {
+        waker: i32,
+        wakee: i32,
+        irq: bool,
+    },
+    /// A sleeping timer armed by `tid`: soft and hard expiry (CLOCK_MONOTONIC).
+    TimerArm {
+        tid: i32,
+        soft: u64,
+        hard: u64,
+    },
+    FsyncEnter {
+        tid: i32,
+    },
+    FsyncExit {
+        tid: i32,
+    },
+    /// The dynamic loader finished a stage (uprobe on `_dl_debug_state`).
+    LoaderHit {
+        tid: i32,
+    },
+}
+
+/// An event at a time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Timed {
+    pub t: u64,
+    pub ev: Ev,
+}
+
+/// A path's breakdown.
+#[derive(Debug, Clone, Copy)]
+struct Cp {
+    ns: [u64; NDOING],
+    /// (process index, ns on the path, of which CPU)
+    procs: [(u32, u64, u64); PATH_PROCS],
+    nprocs: usize,
+}
+
+impl Default for Cp {
+    fn default() -> Cp {
+        Cp {
+            ns: [0; NDOING],
+            procs: [(0, 0, 0); PATH_PROCS],
+            nprocs: 0,
+        }
+    }
+}
+
+impl Cp {
+    fn add(&mut self, d: Doing, ns: u64, proc_idx: u32) {
+        if ns == 0 {
+            return;
+        }
+        self.ns[d as usize] += ns;
+        let cpu = if d == Doing::Cpu { ns } else { 0 };
+        if let Some(e) = self.procs[..self.nprocs]
+            .iter_mut()
+            .find(|e| e.0 == proc_idx)
+        {
+            e.1 += ns;
+            e.2 += cpu;
+        } else if self.nprocs < PATH_PROCS {
+            self.procs[self.nprocs] = (proc_idx, ns, cpu);
+            self.nprocs += 1;
+        }
+    }
+    /// Move time from categories to process creation (a forked child's
+    /// time before it exec'd).
+    fn relabel_to_creation(&mut self, amounts: &[u64; NDOING]) {
+        for (i, a) in amounts.iter().enumerate() {
+            let take = (*a).min(self.ns[i]);
+            self.ns[i] -= take;
+            self.ns[Doing::Creation as usize] += take;
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum St {
+    Running,
+    Ready,
+    Blocked,
+    Dead,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Normal,
+    /// A forked process that has not exec'd yet.
+    PreExec,
+    /// From exec until the loader is done.
+    Loading,
+    /// Inside fsync (a file-system tracepoint marked its start).
+    Fsync,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Blocked {
+    site: Site,
+    d_state: bool,
+    /// (armed at, soft, hard) of a sleeping timer armed just before.
+    timer: Option<(u64, u64, u64)>,
+}
+
+struct Th {
+    tid: i32,
+    proc_idx: u32,
+    row: usize,
+    st: St,
+    since: u64,
+    phase: Phase,
+    phase_since: u64,
+    block: Blocked,
+    pending_site: Option<(Site, bool)>,
+    timer: Option<(u64, u64, u64)>,
+    cp: Cp,
+    /// Own time since the fork, by category, while it is a pre-exec child.
+    pre_exec: [u64; NDOING],
+    /// The last thread it woke from a futex wait: (tid, when), to tell a
+    /// join (woken by an exiting thread) from a lock hand-off.
+    woke_futex: Option<(i32, u64)>,
+}
+
+struct Proc {
+    pid: i32,
+    row: usize,
+    live_threads: u32,
+    loader_hits: u32,
+    exec_at: u64,
+    fork_at: u64,
+    /// The latest child process to exit: when, and its path then.
+    child_exit: Option<(u64, Cp)>,
+    /// The latest of its own threads to exit (a join's waker, whose wake
+    /// comes after the thread's events are gone).
+    thread_exit: Option<(u64, Cp)>,
+    parent: Option<u32>,
+}
+
+/// The model of one run.
+pub struct Timeline {
+    /// CLOCK_MONOTONIC ns when tardy forked the command.
+    origin: u64,
+    threads: HashMap<i32, Th>,
+    procs: Vec<Proc>,
+    proc_of_pid: HashMap<i32, u32>,
+    pub tasks: Vec<TaskRow>,
+    pub proc_rows: Vec<ProcRow>,
+    pub hists: [Hist; NKIND],
+    pub tasks_merged: u64,
+    files: Vec<String>,
+    root_pid: i32,
+    root_exec_seen: bool,
+    /// The path of the command's last thread, when it exited.
+    final_cp: Option<(u64, Cp)>,
+    /// Events about threads the model never saw created.
+    pub unknown_events: u64,
+}
+
+fn site_doing(site: Site, d_state: bool) -> Doing {
+    match site {
+        Site::Sleep => Doing::TimedWait,
+        Site::Futex | Site::KernelLock => Doing::LockWait,
+        Site::Poll | Site::Pipe | Site::Socket | Site::Tty => Doing::EventWait,
+        Site::ChildWait => Doing::ChildWait,
+        Site::BlockIo => Doing::BlockIo,
+        Site::Fsync => Doing::Fsync,
+        Site::Exec | Site::Fork => Doing::Creation,
+        Site::PageFault if d_state => Doing::BlockIo,
+        _ if d_state => Doing::BlockIo,
+        _ => Doing::EventWait,
+    }
+}
+
+fn site_kind(site: Site, d_state: bool) -> Kind {
+    match site {
+        Site::Sleep => Kind::Sleep,
+        Site::Futex | Site::KernelLock => Kind::LockWait,
+        Site::Poll | Site::Tty => Kind::EventWait,
+        Site::Pipe | Site::Socket => Kind::PipeRead,
+        Site::ChildWait => Kind::ChildWait,
+        Site::BlockIo => Kind::BlockIo,
+        Site::Fsync => Kind::Fsync,
+        Site::Exec | Site::Fork => Kind::Fork,
+        _ if d_state => Kind::BlockIo,
+        _ => Kind::EventWait,
+    }
+}
+
+impl Timeline {
+    /// A model whose command (`root_pid`) was forked at `origin` and is
+    /// about to exec as `command`.
+    pub fn new(origin: u64, root_pid: i32, command: &str, exe: &str) -> Timeline {
+        let mut tl = Timeline {
+            origin,
+            threads: HashMap::new(),
+            procs: Vec::new(),
+            proc_of_pid: HashMap::new(),
+            tasks: Vec::new(),
+            proc_rows: Vec::new(),
+            hists: [Hist::default(); NKIND],
+            tasks_merged: 0,
+            files: Vec::new(),
+            root_pid,
+            root_exec_seen: false,
+            final_cp: None,
+            unknown_events: 0,
+        };
+        let p = tl.new_proc(root_pid, None, origin);
+        tl.proc_rows[tl.procs[p as usize].row].command = command.to_string();
+        tl.proc_rows[tl.procs[p as usize].row].exe = exe.to_string();
+        tl.new_thread(root_pid, p, 0, origin, St::Running, Cp::default());
+        if let Some(th) = tl.threads.get_mut(&root_pid) {
+            th.phase = Phase::PreExec;
+        }
+        tl
+    }
+
+    /// Remember an exec'd file name; its index for [`Ev::Exec`].
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(i) = self.files.iter().position(|f| f == name) {
+            return i as u32;
+        }
+        if self.files.len() < 4096 {
+            self.files.push(name.to_string());
+            (self.files.len() - 1) as u32
+        } else {
+            u32::MAX
+        }
+    }
+
+    fn rel(&self, t: u64) -> u64 {
+        t.saturating_sub(self.origin)
+    }
+
+    fn new_proc(&mut self, pid: i32, parent: Option<u32>, t: u64) -> u32 {
+        let parent_pid = parent.map(|p| self.procs[p as usize].pid).unwrap_or(0);
+        let (command, exe) = parent
+            .and_then(|p| self.proc_rows.get(self.procs[p as usize].row))
+            .map(|r| (r.command.clone(), r.exe.clone()))
+            .unwrap_or_default();
+        let row = if self.proc_rows.len() < MAX_PROCS {
+            self.proc_rows.push(ProcRow {
+                pid,
+                parent: parent_pid,
+                command,
+                exe,
+                start_ns: self.rel(t),
+                ..ProcRow::default()
+            });
+            self.proc_rows.len() - 1
+        } else {
+            self.proc_rows.len() - 1
+        };
+        self.procs.push(Proc {
+            pid,
+            row,
+            live_threads: 0,
+            loader_hits: 0,
+            exec_at: 0,
+            fork_at: t,
+            child_exit: None,
+            thread_exit: None,
+            parent,
+        });
+        let idx = (self.procs.len() - 1) as u32;
+        self.proc_of_pid.insert(pid, idx);
+        idx
+    }
+
+    fn new_thread(&mut self, tid: i32, proc_idx: u32, creator: i32, t: u64, st: St, cp: Cp) {
+        let row = if self.tasks.len() < MAX_TASKS {
+            self.tasks.push(TaskRow {
+                tid,
+                tgid: self.procs[proc_idx as usize].pid,
+                creator,
+                start_ns: self.rel(t),
+                ..TaskRow::default()
+            });
+            self.tasks.len() - 1
+        } else {
+            self.tasks_merged += 1;
+            self.tasks.len() - 1
+        };
+        self.procs[proc_idx as usize].live_threads += 1;
+        self.threads.insert(
+            tid,
+            Th {
+                tid,
+                proc_idx,
+                row,
+                st,
+                since: t,
+                phase: Phase::Normal,
+                phase_since: t,
+                block: Blocked {
+                    site: Site::Unknown,
+                    d_state: false,
+                    timer: None,
+                },
+                pending_site: None,
+                timer: None,
+                cp,
+                pre_exec: [0; NDOING],
+                woke_futex: None,
+            },
+        );
+    }
+
+    /// A thread seen in an event but never created in the model (its
+    /// creation was lost): it joins with a path of "other" up to now.
+    fn adopt(&mut self, tid: i32, t: u64) {
+        if self.threads.contains_key(&tid) {
+            return;
+        }
+        self.unknown_events += 1;
+        let proc_idx = match self.proc_of_pid.get(&tid) {
+            Some(&p) => p,
+            None => self.new_proc(tid, None, t),
+        };
+        let mut cp = Cp::default();
+        cp.add(Doing::Unknown, t.saturating_sub(self.origin), proc_idx);
+        self.new_thread(tid, proc_idx, 0, t, St::Running, cp);
+    }
+
+    /// What CPU time of a thread in `phase` is.
+    fn cpu_doing(phase: Phase) -> Doing {
+        match phase {
+            Phase::Loading => Doing::Creation,
+            Phase::Fsync => Doing::Fsync,
+            Phase::Normal | Phase::PreExec => Doing::Cpu,
+        }
+    }
+
+    /// Account a running thread's time up to `t`.
+    fn run_to(&mut self, tid: i32, t: u64) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if th.st != St::Running || t <= th.since {
+            return;
+        }
+        let d = t - th.since;
+        let doing = Self::cpu_doing(th.phase);
+        th.cp.add(doing, d, th.proc_idx);
+        if th.phase == Phase::PreExec {
+            th.pre_exec[doing as usize] += d;
+        }
+        th.since = t;
+        if let Some(row) = self.tasks.get_mut(th.row) {
+            row.stats.cpu_ns += d;
+        }
+    }
+
+    fn add_episode(&mut self, row: usize, kind: Kind, ns: u64, asked: u64) {
+        self.hists[kind as usize].add(ns);
+        if let Some(r) = self.tasks.get_mut(row) {
+            r.aggs[kind as usize].add(ns, asked);
+        }
+    }
+
+    /// A blocked thread's wait ends at `wake`: its own accounting, and,
+    /// when nothing in the tree ended it, the wait itself goes on its path.
+    fn end_block(&mut self, tid: i32, wake: u64, by_tree: Option<Cp>) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if th.st != St::Blocked {
+            return;
+        }
+        let b = th.block;
+        let dur = wake.saturating_sub(th.since);
+        let mut kind = site_kind(b.site, b.d_state);
+        let mut doing = site_doing(b.site, b.d_state);
+        let mut asked = 0;
+        if let Some((armed, soft, _hard)) = b.timer {
+            asked = soft.saturating_sub(armed);
+            let expired = by_tree.is_none() && wake + 20_000 >= soft;
+            match b.site {
+                Site::Sleep => {}
+                Site::Futex | Site::Poll | Site::Unknown if expired => {
+                    kind = Kind::TimeoutExpired;
+                    doing = Doing::TimedWait;
+                }
+                _ => asked = 0,
+            }
+        }
+        let proc_idx = th.proc_idx;
+        let row = th.row;
+        match by_tree {
+            Some(cp) => {
+                th.cp = cp;
+                th.pre_exec = [0; NDOING];
+            }
+            None => {
+                th.cp.add(doing, dur, proc_idx);
+                if th.phase == Phase::PreExec {
+                    th.pre_exec[doing as usize] += dur;
+                }
+            }
+        }
+        th.st = St::Ready;
+        th.since = wake;
+        if kind == Kind::Fsync && th.phase == Phase::Fsync {
+            // A wait inside a marked fsync is part of that fsync.
+        } else if kind == Kind::Fork {
+            // vfork's wait for the child's exec: time of the fork counted once.
+            self.hists[kind as usize].add(dur);
+            if let Some(r) = self.tasks.get_mut(row) {
+                r.aggs[kind as usize].total_ns += dur;
+            }
+        } else {
+            self.add_episode(row, kind, dur, asked);
+            if let (Some((_, soft, hard)), true) = (b.timer, asked > 0)
+                && let Some(r) = self.tasks.get_mut(row)
+            {
+                r.aggs[kind as usize].slack_ns += hard.saturating_sub(soft);
+            }
+        }
+    }
+
+    /// Process one event (events must come in time order).
+    pub fn apply(&mut self, e: Timed) {
+        let t = e.t;
+        match e.ev {
+            Ev::Fork {
+                parent,
+                child,
+                child_pid,
+            } => {
+                self.adopt(parent, t);
+                if self.threads.contains_key(&child) {
+                    return;
+                }
+                self.run_to(parent, t);
+                let (pcp, pproc) = match self.threads.get(&parent) {
+                    Some(p) => (p.cp, p.proc_idx),
+                    None => return,
+                };
+                let prow = self.threads.get(&parent).map(|p| p.row).unwrap_or(0);
+                self.add_episode(prow, Kind::Fork, 0, 0);
+                let new_process = child == child_pid;
+                let proc_idx = if new_process {
+                    self.new_proc(child_pid, Some(pproc), t)
+                } else {
+                    pproc
+                };
+                self.new_thread(child, proc_idx, parent, t, St::Ready, pcp);
+                if new_process && let Some(th) = self.threads.get_mut(&child) {
+                    th.phase = Phase::PreExec;
+                    th.phase_since = t;
+                }
+            }
+            Ev::Exec {
+                tid,
+                old_tid,
+                file,
+                loader,
+            } => {
+                if old_tid != tid
+                    && let Some(mut th) = self.threads.remove(&old_tid)
+                {
+                    // The exec'ing thread took over the leader's tid.
+                    if let Some(leader) = self.threads.remove(&tid) {
+                        self.procs[leader.proc_idx as usize].live_threads = self.procs
+                            [leader.proc_idx as usize]
+                            .live_threads
+                            .saturating_sub(1);
+                    }
+                    th.tid = tid;
+                    self.threads.insert(tid, th);
+                }
+                self.adopt(tid, t);
+                self.run_to(tid, t);
+                let Some(th) = self.threads.get_mut(&tid) else {
+                    return;
+                };
+                let proc_idx = th.proc_idx;
+                let first_root_exec = tid == self.root_pid && !self.root_exec_seen;
+                if th.phase == Phase::PreExec {
+                    let pre = th.pre_exec;
+                    th.cp.relabel_to_creation(&pre);
+                    th.pre_exec = [0; NDOING];
+                }
+                th.phase = if loader {
+                    Phase::Loading
+                } else {
+                    Phase::Normal
+                };
+                th.phase_since = t;
+                let row = th.row;
+                if first_root_exec {
+                    self.root_exec_seen = true;
+                }
+                let p = &mut self.procs[proc_idx as usize];
+                let since = if p.exec_at == 0 { p.fork_at } else { t };
+                p.exec_at = t;
+                p.loader_hits = 0;
+                let prow = p.row;
+                let pid = p.pid;
+                self.add_episode(row, Kind::Exec, t.saturating_sub(since), 0);
+                let name = self.files.get(file as usize).cloned().unwrap_or_default();
+                let command = crate::record::procfs::cmdline(pid, 300);
+                if let Some(r) = self.proc_rows.get_mut(prow) {
+                    if !first_root_exec {
+                        r.command = if command.is_empty() {
+                            name.clone()
+                        } else {
+                            command
+                        };
+                        r.exe = name.clone();
+                    }
+                    r.exe_size = crate::record::procfs::exe_size(pid, &name);
+                    r.execs += 1;
+                }
+            }
+            Ev::LoaderHit { tid } => {
+                let Some(th) = self.threads.get(&tid) else {
+                    return;
+                };
+                let p = th.proc_idx as usize;
+                self.procs[p].loader_hits += 1;
+                if self.procs[p].loader_hits >= 2 {
+                    self.end_loading(tid, t);
+                }
+            }
+            Ev::SwitchOut { tid, preempt } => {
+                self.adopt(tid, t);
+                self.run_to(tid, t);
+                let Some(th) = self.threads.get_mut(&tid) else {
+                    return;
+                };
+                if th.st != St::Running {
+                    return;
+                }
+                th.since = t;
+                let site = th.pending_site.take();
+                let timer = th.timer.take();
+                if preempt {
+                    th.st = St::Ready;
+                } else {
+                    th.st = St::Blocked;
+                    let (site, d_state) = site.unwrap_or((Site::Unknown, false));
+                    th.block = Blocked {
+                        site,
+                        d_state,
+                        timer,
+                    };
+                    // A loader that blocks on a page fault is still loading;
+                    // one that waits on anything else has started running.
+                }
+            }
+            Ev::Block { tid, site, d_state } => {
+                if let Some(th) = self.threads.get_mut(&tid) {
+                    th.pending_site = Some((site, d_state));
+                }
+            }
+            Ev::TimerArm { tid, soft, hard } => {
+                if let Some(th) = self.threads.get_mut(&tid) {
+                    th.timer = Some((t, soft, hard));
+                }
+            }
+            Ev::Waking { waker, wakee, irq } => {
+                let blocked = self
+                    .threads
+                    .get(&wakee)
+                    .is_some_and(|w| w.st == St::Blocked);
+                if !blocked {
+                    return;
+                }
+                let tree_waker = !irq && waker != wakee && self.threads.contains_key(&waker);
+                if tree_waker {
+                    self.run_to(waker, t);
+                    let cp = self.threads.get(&waker).map(|w| w.cp);
+                    let futex = self
+                        .threads
+                        .get(&wakee)
+                        .is_some_and(|w| w.block.site == Site::Futex);
+                    if futex && let Some(w) = self.threads.get_mut(&waker) {
+                        w.woke_futex = Some((wakee, t));
+                    }
+                    self.end_block(wakee, t, cp);
+                } else {
+                    self.end_block(wakee, t, None);
+                }
+            }
+            Ev::SwitchIn { tid } => {
+                self.adopt(tid, t);
+                let Some(th) = self.threads.get(&tid) else {
+                    return;
+                };
+                match th.st {
+                    St::Blocked => {
+                        // Nothing in the tree woke it that we saw.
+                        let since = th.since;
+                        let site = th.block.site;
+                        let proc_idx = th.proc_idx as usize;
+                        let during =
+                            |x: Option<(u64, Cp)>| x.filter(|(at, _)| *at >= since && *at <= t);
+                        let p = &self.procs[proc_idx];
+                        let child = during(p.child_exit)
+                            .filter(|_| matches!(site, Site::ChildWait | Site::Poll));
+                        let joined = during(p.thread_exit).filter(|_| site == Site::Futex);
+                        if let Some((at, cp)) = child {
+                            // A child's exit notifies its parent after the
+                            // child's events are gone: the edge is inferred.
+                            self.end_block(tid, at, Some(cp));
+                        } else if let Some((at, cp)) = joined {
+                            // Likewise a thread's exit wakes its joiner.
+                            let row = self.threads.get(&tid).map(|th| th.row);
+                            self.end_block(tid, at, Some(cp));
+                            if let Some(r) = row.and_then(|r| self.tasks.get_mut(r)) {
+                                let lw = &mut r.aggs[Kind::LockWait as usize];
+                                if lw.count > 0 {
+                                    lw.count -= 1;
+                                    r.aggs[Kind::Join as usize].add(0, 0);
+                                }
+                            }
+                        } else {
+                            let wake = match th.block.timer {
+                                Some((_, soft, hard)) if t > hard => hard.max(soft).max(since),
+                                _ => t,
+                            };
+                            self.end_block(tid, wake.min(t), None);
+                        }
+                        self.ready_to_running(tid, t);
+                    }
+                    St::Ready => self.ready_to_running(tid, t),
+                    St::Running | St::Dead => {}
+                }
+            }
+            Ev::FsyncEnter { tid } => {
+                self.run_to(tid, t);
+                if let Some(th) = self.threads.get_mut(&tid) {
+                    th.phase = Phase::Fsync;
+                    th.phase_since = t;
+                }
+            }
+            Ev::FsyncExit { tid } => {
+                self.run_to(tid, t);
+                if let Some(th) = self.threads.get_mut(&tid)
+                    && th.phase == Phase::Fsync
+                {
+                    let d = t.saturating_sub(th.phase_since);
+                    th.phase = Phase::Normal;
+                    let row = th.row;
+                    self.add_episode(row, Kind::Fsync, d, 0);
+                }
+            }
+            Ev::Exit { tid } => self.exit(tid, t),
+        }
+    }
+
+    fn ready_to_running(&mut self, tid: i32, t: u64) {
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if th.st != St::Ready {
+            return;
+        }
+        let d = t.saturating_sub(th.since);
+        th.cp.add(Doing::RunQueue, d, th.proc_idx);
+        if th.phase == Phase::PreExec {
+            th.pre_exec[Doing::RunQueue as usize] += d;
+        }
+        th.st = St::Running;
+        th.since = t;
+        if let Some(row) = self.tasks.get_mut(th.row) {
+            row.stats.run_delay_ns += d;
+        }
+    }
+
+    fn end_loading(&mut self, tid: i32, t: u64) {
+        self.run_to(tid, t);
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if th.phase != Phase::Loading {
+            return;
+        }
+        th.phase = Phase::Normal;
+        let d = t.saturating_sub(th.phase_since);
+        let row = th.row;
+        self.add_episode(row, Kind::Load, d, 0);
+    }
+
+    fn exit(&mut self, tid: i32, t: u64) {
+        self.end_loading(tid, t);
+        self.run_to(tid, t);
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        if th.st == St::Dead {
+            return;
+        }
+        // A thread blocked or runnable at its exit (killed): its wait ends now.
+        if th.st == St::Blocked {
+            self.end_block(tid, t, None);
+        }
+        self.ready_to_running(tid, t);
+        let Some(th) = self.threads.get_mut(&tid) else {
+            return;
+        };
+        th.st = St::Dead;
+        let cp = th.cp;
+        let proc_idx = th.proc_idx as usize;
+        let row = th.row;
+        let woke = th.woke_futex;
+        // It woke a joiner on its way out: that wait was a join.
+        if let Some((joiner, at)) = woke
+            && t.saturating_sub(at) < 2_000_000
+            && let Some(j) = self.threads.get(&joiner)
+        {
+            let jrow = j.row;
+            if let Some(r) = self.tasks.get_mut(jrow) {
+                let lw = &mut r.aggs[Kind::LockWait as usize];
+                if lw.count > 0 {
+                    lw.count -= 1;
+                    r.aggs[Kind::Join as usize].count += 1;
+                }
+            }
+        }
+        if let Some(r) = self.tasks.get_mut(row) {
+            r.end_ns = t.saturating_sub(self.origin);
+        }
+        let p = &mut self.procs[proc_idx];
+        p.live_threads = p.live_threads.saturating_sub(1);
+        p.thread_exit = Some((t, cp));
+        if p.live_threads == 0 {
+            let prow = p.row;
+            let pid = p.pid;
+            let parent = p.parent;
+            if let Some(r) = self.proc_rows.get_mut(prow) {
+                r.end_ns = t.saturating_sub(self.origin);
+            }
+            if let Some(par) = parent {
+                self.procs[par as usize].child_exit = Some((t, cp));
+            }
+            if pid == self.root_pid {
+                self.final_cp = Some((t, cp));
+            }
+        }
+    }
+
+    /// Processes still alive: (pid, command).
+    pub fn live_processes(&self) -> Vec<(i32, String)> {
+        self.procs
+            .iter()
+            .filter(|p| p.live_threads > 0 && p.pid != self.root_pid)
+            .map(|p| {
+                (
+                    p.pid,
+                    self.proc_rows
+                        .get(p.row)
+                        .map(|r| r.command.clone())
+                        .unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    /// Whether the command itself has exited (in the events).
+    pub fn root_done(&self) -> bool {
+        self.final_cp.is_some()
+    }
+
+    /// The run's critical path, ending at `end` (CLOCK_MONOTONIC ns, when
+    /// tardy reaped the command): the command's path at its exit, the rest
+    /// (the kernel tearing the process down, tardy reaping it) as system CPU
+    /// of the command.
+    pub fn path(&self, end: u64) -> PathTotals {
+        let (at, cp) = match self.final_cp {
+            Some((at, cp)) => (at, cp),
+            None => {
+                // The exit was not seen (events lost): the root's own path.
+                let cp = self
+                    .threads
+                    .get(&self.root_pid)
+                    .map(|t| t.cp)
+                    .unwrap_or_default();
+                let at = self.origin + cp.ns.iter().sum::<u64>();
+                (at, cp)
+            }
+        };
+        let mut ns = cp.ns;
+        let tail = end.saturating_sub(at);
+        ns[Doing::Cpu as usize] += tail;
+        let mut procs: Vec<(i32, u64, u64)> = cp.procs[..cp.nprocs]
+            .iter()
+            .map(|&(p, total, cpu)| (self.procs[p as usize].pid, total, cpu))
+            .collect();
+        if let Some(root) = procs.iter_mut().find(|p| p.0 == self.root_pid) {
+            root.1 += tail;
+            root.2 += tail;
+        }
+        PathTotals { ns, procs }
+    }
+
+    /// Per-kind totals of every thread (for tests).
+    pub fn kind_totals(&self) -> [Agg; NKIND] {
+        let mut out = [Agg::default(); NKIND];
+        for t in &self.tasks {
+            for (a, b) in out.iter_mut().zip(t.aggs.iter()) {
+                a.merge(b);
+            }
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn ev(t: u64, ev: Ev) -> Timed {
+        Timed { t: t * MS, ev }
+    }
+
+    fn sum(p: &PathTotals) -> u64 {
+        p.ns.iter().sum()
+    }
+
+    fn run(events: &[Timed], end_ms: u64) -> (Timeline, PathTotals) {
+        let mut tl = Timeline::new(0, 1, "cmd", "/bin/cmd");
+        let f = tl.intern("/bin/cmd");
+        tl.apply(Timed {
+            t: MS,
+            ev: Ev::Exec {
+                tid: 1,
+                old_tid: 1,
+                file: f,
+                loader: false,
+            },
+        });
+        for e in events {
+            tl.apply(*e);
+        }
+        let p = tl.path(end_ms * MS);
+        (tl, p)
+    }
+
+    #[test]
+    fn a_sleep_ended_by_the_timer_is_on_the_path_and_sums_to_wall() {
+        let (tl, p) = run(
+            &[
+                ev(
+                    2,
+                    Ev::TimerArm {
+                        tid: 1,
+                        soft: 12 * MS,
+                        hard: 12 * MS,
+                    },
+                ),
+                ev(
+                    2,
+                    Ev::Block {
+                        tid: 1,
+                        site: Site::Sleep,
+                        d_state: false,
+                    },
+                ),
+                ev(
+                    2,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: false,
+                    },
+                ),
+                ev(13, Ev::SwitchIn { tid: 1 }),
+                ev(15, Ev::Exit { tid: 1 }),
+            ],
+            16,
+        );
+        assert_eq!(sum(&p), 16 * MS);
+        assert_eq!(p.ns[Doing::TimedWait as usize], 10 * MS);
+        // Woken at the hard expiry (12), on a CPU at 13: 1 ms waiting for it.
+        assert_eq!(p.ns[Doing::RunQueue as usize], MS);
+        assert_eq!(p.ns[Doing::Creation as usize], MS);
+        let k = tl.kind_totals();
+        assert_eq!(k[Kind::Sleep as usize].count, 1);
+        assert_eq!(k[Kind::Sleep as usize].asked_ns, 10 * MS);
+    }
+
+    #[test]
+    fn a_wait_ended_by_a_child_follows_the_child() {
+        // The shell forks a child at 2, waits; the child computes 2..50 and exits.
+        let (tl, p) = run(
+            &[
+                ev(
+                    2,
+                    Ev::Fork {
+                        parent: 1,
+                        child: 2,
+                        child_pid: 2,
+                    },
+                ),
+                ev(
+                    2,
+                    Ev::Block {
+                        tid: 1,
+                        site: Site::ChildWait,
+                        d_state: false,
+                    },
+                ),
+                ev(
+                    2,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: false,
+                    },
+                ),
+                ev(3, Ev::SwitchIn { tid: 2 }),
+                ev(
+                    4,
+                    Ev::Exec {
+                        tid: 2,
+                        old_tid: 2,
+                        file: 0,
+                        loader: false,
+                    },
+                ),
+                ev(50, Ev::Exit { tid: 2 }),
+                ev(51, Ev::SwitchIn { tid: 1 }),
+                ev(52, Ev::Exit { tid: 1 }),
+            ],
+            52,
+        );
+        assert_eq!(sum(&p), 52 * MS);
+        // The child's 46 ms of work are CPU on the path; its fork-to-exec is creation.
+        assert_eq!(p.ns[Doing::Cpu as usize], 46 * MS + MS + MS);
+        assert_eq!(p.ns[Doing::ChildWait as usize], 0);
+        // The root's own start (1 ms) and the child's fork to exec (2 ms).
+        assert_eq!(p.ns[Doing::Creation as usize], 3 * MS);
+        assert_eq!(p.ns[Doing::RunQueue as usize], MS);
+        assert_eq!(tl.kind_totals()[Kind::ChildWait as usize].count, 1);
+        assert!(
+            p.procs
+                .iter()
+                .any(|&(pid, total, _)| pid == 2 && total >= 47 * MS)
+        );
+    }
+
+    #[test]
+    fn a_lock_hand_off_puts_the_holder_on_the_path() {
+        // Thread 2 holds a lock 2..30; thread 1 waits on the futex, woken at 30.
+        let (tl, p) = run(
+            &[
+                ev(
+                    2,
+                    Ev::Fork {
+                        parent: 1,
+                        child: 2,
+                        child_pid: 1,
+                    },
+                ),
+                ev(2, Ev::SwitchIn { tid: 2 }),
+                ev(
+                    3,
+                    Ev::Block {
+                        tid: 1,
+                        site: Site::Futex,
+                        d_state: false,
+                    },
+                ),
+                ev(
+                    3,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: false,
+                    },
+                ),
+                ev(
+                    30,
+                    Ev::Waking {
+                        waker: 2,
+                        wakee: 1,
+                        irq: false,
+                    },
+                ),
+                ev(30, Ev::SwitchIn { tid: 1 }),
+                ev(32, Ev::Exit { tid: 1 }),
+                ev(35, Ev::Exit { tid: 2 }),
+            ],
+            35,
+        );
+        assert_eq!(sum(&p), 35 * MS);
+        assert_eq!(p.ns[Doing::LockWait as usize], 0);
+        assert_eq!(p.ns[Doing::Cpu as usize], 34 * MS);
+        let k = tl.kind_totals();
+        assert_eq!(k[Kind::LockWait as usize].count, 1);
+        assert_eq!(k[Kind::Join as usize].count, 0);
+    }
+
+    #[test]
+    fn a_wake_from_an_interrupt_is_not_a_tree_edge() {
+        let (_, p) = run(
+            &[
+                ev(
+                    2,
+                    Ev::Fork {
+                        parent: 1,
+                        child: 2,
+                        child_pid: 1,
+                    },
+                ),
+                ev(
+                    3,
+                    Ev::Block {
+                        tid: 1,
+                        site: Site::BlockIo,
+                        d_state: true,
+                    },
+                ),
+                ev(
+                    3,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: false,
+                    },
+                ),
+                ev(
+                    20,
+                    Ev::Waking {
+                        waker: 2,
+                        wakee: 1,
+                        irq: true,
+                    },
+                ),
+                ev(21, Ev::SwitchIn { tid: 1 }),
+                ev(22, Ev::Exit { tid: 1 }),
+            ],
+            22,
+        );
+        assert_eq!(p.ns[Doing::BlockIo as usize], 17 * MS);
+        assert_eq!(p.ns[Doing::RunQueue as usize], MS);
+    }
+
+    #[test]
+    fn preemption_is_run_queue_and_lost_creations_are_adopted() {
+        let (tl, p) = run(
+            &[
+                ev(
+                    5,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: true,
+                    },
+                ),
+                ev(9, Ev::SwitchIn { tid: 1 }),
+                ev(9, Ev::SwitchIn { tid: 77 }),
+                ev(10, Ev::Exit { tid: 1 }),
+            ],
+            10,
+        );
+        assert_eq!(p.ns[Doing::RunQueue as usize], 4 * MS);
+        assert_eq!(sum(&p), 10 * MS);
+        assert_eq!(tl.unknown_events, 1);
+    }
+}
