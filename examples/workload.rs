@@ -9,6 +9,10 @@
 //!                                   spinning SPIN pause-loops between checks
 //!   workload compute N              N units of single-threaded arithmetic
 //!   workload hog SECS THREADS       burn CPU on THREADS threads for SECS
+//!   workload parallel THREADS N     N units of arithmetic on each of THREADS
+//!                                   threads (joined at the end, no lock)
+//!   workload chatter LINES          print LINES lines to stdout and to
+//!                                   stderr, after reading stdin to its end
 
 use std::io::Write;
 use std::sync::Arc;
@@ -157,6 +161,35 @@ fn main() {
             arg(&args, 3, "a spin count"),
         ),
         Some("compute") => println!("{}", compute(arg(&args, 2, "a unit count"))),
+        Some("parallel") => {
+            let threads: u64 = arg(&args, 2, "a thread count");
+            let units: u64 = arg(&args, 3, "a unit count");
+            let workers: Vec<_> = (0..threads)
+                .map(|_| std::thread::spawn(move || compute(units)))
+                .collect();
+            let mut x = 0u64;
+            for w in workers {
+                x = x.wrapping_add(w.join().unwrap_or(0));
+            }
+            println!("{x}");
+        }
+        Some("chatter") => {
+            let lines: u64 = arg(&args, 2, "a line count");
+            let mut input = Vec::new();
+            let _ = std::io::Read::read_to_end(&mut std::io::stdin(), &mut input);
+            let out = std::io::stdout();
+            let mut out = std::io::BufWriter::new(out.lock());
+            for i in 0..lines {
+                let _ = writeln!(
+                    out,
+                    "line {i} of {lines}, after {} bytes of stdin",
+                    input.len()
+                );
+                if i % 4 == 0 {
+                    eprintln!("warning {i}");
+                }
+            }
+        }
         Some("hog") => {
             let secs: f64 = arg(&args, 2, "seconds");
             let n: usize = arg(&args, 3, "a thread count");
@@ -177,7 +210,9 @@ fn main() {
             }
         }
         _ => {
-            eprintln!("usage: workload sleeps|spawn|fsync|lock|compute|hog ARGS (see the source)");
+            eprintln!(
+                "usage: workload sleeps|spawn|fsync|lock|compute|hog|parallel|chatter ARGS (see the source)"
+            );
             std::process::exit(2);
         }
     }

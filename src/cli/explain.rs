@@ -119,6 +119,16 @@ fn looks_like_trace(s: &str) -> bool {
     if !p.is_file() {
         return false;
     }
+    // A .json file, or a file that is not executable, is read as a trace
+    // (and refused as "not a tardy trace" when it is not one).
+    use std::os::unix::fs::PermissionsExt;
+    let executable = std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
+    if p.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
+        || !executable
+    {
+        return true;
+    }
     let mut head = [0u8; 64];
     let n = std::fs::File::open(p)
         .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
@@ -143,7 +153,7 @@ pub fn read_trace(path: &Path) -> Result<Trace, String> {
     let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
     let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
         format!(
-            "{}:{}:{}: not JSON: {e}",
+            "{}:{}:{}: not a tardy trace: not JSON: {e}",
             path.display(),
             e.line(),
             e.column()
@@ -263,6 +273,15 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
                     "nothing to explain: give a command, e.g. tardy explain -- ./suite, or two saved traces"
                         .into(),
                 );
+            }
+            2 if !args.inputs.iter().any(|i| looks_like_trace(i))
+                && !args.inputs[1].contains(char::is_whitespace)
+                && command::resolve_program(&args.inputs[1], args.cwd.as_deref()).is_err() =>
+            {
+                return Err(format!(
+                    "'{}' is not a program: to explain one command with arguments, quote it (tardy explain '{} {}') or put it after -- (tardy explain -- {} {})",
+                    args.inputs[1], args.inputs[0], args.inputs[1], args.inputs[0], args.inputs[1]
+                ));
             }
             1 | 2 => {
                 for input in &args.inputs {

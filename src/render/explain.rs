@@ -34,6 +34,10 @@ fn overhead_line(t: &Trace) -> Option<String> {
         return None;
     }
     let mut s = match o.stop_cost_ns {
+        _ if o.recorder == "kernel-events" => format!(
+            "recorded from kernel events: {:.0} events a run, no stop of the command",
+            o.stops_per_run
+        ),
         Some(c) => format!(
             "tracing added about {} to the wall time ({:.0} traced syscalls a run at {} each)",
             pct(o.fraction),
@@ -42,6 +46,12 @@ fn overhead_line(t: &Trace) -> Option<String> {
         ),
         None => format!("{:.0} traced syscalls a run", o.stops_per_run / 2.0),
     };
+    if !o.blind_spots.is_empty() {
+        s.push_str(&format!("\n  recorder: {}", o.blind_spots));
+    }
+    if let Some(f) = &o.fallback {
+        s.push_str(&format!("\n  kernel events not used: {f}"));
+    }
     if let Some(r) = o.measured_ratio {
         s.push_str(&format!(
             "; measured: traced runs took {:.3}x the untraced ones",

@@ -27,6 +27,20 @@ pub struct Cause {
     pub share: f64,
     pub delta_s: f64,
     pub evidence: String,
+    /// For causes made of calls (sleeps, fsyncs, process starts, waits):
+    /// how many a run and how long each, in A and B.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_a: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count_b: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_call_a_s: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub per_call_b_s: Option<f64>,
+    /// What drives it: "more-calls", "slower-calls", "longer-asked"
+    /// (sleeps that ask for more) or "both".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub driver: Option<String>,
 }
 
 /// A and B compared.
@@ -102,23 +116,6 @@ fn kind_mean(t: &Trace, name: &str) -> KindTotals {
     }
 }
 
-/// Sleeps and expired timeouts together, averaged per run.
-fn sleeps(t: &Trace) -> (f64, f64, f64) {
-    let n = t.runs.len().max(1) as f64;
-    let mut count = 0.0;
-    let mut total = 0.0;
-    let mut asked = 0.0;
-    for r in &t.runs {
-        for k in ["sleep", "timeout"] {
-            let x = r.kind(k);
-            count += x.count as f64;
-            total += x.total_s;
-            asked += x.asked_s;
-        }
-    }
-    (count / n, total / n, asked / n)
-}
-
 /// CPU used by processes that were never on the critical path (siblings
 /// running beside it), by command, averaged per run.
 fn off_path(t: &Trace) -> BTreeMap<String, f64> {
@@ -134,108 +131,282 @@ fn off_path(t: &Trace) -> BTreeMap<String, f64> {
     m
 }
 
-fn evidence(i: usize, a: &Trace, b: &Trace, delta: f64) -> (String, String) {
+/// Calls behind a category, a run on average: (count, total seconds), and
+/// for sleeps the time asked and the timer slack.
+#[derive(Debug, Clone, Copy, Default)]
+struct Calls {
+    count: f64,
+    total: f64,
+    asked: f64,
+    slack: f64,
+}
+
+impl Calls {
+    fn per(&self, v: f64) -> f64 {
+        if self.count > 0.0 {
+            v / self.count
+        } else {
+            0.0
+        }
+    }
+}
+
+fn calls_of(t: &Trace, kinds: &[&str]) -> Calls {
+    let n = t.runs.len().max(1) as f64;
+    let mut c = Calls::default();
+    for r in &t.runs {
+        for k in kinds {
+            let x = r.kind(k);
+            c.count += x.count as f64 / n;
+            c.total += x.total_s / n;
+            c.asked += x.asked_s / n;
+            c.slack += x.slack_s / n;
+        }
+    }
+    c
+}
+
+/// The calls a category is made of, when it is made of calls.
+fn calls(i: usize, t: &Trace) -> Option<Calls> {
+    Some(match i {
+        TIMED_SLEEP => calls_of(t, &["sleep", "timeout"]),
+        FSYNC => calls_of(t, &["fsync"]),
+        LOCK_WAIT => calls_of(t, &["futex-wait"]),
+        EVENT_WAIT => calls_of(t, &["poll", "pipe-read"]),
+        IO_WAIT => calls_of(t, &["block-io"]),
+        CHILD_WAIT => calls_of(t, &["wait-child"]),
+        PROCESS_CREATION => Calls {
+            count: t.mean(|r| r.execs as f64),
+            total: t.categories.get("process-creation").copied().unwrap_or(0.0),
+            ..Calls::default()
+        },
+        _ => return None,
+    })
+}
+
+/// What drives a difference made of calls: more of them, slower ones, or
+/// both (the difference split as (cb - ca) x per_a + cb x (per_b - per_a)).
+fn driver(a: &Calls, b: &Calls) -> &'static str {
+    if a.count <= 0.0 || b.count <= 0.0 {
+        return "more-calls";
+    }
+    let (pa, pb) = (a.per(a.total), b.per(b.total));
+    let more = (b.count - a.count) * pa;
+    let slower = b.count * (pb - pa);
+    let total = more + slower;
+    if total.abs() < 1e-12 {
+        return "both";
+    }
+    let f = more / total;
+    if f >= 0.75 {
+        "more-calls"
+    } else if f <= 0.25 {
+        "slower-calls"
+    } else {
+        "both"
+    }
+}
+
+fn times(x: f64) -> String {
+    if x >= 10.0 {
+        format!("{x:.0}x")
+    } else {
+        format!("{x:.1}x")
+    }
+}
+
+/// "B makes 20x more fsyncs (200 vs 10 a run), each as fast (9 µs vs 9 µs)".
+fn calls_sentence(noun: &str, drv: &str, a: &Calls, b: &Calls) -> String {
+    let (pa, pb) = (a.per(a.total), b.per(b.total));
+    let counts = format!("{:.0} vs {:.0} a run", b.count, a.count);
+    let each = format!("{} vs {}", dur(pb), dur(pa));
+    let more_or_fewer = |r: f64| {
+        if r >= 1.0 {
+            format!("{} more", times(r))
+        } else {
+            format!("{} fewer", times(1.0 / r.max(1e-9)))
+        }
+    };
+    match drv {
+        "more-calls" if a.count <= 0.0 => {
+            format!("B makes {noun} A does not ({counts}), {} each", dur(pb))
+        }
+        "more-calls" => format!(
+            "B makes {} {noun} ({counts}), each about as long ({each})",
+            more_or_fewer(b.count / a.count)
+        ),
+        "slower-calls" => format!(
+            "each of B's {noun} takes {} {} ({each}), as many of them ({counts})",
+            times(if pb >= pa {
+                pb / pa.max(1e-12)
+            } else {
+                pa / pb.max(1e-12)
+            }),
+            if pb >= pa { "longer" } else { "less" }
+        ),
+        _ => format!(
+            "B makes {} {noun} ({counts}) and each takes {} ({each})",
+            more_or_fewer(b.count / a.count.max(1e-9)),
+            if pb >= pa {
+                format!("{} longer", times(pb / pa.max(1e-12)))
+            } else {
+                format!("{} less", times(pa / pb.max(1e-12)))
+            }
+        ),
+    }
+}
+
+/// What one category's difference is: its cause kind, its driver (for
+/// categories made of calls), and the evidence in a sentence.
+struct Explained {
+    kind: &'static str,
+    driver: Option<&'static str>,
+    calls: Option<(Calls, Calls)>,
+    evidence: String,
+}
+
+fn size_of_top(t: &Trace) -> (String, Option<u64>) {
+    t.runs
+        .first()
+        .and_then(|r| r.exec_files.first().cloned())
+        .map(|f| (format!("{} ({})", f.file, size(f.size_bytes)), f.size_bytes))
+        .unwrap_or_else(|| ("?".into(), None))
+}
+
+fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
     let d = dur(delta.abs());
     let sign = if delta >= 0.0 { "+" } else { "-" };
+    let with_calls = |kind: &'static str, noun: &str, tail: &str| {
+        let (ca, cb) = (
+            calls(i, a).unwrap_or_default(),
+            calls(i, b).unwrap_or_default(),
+        );
+        let drv = driver(&ca, &cb);
+        let mut evidence = calls_sentence(noun, drv, &ca, &cb);
+        if !tail.is_empty() && drv != "more-calls" {
+            evidence.push_str(": ");
+            evidence.push_str(tail);
+        }
+        Explained {
+            kind,
+            driver: Some(drv),
+            calls: Some((ca, cb)),
+            evidence,
+        }
+    };
     match i {
         TIMED_SLEEP => {
-            let (ca, ta, aa) = sleeps(a);
-            let (cb, tb, ab) = sleeps(b);
-            let avg = |t: f64, c: f64| if c > 0.0 { t / c } else { 0.0 };
-            let text = format!(
-                "{} sleeps a run asked for {} and took {} on average in B ({} sleeps, {} asked, {} taken in A)",
-                cb.round(),
-                dur(avg(ab, cb)),
-                dur(avg(tb, cb)),
-                ca.round(),
-                dur(avg(aa, ca)),
-                dur(avg(ta, ca))
+            let (ca, cb) = (
+                calls(i, a).unwrap_or_default(),
+                calls(i, b).unwrap_or_default(),
             );
-            let over_a = avg(ta - aa, ca);
-            let over_b = avg(tb - ab, cb);
-            let why = if over_b > over_a * 2.0 + 50e-6 {
-                format!(
-                    "each sleep overshoots by {} in B ({} in A): a coarse timer or raised timer slack, as NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer (see `tardy doctor`'s sleep probe)",
+            let mut drv = driver(&ca, &cb);
+            let (aa, ab) = (ca.per(ca.asked), cb.per(cb.asked));
+            let (pa, pb) = (ca.per(ca.total), cb.per(cb.total));
+            let (over_a, over_b) = (pa - aa, pb - ab);
+            let (slack_a, slack_b) = (ca.per(ca.slack), cb.per(cb.slack));
+            let asked_same = (ab - aa).abs() <= 0.1 * aa.max(ab) + 50e-6;
+            if drv != "more-calls" && !asked_same && (ab - aa) >= 0.5 * (pb - pa) {
+                drv = "longer-asked";
+            }
+            let evidence = match drv {
+                "longer-asked" => format!(
+                    "B's sleeps ask for longer: {} each vs {} ({:.0} vs {:.0} a run), overshooting by {} vs {}",
+                    dur(ab),
+                    dur(aa),
+                    cb.count,
+                    ca.count,
                     dur(over_b),
                     dur(over_a)
-                )
-            } else if cb > ca * 1.2 {
-                "more sleeps".to_string()
-            } else {
-                "longer sleeps asked for".to_string()
+                ),
+                "more-calls" => calls_sentence("sleeps", drv, &ca, &cb),
+                _ if asked_same && over_b > over_a * 2.0 + 50e-6 => {
+                    let slack = if slack_b > 0.0 || slack_a > 0.0 {
+                        format!(", timer slack {} vs {}", dur(slack_b), dur(slack_a))
+                    } else {
+                        String::new()
+                    };
+                    format!(
+                        "each sleep asks for the same ({} vs {}) but overshoots by {} in B ({} in A){slack}: a coarse timer or raised timer slack, as NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer (see `tardy doctor`'s sleep probe)",
+                        dur(ab),
+                        dur(aa),
+                        dur(over_b),
+                        dur(over_a)
+                    )
+                }
+                _ => calls_sentence("sleeps", drv, &ca, &cb),
             };
-            (text, why)
+            Explained {
+                kind: "timed-sleep",
+                driver: Some(drv),
+                calls: Some((ca, cb)),
+                evidence,
+            }
         }
         PROCESS_CREATION => {
-            let ea = a.mean(|r| r.execs as f64);
-            let eb = b.mean(|r| r.execs as f64);
-            let cost = |t: &Trace, execs: f64| {
-                if execs > 0.0 {
-                    t.categories.get("process-creation").copied().unwrap_or(0.0) / execs
-                } else {
-                    0.0
-                }
-            };
-            let (pa, pb) = (cost(a, ea), cost(b, eb));
-            let top = |t: &Trace| {
-                t.runs
-                    .first()
-                    .and_then(|r| r.exec_files.first().cloned())
-                    .map(|f| format!("{} ({})", f.file, size(f.size_bytes)))
-                    .unwrap_or_else(|| "?".into())
-            };
-            let text = format!(
-                "{} process starts a run costing {} each in B ({} at {} each in A); B's costliest program {}, A's {}",
-                eb.round(),
-                dur(pb),
-                ea.round(),
-                dur(pa),
-                top(b),
-                top(a)
+            let (ca, cb) = (
+                calls(i, a).unwrap_or_default(),
+                calls(i, b).unwrap_or_default(),
             );
-            let sa = a
-                .runs
-                .first()
-                .and_then(|r| r.exec_files.first())
-                .and_then(|f| f.size_bytes);
-            let sb = b
-                .runs
-                .first()
-                .and_then(|r| r.exec_files.first())
-                .and_then(|f| f.size_bytes);
-            let why = match (sa, sb) {
-                (Some(x), Some(y)) if y > x.saturating_mul(2) && pb > pa * 1.3 => {
-                    "each process start costs more and the program is larger: process creation growing with the binary's size, as CreateProcess did for Vivaldi on Windows 10".to_string()
-                }
-                _ if pb > pa * 1.3 => "each process start is slower".to_string(),
-                _ => "more process starts".to_string(),
-            };
-            (text, why)
-        }
-        FSYNC => {
-            let ka = kind_mean(a, "fsync");
-            let kb = kind_mean(b, "fsync");
-            let avg = |k: &KindTotals| {
-                if k.count > 0 {
-                    k.total_s / k.count as f64
+            let drv = driver(&ca, &cb);
+            let (top_a, sa) = size_of_top(a);
+            let (top_b, sb) = size_of_top(b);
+            let bigger = matches!((sa, sb), (Some(x), Some(y)) if y > x.saturating_mul(2));
+            let mut evidence = calls_sentence("process starts", drv, &ca, &cb);
+            if drv == "more-calls" {
+                evidence.push_str(&format!("; B's costliest program {top_b}, A's {top_a}"));
+            } else if bigger {
+                evidence.push_str(&format!(
+                    "; B's costliest program {top_b}, A's {top_a}: process creation growing with the binary's size, as CreateProcess did for Vivaldi on Windows 10"
+                ));
+            } else {
+                evidence.push_str(&format!(
+                    "; B's costliest program {top_b}, A's {top_a}: each start (fork, exec, dynamic loading) is slower"
+                ));
+            }
+            Explained {
+                kind: if drv == "more-calls" {
+                    "more-processes"
                 } else {
-                    0.0
-                }
-            };
-            (
-                format!(
-                    "{} syncs a run at {} each in B ({} at {} in A)",
-                    kb.count,
-                    dur(avg(&kb)),
-                    ka.count,
-                    dur(avg(&ka))
-                ),
-                "slow fsync: B's file system or device takes longer to make data durable (see `tardy doctor`'s fsync probe)".into(),
-            )
+                    "process-creation"
+                },
+                driver: Some(drv),
+                calls: Some((ca, cb)),
+                evidence,
+            }
         }
+        FSYNC => with_calls(
+            "fsync",
+            "fsyncs",
+            "B's file system or device takes longer to make data durable (see `tardy doctor`'s fsync probe)",
+        ),
+        LOCK_WAIT => with_calls(
+            "lock-wait",
+            "lock waits",
+            "each wait for a lock lasts longer",
+        ),
+        EVENT_WAIT => with_calls(
+            "event-wait",
+            "waits on pipes, sockets or poll",
+            "what they wait for answers later",
+        ),
+        IO_WAIT => with_calls(
+            "io-wait",
+            "waits for the disk",
+            "each block I/O takes longer",
+        ),
+        CHILD_WAIT => with_calls(
+            "child-wait",
+            "waits for children",
+            "the children it waits for take longer",
+        ),
         RUN_QUEUE => {
-            let oa = off_path(a);
-            let ob = off_path(b);
+            let text = format!(
+                "waiting for a CPU on the critical path {sign}{d} ({} in B, {} in A)",
+                dur(b.categories.get("run-queue").copied().unwrap_or(0.0)),
+                dur(a.categories.get("run-queue").copied().unwrap_or(0.0))
+            );
+            let (oa, ob) = (off_path(a), off_path(b));
             let mut best: Option<(String, f64, f64)> = None;
             for (cmd, vb) in &ob {
                 let va = oa.get(cmd).copied().unwrap_or(0.0);
@@ -243,11 +414,6 @@ fn evidence(i: usize, a: &Trace, b: &Trace, delta: f64) -> (String, String) {
                     best = Some((cmd.clone(), *vb, va));
                 }
             }
-            let text = format!(
-                "the command waited {} a run for a CPU in B ({} in A)",
-                dur(b.categories.get("run-queue").copied().unwrap_or(0.0)),
-                dur(a.categories.get("run-queue").copied().unwrap_or(0.0))
-            );
             let why = match best {
                 Some((cmd, vb, va)) if vb - va > delta.abs() * 0.25 => format!(
                     "CPU contention from another process in the tree: `{cmd}` used {} of CPU a run beside it in B ({} in A)",
@@ -268,104 +434,111 @@ fn evidence(i: usize, a: &Trace, b: &Trace, delta: f64) -> (String, String) {
                     }
                 }
             };
-            (text, why)
+            Explained {
+                kind: "run-queue",
+                driver: None,
+                calls: None,
+                evidence: format!("{text}: {why}"),
+            }
         }
         CPU_USER => {
             let la = kind_mean(a, "futex-wait");
             let lb = kind_mean(b, "futex-wait");
-            let text = format!(
+            let spinning = spins(a, b) && delta > 0.0;
+            let mut evidence = format!(
                 "user CPU on the critical path {sign}{d}; whole tree {} in B vs {} in A; {} lock waits a run in B, {} in A",
                 dur(b.mean(|r| r.cpu_user_s)),
                 dur(a.mean(|r| r.cpu_user_s)),
                 lb.count,
                 la.count
             );
-            (text, String::new())
+            if spinning {
+                evidence.push_str(&format!(
+                    "; spinning in user space with no more lock waits ({} a run in B, {} in A): threads spin longer before they park, as with Skylake-SP's 140-cycle PAUSE",
+                    lb.count, la.count
+                ));
+            } else if delta > 0.0 {
+                evidence.push_str(": more work (more user CPU with the same waits)");
+            }
+            Explained {
+                kind: if spinning { "spinning" } else { "cpu-user" },
+                driver: None,
+                calls: None,
+                evidence,
+            }
         }
         CPU_SYSTEM => {
             let fa = a.mean(|r| (r.minor_faults + r.major_faults) as f64);
             let fb = b.mean(|r| (r.minor_faults + r.major_faults) as f64);
-            (
-                format!(
-                    "system CPU {sign}{d}; {:.0} page faults a run in B, {:.0} in A",
-                    fb, fa
+            Explained {
+                kind: if fb > fa * 1.5 && fb - fa > 1000.0 {
+                    "page-faults"
+                } else {
+                    "cpu-system"
+                },
+                driver: None,
+                calls: None,
+                evidence: format!(
+                    "system CPU {sign}{d}; {fb:.0} page faults a run in B, {fa:.0} in A"
                 ),
-                String::new(),
-            )
+            }
         }
-        _ => {
-            let (ka, kb) = match i {
-                LOCK_WAIT => (kind_mean(a, "futex-wait"), kind_mean(b, "futex-wait")),
-                EVENT_WAIT => {
-                    let mut x = kind_mean(a, "poll");
-                    let y = kind_mean(a, "pipe-read");
-                    x.count += y.count;
-                    let mut z = kind_mean(b, "poll");
-                    let w = kind_mean(b, "pipe-read");
-                    z.count += w.count;
-                    (x, z)
-                }
-                _ => (KindTotals::default(), KindTotals::default()),
-            };
-            let counts = if ka.count + kb.count > 0 {
-                format!(" ({} waits a run in B, {} in A)", kb.count, ka.count)
-            } else {
-                String::new()
-            };
-            (
-                format!("{} {sign}{d}{counts}", category_words(i)),
-                String::new(),
-            )
-        }
+        _ => Explained {
+            kind: CATEGORIES[i],
+            driver: None,
+            calls: None,
+            evidence: format!("{} {sign}{d}", category_words(i)),
+        },
     }
 }
 
-/// The cause kind for a category's difference, refined by the evidence.
-fn kind_for(i: usize, a: &Trace, b: &Trace) -> &'static str {
-    match i {
-        CPU_USER => {
-            // Threads that synchronise (several threads, some lock waits) and
-            // burn more user CPU without waiting more: spin-waits grew.
-            let la = kind_mean(a, "futex-wait").count as f64;
-            let lb = kind_mean(b, "futex-wait").count as f64;
-            let threaded = b.mean(|r| r.threads as f64) > b.mean(|r| r.processes as f64);
-            if threaded && la.max(lb) >= 1.0 && lb <= la * 1.2 + 5.0 {
-                "spinning"
-            } else {
-                "cpu-user"
-            }
-        }
-        CPU_SYSTEM => {
-            let fa = a.mean(|r| (r.minor_faults + r.major_faults) as f64);
-            let fb = b.mean(|r| (r.minor_faults + r.major_faults) as f64);
-            if fb > fa * 1.5 && fb - fa > 1000.0 {
-                "page-faults"
-            } else {
-                "cpu-system"
-            }
-        }
-        PROCESS_CREATION => {
-            let ea = a.mean(|r| r.execs as f64);
-            let eb = b.mean(|r| r.execs as f64);
-            let ca = a.categories.get("process-creation").copied().unwrap_or(0.0) / ea.max(1.0);
-            let cb = b.categories.get("process-creation").copied().unwrap_or(0.0) / eb.max(1.0);
-            if eb > ea * 1.5 && cb < ca * 1.3 {
-                "more-processes"
-            } else {
-                "process-creation"
-            }
-        }
-        IO_WAIT => "io-wait",
-        _ => CATEGORIES[i],
-    }
+/// Spin-waits grew: several threads that hand a lock to each other (real
+/// lock waits on both sides, joins not counted), and no more of those waits
+/// in B. More work in many threads, with only joins, is not spinning.
+fn spins(a: &Trace, b: &Trace) -> bool {
+    let la = kind_mean(a, "futex-wait").count as f64;
+    let lb = kind_mean(b, "futex-wait").count as f64;
+    let threaded = b.mean(|r| r.threads as f64) > b.mean(|r| r.processes as f64);
+    threaded && la >= 1.0 && lb >= 1.0 && lb <= la * 1.2 + 5.0
 }
 
-fn spin_sentence(a: &Trace, b: &Trace) -> String {
-    let la = kind_mean(a, "futex-wait").count;
-    let lb = kind_mean(b, "futex-wait").count;
-    format!(
-        "spinning in user space with no more lock waits ({lb} a run in B, {la} in A): threads spin longer before they park, as with Skylake-SP's 140-cycle PAUSE"
-    )
+/// Run-queue delay is contention only when it grows faster than the CPU
+/// time it waits to get: a loaded machine makes longer work wait longer.
+fn contention(a: &Trace, b: &Trace) -> bool {
+    let cpu = |t: &Trace| {
+        t.categories.get("cpu-user").copied().unwrap_or(0.0)
+            + t.categories.get("cpu-system").copied().unwrap_or(0.0)
+    };
+    let rq = |t: &Trace| t.categories.get("run-queue").copied().unwrap_or(0.0);
+    let (ra, rb) = (rq(a) / cpu(a).max(1e-6), rq(b) / cpu(b).max(1e-6));
+    rb > ra * 1.5 + 0.05
+}
+
+/// Whether B's walls differ from A's beyond the run-to-run noise: an exact
+/// rank test on the walls, or, when the sides are too small for it to reach
+/// 5% (3 runs a side), complete separation with a clear ratio on the log
+/// scale (Welch's t on log walls at 1%).
+pub fn walls_differ(wa: &[f64], wb: &[f64]) -> bool {
+    if wa.is_empty() || wb.is_empty() {
+        return false;
+    }
+    if wa.len() < 2 || wb.len() < 2 {
+        let (ma, mb) = (
+            wa.iter().sum::<f64>() / wa.len() as f64,
+            wb.iter().sum::<f64>() / wb.len() as f64,
+        );
+        return (mb - ma).abs() > 0.05 * ma.max(mb);
+    }
+    if let Some(u) = crate::stats::utest::mann_whitney(wa, wb, None)
+        && u.p_value <= 0.05
+    {
+        return true;
+    }
+    let max = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max);
+    let min = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+    let separated = max(wa) < min(wb) || max(wb) < min(wa);
+    let logs = |v: &[f64]| v.iter().map(|x| x.max(1e-12).ln()).collect::<Vec<_>>();
+    separated && ttest::welch(&logs(wa), &logs(wb), 0.99).is_some_and(|t| t.p_value < 0.01)
 }
 
 /// Compare A and B.
@@ -374,11 +547,11 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
     let wb = per_run(b, |r| r.wall_s);
     let delta = b.wall_s - a.wall_s;
     let test = ttest::welch(&wa, &wb, 0.95);
-    let ci = test.as_ref().map(|t| t.ci);
-    let significant = match &test {
-        Some(t) => t.ci[0] > 0.0 || t.ci[1] < 0.0,
-        None => delta.abs() > 0.05 * a.wall_s.max(b.wall_s),
-    };
+    let ci = test
+        .as_ref()
+        .map(|t| t.ci)
+        .filter(|c| c.iter().all(|v| v.is_finite()));
+    let significant = walls_differ(&wa, &wb);
     let mut table = Vec::new();
     for (i, name) in CATEGORIES.iter().enumerate() {
         let ca = per_run(a, |r| r.cat()[i]);
@@ -398,34 +571,55 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             share: if delta != 0.0 { d / delta } else { 0.0 },
         });
     }
+    // Waiting for a CPU that grows only with the CPU time it waits for is
+    // part of "more work", not contention: ranked with user CPU.
+    let mut deltas: Vec<f64> = table.iter().map(|r| r.delta_s).collect();
+    let rq_folded = !contention(a, b) && deltas[RUN_QUEUE] > 0.0 && deltas[CPU_USER] > 0.0;
+    if rq_folded {
+        deltas[CPU_USER] += deltas[RUN_QUEUE];
+        deltas[RUN_QUEUE] = 0.0;
+    }
+    let share = |d: f64| if delta != 0.0 { d / delta } else { 0.0 };
     let mut order: Vec<usize> = (0..NCAT).collect();
-    order.sort_by(|&x, &y| table[y].share.total_cmp(&table[x].share));
+    order.sort_by(|&x, &y| share(deltas[y]).total_cmp(&share(deltas[x])));
     let mut causes = Vec::new();
     for &i in &order {
-        let r = &table[i];
-        if r.share < 0.01 || r.delta_s == 0.0 {
+        let d = deltas[i];
+        if share(d) < 0.01 || d == 0.0 {
             continue;
         }
-        let kind = kind_for(i, a, b);
-        let (mut ev, why) = evidence(i, a, b, r.delta_s);
-        if kind == "spinning" {
-            ev = format!("{ev}; {}", spin_sentence(a, b));
-        } else if kind == "cpu-user" && r.delta_s > 0.0 {
-            ev = format!("{ev}: more work (more user CPU with the same waits)");
-        } else if !why.is_empty() {
-            ev = format!("{ev}: {why}");
+        let mut e = explain_category(i, a, b, d);
+        if i == CPU_USER && rq_folded {
+            e.evidence.push_str(&format!(
+                "; waiting for a CPU grew with it ({} of the difference), as longer work waits longer on a busy machine",
+                dur(table[RUN_QUEUE].delta_s)
+            ));
         }
+        let (count_a, count_b, per_a, per_b) = match e.calls {
+            Some((ca, cb)) => (
+                Some(ca.count),
+                Some(cb.count),
+                Some(ca.per(ca.total)),
+                Some(cb.per(cb.total)),
+            ),
+            None => (None, None, None, None),
+        };
         causes.push(Cause {
-            kind: kind.into(),
-            share: r.share,
-            delta_s: r.delta_s,
-            evidence: ev,
+            kind: e.kind.into(),
+            share: share(d),
+            delta_s: d,
+            evidence: e.evidence,
+            count_a,
+            count_b,
+            per_call_a_s: per_a,
+            per_call_b_s: per_b,
+            driver: e.driver.map(String::from),
         });
     }
     let ratio = if a.wall_s > 0.0 {
         b.wall_s / a.wall_s
     } else {
-        f64::NAN
+        1.0
     };
     let head = if !significant {
         format!(
@@ -446,10 +640,7 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
     };
     let diagnosis = match causes.first() {
         Some(top) if significant && top.share >= 0.5 => {
-            let i = CATEGORIES
-                .iter()
-                .position(|c| *c == table[order[0]].category)
-                .unwrap_or(OTHER);
+            let i = order.first().copied().unwrap_or(OTHER);
             let words = match top.kind.as_str() {
                 "spinning" => "user CPU spent spinning",
                 "page-faults" => "system CPU (page faults)",

@@ -114,7 +114,9 @@ pub fn record_set(
     } else {
         None
     };
-    let delayacct = if tracing && opts.delayacct {
+    // Block-I/O delays come from delay accounting only for ptrace; the
+    // kernel's events show them directly.
+    let delayacct = if recorder.name() == "ptrace" && opts.delayacct {
         delayacct_on()
     } else {
         None

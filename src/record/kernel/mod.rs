@@ -155,6 +155,7 @@ impl KernelRecorder {
                 events.push((what, tp.id));
             }
         }
+        events.extend(fsync_probes(&root));
         let ksyms = Ksyms::load();
         Ok(KernelRecorder {
             events,
@@ -306,19 +307,20 @@ impl KernelRecorder {
     }
 }
 
-/// A uprobe on the system loader's `_dl_debug_state`, defined in tracefs
-/// (`tardy/ld_debug_state`; made once and left for the next run, it costs
-/// nothing while no event uses it). The uprobe PMU is not used: its events
-/// cannot be inherited across fork. Returns the event's id and the loader.
-fn loader_probe(root: &Path) -> Option<(u64, PathBuf)> {
-    let interp = elf::interpreter(Path::new("/bin/sh"))?;
-    let ld = std::fs::canonicalize(interp).ok()?;
-    let offset = elf::symbol_file_offset(&ld, "_dl_debug_state")?;
-    let existing = tracefs::tracepoint(root, "tardy", "ld_debug_state");
-    if let Some(tp) = existing {
-        return Some((tp.id, ld));
+/// A uprobe (or, `ret`, a return probe) on a function of a shared object,
+/// defined in tracefs as `tardy/NAME`: made once and left for the next run
+/// (it costs nothing while no event uses it). The uprobe PMU is not used:
+/// its events cannot be inherited across fork. Returns the event's id.
+fn uprobe(root: &Path, name: &str, file: &Path, symbol: &str, ret: bool) -> Option<u64> {
+    if let Some(tp) = tracefs::tracepoint(root, "tardy", name) {
+        return Some(tp.id);
     }
-    let def = format!("p:tardy/ld_debug_state {}:0x{offset:x}\n", ld.display());
+    let offset = elf::symbol_file_offset(file, symbol)?;
+    let def = format!(
+        "{}:tardy/{name} {}:0x{offset:x}\n",
+        if ret { "r" } else { "p" },
+        file.display()
+    );
     use std::io::Write;
     std::fs::OpenOptions::new()
         .append(true)
@@ -326,8 +328,51 @@ fn loader_probe(root: &Path) -> Option<(u64, PathBuf)> {
         .ok()?
         .write_all(def.as_bytes())
         .ok()?;
-    let tp = tracefs::tracepoint(root, "tardy", "ld_debug_state")?;
-    Some((tp.id, ld))
+    Some(tracefs::tracepoint(root, "tardy", name)?.id)
+}
+
+/// The system loader's `_dl_debug_state`: its id and the loader's path.
+fn loader_probe(root: &Path) -> Option<(u64, PathBuf)> {
+    let interp = elf::interpreter(Path::new("/bin/sh"))?;
+    let ld = std::fs::canonicalize(interp).ok()?;
+    Some((
+        uprobe(root, "ld_debug_state", &ld, "_dl_debug_state", false)?,
+        ld,
+    ))
+}
+
+/// The C library this tardy runs on (programs on the machine share it).
+fn libc_path() -> Option<PathBuf> {
+    let maps = std::fs::read_to_string("/proc/self/maps").ok()?;
+    maps.lines()
+        .filter_map(|l| l.split_whitespace().nth(5))
+        .find(|p| {
+            Path::new(p)
+                .file_name()
+                .and_then(|f| f.to_str())
+                .is_some_and(|f| f.starts_with("libc.so") || f.starts_with("libc-"))
+        })
+        .map(PathBuf::from)
+}
+
+/// Entry and return probes on the C library's fsync family: every fsync a
+/// program makes through libc is counted and timed, even one that never
+/// waits (tmpfs), which no file-system tracepoint sees.
+fn fsync_probes(root: &Path) -> Vec<(What, u64)> {
+    let Some(libc) = libc_path() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for sym in ["fsync", "fdatasync"] {
+        if let (Some(e), Some(r)) = (
+            uprobe(root, &format!("libc_{sym}"), &libc, sym, false),
+            uprobe(root, &format!("libc_{sym}_ret"), &libc, sym, true),
+        ) {
+            out.push((What::FsyncEnter, e));
+            out.push((What::FsyncExit, r));
+        }
+    }
+    out
 }
 
 struct Opened {
@@ -659,7 +704,7 @@ impl KernelRecorder {
         }
         drain(&mut rings, &mut parser, &mut tl, &mut staged);
         apply_until(&mut tl, &mut staged, u64::MAX);
-        drop(rings);
+        close_all(rings, opened._fds);
         let end = root_end.unwrap_or_else(child::clock_monotonic_ns);
         if run.wall_ns == 0 {
             run.wall_ns = end.saturating_sub(s.origin_ns());
@@ -687,6 +732,14 @@ impl KernelRecorder {
         }
         run
     }
+}
+
+/// Close the events. Closing a uprobe's event waits for an SRCU grace
+/// period (about 75 ms on this kind of VM, one after another): the
+/// recorder's own cost between runs, never inside one.
+fn close_all(rings: Vec<Ring>, fds: Vec<OwnedFd>) {
+    drop(fds);
+    drop(rings);
 }
 
 fn kill_tree(root: i32, tl: &Timeline) {

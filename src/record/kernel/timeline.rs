@@ -691,7 +691,11 @@ impl Timeline {
             }
             Ev::FsyncEnter { tid } => {
                 self.run_to(tid, t);
-                if let Some(th) = self.threads.get_mut(&tid) {
+                // libc's probe and the file system's tracepoint mark the
+                // same call: the outer one counts.
+                if let Some(th) = self.threads.get_mut(&tid)
+                    && th.phase != Phase::Fsync
+                {
                     th.phase = Phase::Fsync;
                     th.phase_since = t;
                 }
