@@ -112,6 +112,7 @@ const MSG_GATED: u8 = b'G';
 
 /// In the forked child: only async-signal-safe calls on data prepared before
 /// the fork. Never returns.
+#[allow(clippy::too_many_arguments)]
 unsafe fn child(
     p: &Prepared,
     argv: *const *const libc::c_char,

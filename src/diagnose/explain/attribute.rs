@@ -467,6 +467,7 @@ mod tests {
             count: 1,
             total_ns: 900_000_000,
             asked_ns: 0,
+            slack_ns: 0,
         };
         parent.waits.push((2, 900_000_000));
         parent.stats = ThreadStats {
@@ -479,6 +480,7 @@ mod tests {
             count: 800,
             total_ns: 800_000_000,
             asked_ns: 80_000_000,
+            slack_ns: 0,
         };
         child.stats = ThreadStats {
             cpu_ns: 100_000_000,

@@ -549,7 +549,7 @@ fn realtime_offset() -> i64 {
     };
     // SAFETY: clock_gettime writes a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut rt) };
-    let rt = rt.tv_sec as i64 * 1_000_000_000 + rt.tv_nsec as i64;
+    let rt = rt.tv_sec * 1_000_000_000 + rt.tv_nsec;
     rt - child::clock_monotonic_ns() as i64
 }
 
