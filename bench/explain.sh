@@ -1,75 +1,78 @@
 #!/usr/bin/env bash
-# How much `tardy explain`'s tracing inflates the wall time of what it
-# records, against strace, in one run (issue: "the observer effect is the
-# point of the WebPagetest story").
+# How much `tardy explain` inflates the wall time of what it records, for
+# each recorder, beside strace and perf trace, in one run (the observer
+# effect is the point of the WebPagetest story).
 #
-# The command is the NUnit reproduction: a "suite" of 100 tests that each
-# sleep 1 ms, as a Python script (python3 start-up makes ~700 syscalls, as a
-# real runner does) and as examples/workload (a bare binary: almost every
-# syscall it makes is a sleep, the worst case for tardy's ratio).
-# Interleaved, ROUNDS times each:
-#   plain          the command alone
-#   tardy          the command under tardy's recorder (tardy explain --runs 1
-#                  --overhead-check records one traced and one untraced run,
-#                  both timed from fork to reap: their ratio is tardy's inflation)
-#   strace         strace -f -c -w -o /dev/null CMD
-#   strace-seccomp strace -f -c -w --seccomp-bpf -o /dev/null CMD (as the issue
-#                  names it: with every syscall traced the filter stops at all)
-#   strace-filter  strace -f -c -w --seccomp-bpf -e trace=<tardy's syscalls>
-# strace's runs are timed from fork to reap by this driver, like plain.
-# Prints each median and the inflation ratios. Needs: strace, python3.
+# Five kinds of program (examples/workload.rs and small shell loops):
+#   syscall-heavy   the command printing 200,000 lines through a pipe to cat
+#   read-heavy      60,000 small reads of a file and writes to /dev/null (dd bs=64)
+#   processes       a shell loop starting 200 short processes (/bin/true)
+#   lock            16 threads taking one mutex 200,000 times each (workload mutex)
+#   sleeps          100 sleeps of 1 ms (NUnit's Thread.Sleep(1) suite)
+# Interleaved, ROUNDS times each, every run timed from fork to reap:
+#   plain           the command alone (tardy explain's own untraced runs, with
+#                   --overhead-check, are the reference for tardy's two recorders)
+#   kernel, ptrace  tardy explain --recorder kernel|ptrace --overhead-check
+#   strace          strace -f -c -w -o /dev/null CMD
+#   perf-trace      perf trace -s -o /dev/null CMD
+# Prints each inflation (median traced / median plain) and tardy's ratio to
+# each peer. Targets: <= 1.05x for the kernel recorder on every kind, <= 1.10x
+# for the fallback. Needs: strace, perf (linux-perf), python3; root for the
+# kernel recorder and perf trace.
 . "$(dirname "$0")/lib.sh"
-ROUNDS=${ROUNDS:-15}
+ROUNDS=${ROUNDS:-11}
 command -v strace >/dev/null || { echo "bench/explain.sh: strace is not installed (apt-get install strace)" >&2; exit 2; }
 cargo build --release --quiet --example workload
 WORKLOAD=$(realpath "${CARGO_TARGET_DIR:-target}")/release/examples/workload
-cat > "$WORK/suite.py" <<'PY'
-import time
-for _ in range(100):
-    time.sleep(0.001)
-PY
-# The system interpreter, not a version-manager shim (a shim is a shell script
-# that starts a dozen processes first).
-PYTHON=$( [ -x /usr/bin/python3 ] && echo /usr/bin/python3 || command -v python3 )
-python3 - "$TARDY" "$ROUNDS" "$WORK" "$PYTHON" "$WORKLOAD" <<'PY'
-import json, statistics as st, subprocess, sys, time
-tardy, rounds, work, python, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-traced = ("nanosleep,clock_nanosleep,poll,ppoll,select,pselect6,epoll_wait,epoll_pwait,"
-          "futex,wait4,waitid,read,readv,recvfrom,recvmsg,fork,vfork,clone,clone3,execve,"
-          "execveat,fsync,fdatasync,sync_file_range,syncfs,sync,msync")
+head -c 4000000 /dev/urandom > "$WORK/data"
+python3 - "$TARDY" "$ROUNDS" "$WORK" "$WORKLOAD" <<'PY'
+import json, shutil, statistics as st, subprocess, sys, time
+tardy, rounds, work, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+kinds = [
+    ("syscall-heavy", ["sh", "-c", f"{workload} chatter 200000 2>/dev/null | cat > /dev/null"]),
+    ("read-heavy", ["dd", f"if={work}/data", "of=/dev/null", "bs=64", "count=60000", "status=none"]),
+    ("processes", ["sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"]),
+    ("lock", [workload, "mutex", "16", "200000"]),
+    ("sleeps", [workload, "sleeps", "100", "1"]),
+]
+perf = shutil.which("perf")
 def timed(argv):
     t0 = time.perf_counter_ns()
-    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return (time.perf_counter_ns() - t0) / 1e9
-for name, cmd in [("python3 suite.py", [python, f"{work}/suite.py"]),
-                  ("workload sleeps 100 1", [workload, "sleeps", "100", "1"])]:
-    r = {k: [] for k in ["plain", "tardy-traced", "tardy-untraced", "strace", "strace-seccomp", "strace-filter"]}
+def tardy_run(recorder, cmd):
+    out = subprocess.run([tardy, "explain", "--json", "--runs", "1", "--overhead-check",
+                          "--recorder", recorder, "--"] + cmd, capture_output=True)
+    if out.returncode != 0:
+        return None
+    t = json.loads(out.stdout)
+    return t["runs"][0]["wall_s"], t["overhead"]["untraced_wall_s"][0], t["overhead"]["recorder"]
+print(f"{'kind':<14} {'kernel':>8} {'ptrace':>8} {'strace':>8} {'perf-trace':>10}   kernel/strace  kernel/perf-trace")
+for name, cmd in kinds:
+    r = {k: [] for k in ["plain", "kernel", "kernel-plain", "ptrace", "ptrace-plain", "strace", "perf"]}
+    recorder_seen = ""
     for i in range(rounds):
-        steps = ["plain", "tardy", "strace", "strace-seccomp", "strace-filter"]
-        if i % 2: steps.reverse()
+        steps = ["plain", "kernel", "ptrace", "strace", "perf"]
+        if i % 2:
+            steps.reverse()
         for s in steps:
             if s == "plain":
                 r["plain"].append(timed(cmd))
-            elif s == "tardy":
-                out = subprocess.run([tardy, "explain", "--json", "--runs", "1", "--overhead-check",
-                                      "--no-delayacct", "--"] + cmd,
-                                     capture_output=True, check=True).stdout
-                t = json.loads(out)
-                r["tardy-traced"].append(t["runs"][0]["wall_s"])
-                r["tardy-untraced"].append(t["overhead"]["untraced_wall_s"][0])
+            elif s in ("kernel", "ptrace"):
+                got = tardy_run(s, cmd)
+                if got:
+                    r[s].append(got[0]); r[s + "-plain"].append(got[1])
+                    if s == "kernel":
+                        recorder_seen = got[2]
             elif s == "strace":
                 r["strace"].append(timed(["strace", "-f", "-c", "-w", "-o", "/dev/null"] + cmd))
-            elif s == "strace-seccomp":
-                r["strace-seccomp"].append(timed(["strace", "-f", "-c", "-w", "--seccomp-bpf", "-o", "/dev/null"] + cmd))
-            else:
-                r["strace-filter"].append(timed(["strace", "-f", "-c", "-w", "--seccomp-bpf", "-e", "trace=" + traced, "-o", "/dev/null"] + cmd))
-    m = {k: st.median(v) for k, v in r.items()}
-    tardy_infl = m["tardy-traced"] / m["tardy-untraced"] - 1
-    print(f"{name}: {rounds} interleaved rounds, medians")
-    print(f"  plain {m['plain']*1e3:7.1f} ms   tardy untraced {m['tardy-untraced']*1e3:7.1f} ms   tardy traced {m['tardy-traced']*1e3:7.1f} ms")
-    print(f"  tardy explain inflation      {tardy_infl*100:6.1f}%")
-    for k in ["strace", "strace-seccomp", "strace-filter"]:
-        infl = m[k] / m["plain"] - 1
-        ratio = tardy_infl / infl if infl > 0 else float("nan")
-        print(f"  {k:<15} inflation      {infl*100:6.1f}%   tardy/{k} = {ratio:.2f}x")
+            elif perf:
+                r["perf"].append(timed([perf, "trace", "-s", "-o", "/dev/null", "--"] + cmd))
+    m = {k: st.median(v) for k, v in r.items() if v}
+    infl = lambda k, base: m[k] / m[base] if k in m and base in m else float("nan")
+    k, p = infl("kernel", "kernel-plain"), infl("ptrace", "ptrace-plain")
+    s, pt = infl("strace", "plain"), infl("perf", "plain")
+    note = "" if recorder_seen == "kernel-events" else "  (kernel events not allowed here)"
+    print(f"{name:<14} {k:7.3f}x {p:7.3f}x {s:7.2f}x {pt:9.2f}x   {(k-1)/(s-1) if s > 1 else float('nan'):12.3f}  {(k-1)/(pt-1) if pt > 1 else float('nan'):16.3f}{note}")
+print(f"({rounds} interleaved rounds; medians; inflation = traced / untraced wall)")
 PY

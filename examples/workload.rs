@@ -11,6 +11,7 @@
 //!   workload hog SECS THREADS       burn CPU on THREADS threads for SECS
 //!   workload parallel THREADS N     N units of arithmetic on each of THREADS
 //!                                   threads (joined at the end, no lock)
+//!   workload mutex THREADS N        THREADS threads each take one mutex N times
 //!   workload chatter LINES          print LINES lines to stdout and to
 //!                                   stderr, after reading stdin to its end
 
@@ -173,6 +174,27 @@ fn main() {
             }
             println!("{x}");
         }
+        Some("mutex") => {
+            let threads: u64 = arg(&args, 2, "a thread count");
+            let n: u64 = arg(&args, 3, "a count");
+            let m = Arc::new(std::sync::Mutex::new(0u64));
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let m = Arc::clone(&m);
+                    std::thread::spawn(move || {
+                        for i in 0..n {
+                            if let Ok(mut g) = m.lock() {
+                                *g = g.wrapping_add(compute(0) + i);
+                            }
+                        }
+                    })
+                })
+                .collect();
+            for w in workers {
+                let _ = w.join();
+            }
+            println!("{}", m.lock().map(|g| *g).unwrap_or(0));
+        }
         Some("chatter") => {
             let lines: u64 = arg(&args, 2, "a line count");
             let mut input = Vec::new();
@@ -211,7 +233,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: workload sleeps|spawn|fsync|lock|compute|hog|parallel|chatter ARGS (see the source)"
+                "usage: workload sleeps|spawn|fsync|lock|compute|hog|parallel|mutex|chatter ARGS (see the source)"
             );
             std::process::exit(2);
         }

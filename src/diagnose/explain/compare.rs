@@ -502,16 +502,18 @@ fn spins(a: &Trace, b: &Trace) -> bool {
     threaded && la >= 1.0 && lb >= 1.0 && lb <= la * 1.2 + 5.0
 }
 
-/// Run-queue delay is contention only when it grows faster than the CPU
-/// time it waits to get: a loaded machine makes longer work wait longer.
+/// Run-queue delay is contention only when it grows faster than both the
+/// CPU time it waits to get and the tasks that must each get a CPU (a
+/// loaded machine makes longer work, and every new process, wait longer).
 fn contention(a: &Trace, b: &Trace) -> bool {
     let cpu = |t: &Trace| {
         t.categories.get("cpu-user").copied().unwrap_or(0.0)
             + t.categories.get("cpu-system").copied().unwrap_or(0.0)
     };
     let rq = |t: &Trace| t.categories.get("run-queue").copied().unwrap_or(0.0);
-    let (ra, rb) = (rq(a) / cpu(a).max(1e-6), rq(b) / cpu(b).max(1e-6));
-    rb > ra * 1.5 + 0.05
+    let tasks = |t: &Trace| t.mean(|r| (r.threads + r.execs) as f64).max(1.0);
+    let grew = (cpu(b) / cpu(a).max(1e-6)).max(tasks(b) / tasks(a));
+    rq(b) / rq(a).max(1e-6) > 1.5 * grew && rq(b) - rq(a) > 0.0
 }
 
 /// Whether B's walls differ from A's beyond the run-to-run noise: an exact
@@ -571,14 +573,21 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             share: if delta != 0.0 { d / delta } else { 0.0 },
         });
     }
-    // Waiting for a CPU that grows only with the CPU time it waits for is
-    // part of "more work", not contention: ranked with user CPU.
+    // Waiting for a CPU that grows only with the work or the processes
+    // that wait for it is part of that cause, not contention: ranked with
+    // the largest other growth (more work, more processes).
     let mut deltas: Vec<f64> = table.iter().map(|r| r.delta_s).collect();
-    let rq_folded = !contention(a, b) && deltas[RUN_QUEUE] > 0.0 && deltas[CPU_USER] > 0.0;
-    if rq_folded {
-        deltas[CPU_USER] += deltas[RUN_QUEUE];
-        deltas[RUN_QUEUE] = 0.0;
-    }
+    let host = (0..NCAT)
+        .filter(|&i| i != RUN_QUEUE && i != OTHER && deltas[i] > 0.0)
+        .max_by(|&x, &y| deltas[x].total_cmp(&deltas[y]));
+    let rq_folded = match host {
+        Some(h) if !contention(a, b) && deltas[RUN_QUEUE] > 0.0 => {
+            deltas[h] += deltas[RUN_QUEUE];
+            deltas[RUN_QUEUE] = 0.0;
+            Some(h)
+        }
+        _ => None,
+    };
     let share = |d: f64| if delta != 0.0 { d / delta } else { 0.0 };
     let mut order: Vec<usize> = (0..NCAT).collect();
     order.sort_by(|&x, &y| share(deltas[y]).total_cmp(&share(deltas[x])));
@@ -589,9 +598,9 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             continue;
         }
         let mut e = explain_category(i, a, b, d);
-        if i == CPU_USER && rq_folded {
+        if rq_folded == Some(i) {
             e.evidence.push_str(&format!(
-                "; waiting for a CPU grew with it ({} of the difference), as longer work waits longer on a busy machine",
+                "; waiting for a CPU grew with it ({} of the difference), as more work and more processes wait longer on a busy machine",
                 dur(table[RUN_QUEUE].delta_s)
             ));
         }
