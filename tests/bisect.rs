@@ -197,8 +197,9 @@ fn sensitivity_mode_finds_the_commit_that_became_sensitive() {
     let r = json(&out);
     assert_eq!(r["sensitivity"], true);
     assert_eq!(r["culprit"]["subject"], "change 5", "{r}");
-    // Under an 8 ms slack ten 1 ms sleeps cost far more than under 50 µs.
-    assert!(r["endpoints"]["ratio"].as_f64().unwrap() > 1.5, "{r}");
+    // Under an 8 ms slack ten 1 ms sleeps cost far more than under 50 µs
+    // (on a loaded machine the processes' own cost grows and dilutes it).
+    assert!(r["endpoints"]["ratio"].as_f64().unwrap() > 1.2, "{r}");
     tardy(d.path()).args(["bisect", "reset"]).assert().success();
 }
 

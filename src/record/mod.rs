@@ -84,6 +84,22 @@ pub fn choose(choice: Choice) -> Result<(Box<dyn Recorder>, Option<String>), Str
 
 use crate::model::Exec;
 
+/// Threads kept one row each; beyond this they share the last row.
+pub const MAX_TASKS: usize = 50_000;
+/// Processes kept one row each; beyond this they share the last row.
+pub const MAX_PROCS: usize = 20_000;
+
+/// Push a row unless `rows` holds `cap` already; the index of the row to
+/// use (the last one, shared, when full) and whether it was shared.
+pub fn push_bounded<T>(rows: &mut Vec<T>, row: T, cap: usize) -> (usize, bool) {
+    if rows.len() < cap || rows.is_empty() {
+        rows.push(row);
+        (rows.len() - 1, false)
+    } else {
+        (rows.len() - 1, true)
+    }
+}
+
 /// What one timed syscall (or window) was, as the recorder classifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

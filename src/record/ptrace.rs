@@ -17,13 +17,11 @@ use std::time::Instant;
 use super::arch::{self, Regs, Sys};
 use super::child::{Mode, arm_ticker, errno, launch, now_ns, status_of, tv_ns};
 use super::procfs;
-use super::{Coverage, Hist, Kind, NKIND, Prepared, ProcRow, RecordError, RecordedRun, TaskRow};
+use super::{
+    Coverage, Hist, Kind, MAX_PROCS, MAX_TASKS, NKIND, Prepared, ProcRow, RecordError, RecordedRun,
+    TaskRow, push_bounded,
+};
 use crate::measure::interrupt;
-
-/// Threads kept one row each; beyond this they share the last row.
-const MAX_TASKS: usize = 50_000;
-/// Processes kept one row each.
-const MAX_PROCS: usize = 20_000;
 
 const CLONE_THREAD: u64 = 0x0001_0000;
 const CLONE_CHILD_CLEARTID: u64 = 0x0020_0000;
@@ -198,19 +196,18 @@ impl Tracer {
             }
             return;
         }
-        let row = if self.run.tasks.len() < MAX_TASKS {
-            self.run.tasks.push(TaskRow {
+        let (row, shared) = push_bounded(
+            &mut self.run.tasks,
+            TaskRow {
                 tid,
                 tgid,
                 creator,
                 start_ns: at,
                 ..TaskRow::default()
-            });
-            self.run.tasks.len() - 1
-        } else {
-            self.run.tasks_merged += 1;
-            self.run.tasks.len() - 1
-        };
+            },
+            MAX_TASKS,
+        );
+        self.run.tasks_merged += shared as u64;
         self.tasks.insert(
             tid,
             TaskState {
@@ -232,19 +229,18 @@ impl Tracer {
                     (r.command.clone(), r.exe.clone())
                 })
                 .unwrap_or_default();
-            let prow = if self.run.procs.len() < MAX_PROCS {
-                self.run.procs.push(ProcRow {
+            let (prow, _) = push_bounded(
+                &mut self.run.procs,
+                ProcRow {
                     pid: tgid,
                     parent,
                     command,
                     exe,
                     start_ns: at,
                     ..ProcRow::default()
-                });
-                self.run.procs.len() - 1
-            } else {
-                self.run.procs.len() - 1
-            };
+                },
+                MAX_PROCS,
+            );
             self.procs.insert(
                 tgid,
                 ProcState {

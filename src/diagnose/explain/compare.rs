@@ -406,15 +406,7 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
                 dur(b.categories.get("run-queue").copied().unwrap_or(0.0)),
                 dur(a.categories.get("run-queue").copied().unwrap_or(0.0))
             );
-            let (oa, ob) = (off_path(a), off_path(b));
-            let mut best: Option<(String, f64, f64)> = None;
-            for (cmd, vb) in &ob {
-                let va = oa.get(cmd).copied().unwrap_or(0.0);
-                if vb - va > best.as_ref().map_or(0.0, |x| x.1 - x.2) {
-                    best = Some((cmd.clone(), *vb, va));
-                }
-            }
-            let why = match best {
+            let why = match hungriest_sibling(a, b) {
                 Some((cmd, vb, va)) if vb - va > delta.abs() * 0.25 => format!(
                     "CPU contention from another process in the tree: `{cmd}` used {} of CPU a run beside it in B ({} in A)",
                     dur(vb),
@@ -506,14 +498,38 @@ fn spins(a: &Trace, b: &Trace) -> bool {
 /// CPU time it waits to get and the tasks that must each get a CPU (a
 /// loaded machine makes longer work, and every new process, wait longer).
 fn contention(a: &Trace, b: &Trace) -> bool {
+    let rq = |t: &Trace| t.categories.get("run-queue").copied().unwrap_or(0.0);
+    let drq = rq(b) - rq(a);
+    if drq <= 0.0 {
+        return false;
+    }
+    // A process of the tree that burns CPU beside the critical path.
+    if let Some((_, vb, va)) = hungriest_sibling(a, b)
+        && vb - va > drq * 0.25
+    {
+        return true;
+    }
     let cpu = |t: &Trace| {
         t.categories.get("cpu-user").copied().unwrap_or(0.0)
             + t.categories.get("cpu-system").copied().unwrap_or(0.0)
     };
-    let rq = |t: &Trace| t.categories.get("run-queue").copied().unwrap_or(0.0);
     let tasks = |t: &Trace| t.mean(|r| (r.threads + r.execs) as f64).max(1.0);
     let grew = (cpu(b) / cpu(a).max(1e-6)).max(tasks(b) / tasks(a));
-    rq(b) / rq(a).max(1e-6) > 1.5 * grew && rq(b) - rq(a) > 0.0
+    rq(b) / rq(a).max(1e-6) > 1.5 * grew
+}
+
+/// The process off the critical path whose CPU grew most from A to B:
+/// (command, B's CPU a run, A's).
+fn hungriest_sibling(a: &Trace, b: &Trace) -> Option<(String, f64, f64)> {
+    let (oa, ob) = (off_path(a), off_path(b));
+    let mut best: Option<(String, f64, f64)> = None;
+    for (cmd, vb) in &ob {
+        let va = oa.get(cmd).copied().unwrap_or(0.0);
+        if vb - va > best.as_ref().map_or(0.0, |x| x.1 - x.2) {
+            best = Some((cmd.clone(), *vb, va));
+        }
+    }
+    best
 }
 
 /// Whether B's walls differ from A's beyond the run-to-run noise: an exact

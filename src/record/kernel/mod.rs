@@ -77,11 +77,18 @@ struct Offsets {
 /// kernel symbols, the loader's probe point.
 pub struct KernelRecorder {
     events: Vec<(What, u64)>,
+    /// Uprobes (the loader's end, libc's fsyncs): opened once per CPU for
+    /// the whole session when allowed, since closing one costs a grace period.
+    uprobes: Vec<(What, u64)>,
+    shared: std::cell::RefCell<Option<Shared>>,
+    shared_tried: std::cell::Cell<bool>,
     off: Offsets,
     ksyms: Ksyms,
     loader: Option<(u64, PathBuf)>,
     cpus: Vec<i32>,
     interp_cache: std::cell::RefCell<HashMap<String, bool>>,
+    /// The directory the current command starts in.
+    cwd: std::cell::RefCell<PathBuf>,
 }
 
 fn in_initial_pid_namespace() -> bool {
@@ -102,6 +109,7 @@ impl KernelRecorder {
             source: Source::Sideband,
             sample_type: perf::SAMPLE_TID,
             kernel_stack: 0,
+            cpu_wide: false,
         };
         perf::open(&probe, 0, -1).map_err(|e| {
             format!(
@@ -155,29 +163,40 @@ impl KernelRecorder {
                 events.push((what, tp.id));
             }
         }
-        events.extend(fsync_probes(&root));
+        let mut uprobes = fsync_probes(&root);
+        let loader = loader_probe(&root);
+        if let Some((id, _)) = &loader {
+            uprobes.push((What::Loader, *id));
+        }
         let ksyms = Ksyms::load();
         Ok(KernelRecorder {
             events,
+            uprobes,
+            shared: std::cell::RefCell::new(None),
+            shared_tried: std::cell::Cell::new(false),
             off,
             ksyms,
-            loader: loader_probe(&root),
+            loader,
             cpus: perf::online_cpus(),
             interp_cache: std::cell::RefCell::new(HashMap::new()),
+            cwd: std::cell::RefCell::new(PathBuf::new()),
         })
     }
 
-    fn specs(&self) -> Vec<(What, Spec)> {
+    /// The events opened on each run's command.
+    fn task_specs(&self) -> Vec<(What, Spec)> {
+        let basic = perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME;
         let mut out = vec![(
             What::Sideband,
             Spec {
                 source: Source::Sideband,
-                sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
+                sample_type: basic,
                 kernel_stack: 0,
+                cpu_wide: false,
             },
         )];
         for &(what, id) in &self.events {
-            let mut sample_type = perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME;
+            let mut sample_type = basic;
             let mut kernel_stack = 0;
             match what {
                 What::Switch => {
@@ -196,32 +215,91 @@ impl KernelRecorder {
                     source: Source::Tracepoint(id),
                     sample_type,
                     kernel_stack,
-                },
-            ));
-        }
-        if let Some((id, _)) = &self.loader {
-            out.push((
-                What::Loader,
-                Spec {
-                    source: Source::Tracepoint(*id),
-                    sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
-                    kernel_stack: 0,
+                    cpu_wide: false,
                 },
             ));
         }
         out
     }
 
-    /// Open every event on `pid`, one ring per CPU.
-    fn open(&self, pid: i32) -> Result<Opened, String> {
-        let specs = self.specs();
+    fn uprobe_specs(&self, cpu_wide: bool) -> Vec<(What, Spec)> {
+        self.uprobes
+            .iter()
+            .map(|&(what, id)| {
+                (
+                    what,
+                    Spec {
+                        source: Source::Tracepoint(id),
+                        sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
+                        kernel_stack: 0,
+                        cpu_wide,
+                    },
+                )
+            })
+            .collect()
+    }
+
+    /// The session's rings and uprobes, made on first use; `None` when this
+    /// process may not open events on whole CPUs (then each run has rings
+    /// of its own).
+    fn shared(&self) -> std::cell::RefMut<'_, Option<Shared>> {
+        if !self.shared_tried.replace(true) {
+            *self.shared.borrow_mut() = self.open_shared();
+        }
+        self.shared.borrow_mut()
+    }
+
+    fn open_shared(&self) -> Option<Shared> {
+        let owner = Spec {
+            source: Source::RingOwner,
+            sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
+            kernel_stack: 0,
+            cpu_wide: true,
+        };
+        let mut sh = Shared {
+            rings: Vec::new(),
+            _uprobes: Vec::new(),
+            ids: HashMap::new(),
+        };
+        for &cpu in &self.cpus {
+            let ring = Ring::map(perf::open(&owner, -1, cpu).ok()?, RING_PAGES).ok()?;
+            for (what, spec) in self.uprobe_specs(true) {
+                // Every program on the machine passes through these while
+                // the session lasts (a trap each); the recorder keeps the
+                // command's tree only.
+                if let Ok(fd) = perf::open(&spec, -1, cpu)
+                    && perf::set_output(&fd, ring.fd()).is_ok()
+                {
+                    if let Ok(id) = perf::id(&fd) {
+                        sh.ids.insert(id, what);
+                    }
+                    sh._uprobes.push(fd);
+                }
+            }
+            sh.rings.push(ring);
+        }
+        Some(sh)
+    }
+
+    /// Open every event on `pid`: into the session's rings, or (when those
+    /// are not allowed) into rings of this run's own.
+    fn open(&self, pid: i32, shared: Option<&mut Shared>) -> Result<Opened, String> {
+        let mut specs = self.task_specs();
+        if shared.is_none() {
+            specs.extend(self.uprobe_specs(false));
+        }
         let mut rings = Vec::new();
         let mut fds = Vec::new();
         let mut ids: HashMap<u64, What> = HashMap::new();
-        for &cpu in &self.cpus {
-            // The side-band event owns the CPU's ring (mapped first: the
-            // kernel redirects other events only into a mapped buffer).
+        if let Some(sh) = &shared {
+            ids.extend(sh.ids.iter().map(|(k, v)| (*k, *v)));
+        }
+        for (n, &cpu) in self.cpus.iter().enumerate() {
+            // Without a session ring, the side-band event owns the CPU's ring
+            // (mapped first: the kernel redirects other events only into a
+            // mapped buffer).
             let mut ring: Option<Ring> = None;
+            let shared_ring = shared.as_ref().and_then(|sh| sh.rings.get(n));
             for (what, spec) in &specs {
                 let fd = match perf::open(spec, pid, cpu) {
                     Ok(fd) => fd,
@@ -251,7 +329,8 @@ impl KernelRecorder {
                     }
                     _ => {}
                 }
-                match &ring {
+                let target = shared_ring.or(ring.as_ref());
+                match target {
                     None => {
                         ring = Some(Ring::map(fd, RING_PAGES).map_err(|e| format!("mmap: {e}"))?)
                     }
@@ -280,10 +359,17 @@ impl KernelRecorder {
         if let Some(&v) = self.interp_cache.borrow().get(file) {
             return v;
         }
+        // A relative name is relative to the process's directory; a process
+        // already gone is taken to run where the command started.
         let path = if file.starts_with('/') {
             PathBuf::from(file)
         } else {
-            PathBuf::from(format!("/proc/{pid}/cwd/{file}"))
+            let live = PathBuf::from(format!("/proc/{pid}/cwd/{file}"));
+            if live.exists() {
+                live
+            } else {
+                self.cwd.borrow().join(file)
+            }
         };
         let interp = elf::interpreter(&path).or_else(|| {
             // A script: its interpreter's loader.
@@ -378,6 +464,13 @@ fn fsync_probes(root: &Path) -> Vec<(What, u64)> {
 struct Opened {
     rings: Vec<Ring>,
     _fds: Vec<OwnedFd>,
+    ids: HashMap<u64, What>,
+}
+
+/// Rings and uprobes that last the whole session.
+struct Shared {
+    rings: Vec<Ring>,
+    _uprobes: Vec<OwnedFd>,
     ids: HashMap<u64, What>,
 }
 
@@ -600,7 +693,19 @@ impl super::Recorder for KernelRecorder {
 impl KernelRecorder {
     /// From the gated child to the last event: open, release, drain, model.
     fn follow(&self, p: &Prepared, s: &Started) -> RecordedRun {
-        let opened = match self.open(s.pid) {
+        let here = std::env::current_dir().unwrap_or_default();
+        *self.cwd.borrow_mut() = match &p.opts.cwd {
+            Some(d) => here.join(d),
+            None => here,
+        };
+        let mut shared = self.shared();
+        if let Some(sh) = shared.as_mut() {
+            // What other programs left in the session's rings between runs.
+            for r in sh.rings.iter_mut() {
+                r.drain(|_| {});
+            }
+        }
+        let opened = match self.open(s.pid, shared.as_mut()) {
             Ok(o) => o,
             Err(why) => {
                 s.release();
@@ -622,7 +727,11 @@ impl KernelRecorder {
             lost: 0,
             events: 0,
         };
-        let mut rings = opened.rings;
+        let mut own_rings = opened.rings;
+        let rings: &mut Vec<Ring> = match shared.as_mut() {
+            Some(sh) => &mut sh.rings,
+            None => &mut own_rings,
+        };
         let mut staged: Vec<Timed> = Vec::with_capacity(1 << 16);
 
         let mut run = RecordedRun {
@@ -652,7 +761,7 @@ impl KernelRecorder {
                 std::thread::sleep(Duration::from_millis(10));
             }
             let now_mono = child::clock_monotonic_ns();
-            drain(&mut rings, &mut parser, &mut tl, &mut staged);
+            drain(rings, &mut parser, &mut tl, &mut staged);
             apply_until(&mut tl, &mut staged, now_mono.saturating_sub(REORDER_NS));
             let now = Instant::now();
             if root_end.is_none() && root_exited(s.pid) {
@@ -672,7 +781,7 @@ impl KernelRecorder {
                     None => now + p.opts.straggler_wait,
                 });
                 // Every event up to the exit is in the rings by now.
-                drain(&mut rings, &mut parser, &mut tl, &mut staged);
+                drain(rings, &mut parser, &mut tl, &mut staged);
                 apply_until(&mut tl, &mut staged, u64::MAX);
                 for (pid, cmd) in tl.live_processes() {
                     run.stragglers.push((pid, cmd, false));
@@ -702,9 +811,10 @@ impl KernelRecorder {
                 }
             }
         }
-        drain(&mut rings, &mut parser, &mut tl, &mut staged);
+        drain(rings, &mut parser, &mut tl, &mut staged);
         apply_until(&mut tl, &mut staged, u64::MAX);
-        close_all(rings, opened._fds);
+        drop(opened._fds);
+        drop(own_rings);
         let end = root_end.unwrap_or_else(child::clock_monotonic_ns);
         if run.wall_ns == 0 {
             run.wall_ns = end.saturating_sub(s.origin_ns());
@@ -732,14 +842,6 @@ impl KernelRecorder {
         }
         run
     }
-}
-
-/// Close the events. Closing a uprobe's event waits for an SRCU grace
-/// period (about 75 ms on this kind of VM, one after another): the
-/// recorder's own cost between runs, never inside one.
-fn close_all(rings: Vec<Ring>, fds: Vec<OwnedFd>) {
-    drop(fds);
-    drop(rings);
 }
 
 fn kill_tree(root: i32, tl: &Timeline) {

@@ -31,6 +31,9 @@ pub const MISC_SWITCH_OUT_PREEMPT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT 
 /// What one event is, before it is opened.
 #[derive(Debug, Clone, Copy)]
 pub enum Source {
+    /// A software dummy event that records nothing: it owns a CPU's ring
+    /// buffer for a whole session, so other events can come and go.
+    RingOwner,
     /// The software dummy event that carries the side-band records: fork,
     /// exit, exec (comm), context switches.
     Sideband,
@@ -45,6 +48,9 @@ pub struct Spec {
     pub sample_type: u64,
     /// Kernel call chains only, at most this deep (0: none).
     pub kernel_stack: u16,
+    /// Opened on a CPU for every task (pid -1), enabled now, not inherited:
+    /// the session's ring owners and uprobes.
+    pub cpu_wide: bool,
 }
 
 /// The attributes every event shares: inherited by new tasks, enabled when
@@ -53,6 +59,10 @@ fn attr(spec: &Spec) -> perf_event_attr {
     let mut a = perf_event_attr::default();
     a.size = std::mem::size_of::<perf_event_attr>() as u32;
     match spec.source {
+        Source::RingOwner => {
+            a.type_ = b::PERF_TYPE_SOFTWARE;
+            a.config = b::PERF_COUNT_SW_DUMMY as u64;
+        }
         Source::Sideband => {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
@@ -68,9 +78,11 @@ fn attr(spec: &Spec) -> perf_event_attr {
         }
     }
     a.sample_type = spec.sample_type;
-    a.set_disabled(1);
-    a.set_inherit(1);
-    a.set_enable_on_exec(1);
+    if !spec.cpu_wide {
+        a.set_disabled(1);
+        a.set_inherit(1);
+        a.set_enable_on_exec(1);
+    }
     a.set_sample_id_all(1);
     a.set_use_clockid(1);
     a.clockid = libc::CLOCK_MONOTONIC;
@@ -81,7 +93,8 @@ fn attr(spec: &Spec) -> perf_event_attr {
     a
 }
 
-/// Open one event on task `pid` (and the tasks it creates) on `cpu`.
+/// Open one event on task `pid` (and the tasks it creates) on `cpu`, or on
+/// every task of `cpu` when `pid` is -1.
 pub fn open(spec: &Spec, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
     let mut a = attr(spec);
     // SAFETY: a fully initialised attr.

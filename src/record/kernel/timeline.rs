@@ -18,14 +18,13 @@
 use std::collections::HashMap;
 
 use super::ksyms::Site;
-use crate::record::{Agg, Doing, Hist, Kind, NDOING, NKIND, PathTotals, ProcRow, TaskRow};
+use crate::record::{
+    Agg, Doing, Hist, Kind, MAX_PROCS, MAX_TASKS, NDOING, NKIND, PathTotals, ProcRow, TaskRow,
+    push_bounded,
+};
 
 /// Processes a path remembers by name; the rest share one bucket.
 const PATH_PROCS: usize = 16;
-/// Threads kept one row each; beyond this they share the last row.
-const MAX_TASKS: usize = 50_000;
-/// Processes kept one row each.
-const MAX_PROCS: usize = 20_000;
 
 /// One event, as the recorder parsed it. Times are CLOCK_MONOTONIC ns.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -299,19 +298,19 @@ impl Timeline {
             .and_then(|p| self.proc_rows.get(self.procs[p as usize].row))
             .map(|r| (r.command.clone(), r.exe.clone()))
             .unwrap_or_default();
-        let row = if self.proc_rows.len() < MAX_PROCS {
-            self.proc_rows.push(ProcRow {
+        let start_ns = self.rel(t);
+        let (row, _) = push_bounded(
+            &mut self.proc_rows,
+            ProcRow {
                 pid,
                 parent: parent_pid,
                 command,
                 exe,
-                start_ns: self.rel(t),
+                start_ns,
                 ..ProcRow::default()
-            });
-            self.proc_rows.len() - 1
-        } else {
-            self.proc_rows.len() - 1
-        };
+            },
+            MAX_PROCS,
+        );
         self.procs.push(Proc {
             pid,
             row,
@@ -329,19 +328,19 @@ impl Timeline {
     }
 
     fn new_thread(&mut self, tid: i32, proc_idx: u32, creator: i32, t: u64, st: St, cp: Cp) {
-        let row = if self.tasks.len() < MAX_TASKS {
-            self.tasks.push(TaskRow {
+        let start_ns = self.rel(t);
+        let (row, shared) = push_bounded(
+            &mut self.tasks,
+            TaskRow {
                 tid,
                 tgid: self.procs[proc_idx as usize].pid,
                 creator,
-                start_ns: self.rel(t),
+                start_ns,
                 ..TaskRow::default()
-            });
-            self.tasks.len() - 1
-        } else {
-            self.tasks_merged += 1;
-            self.tasks.len() - 1
-        };
+            },
+            MAX_TASKS,
+        );
+        self.tasks_merged += shared as u64;
         self.procs[proc_idx as usize].live_threads += 1;
         self.threads.insert(
             tid,
