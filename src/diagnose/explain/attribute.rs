@@ -268,6 +268,12 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
             }
         }
     }
+    // The kernel-event recorder reads no per-thread /proc files: page faults
+    // come from the command's rusage (its reaped children included).
+    if run.path.is_some() {
+        minflt = run.root_minflt;
+        majflt = run.root_majflt;
+    }
     // Untraced runs: the command's rusage is the better CPU figure.
     if matches!(run.coverage, Some(Coverage::Untraced(_))) {
         user = run.root_user_ns as f64 / NS;
