@@ -735,3 +735,54 @@ fn ratio_words(r: f64) -> String {
         format!("{:.0}%", (r - 1.0) * 100.0)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::walls_differ;
+    use crate::stats::rng::SplitMix64;
+
+    /// Walls of runs on a noisy machine: lognormal around `m`, with a slow
+    /// mode (one run in ten 30% slower), as this VM shows.
+    fn walls(rng: &mut SplitMix64, n: usize, m: f64) -> Vec<f64> {
+        (0..n)
+            .map(|_| {
+                let slow = if rng.next_f64() < 0.1 { 1.3 } else { 1.0 };
+                m * slow * (0.06 * rng.normal()).exp()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_against_a_is_called_different_at_most_five_percent_of_the_time() {
+        let mut rng = SplitMix64::new(26);
+        for n in [2, 3, 4, 5, 10] {
+            let trials = 4000;
+            let hits = (0..trials)
+                .filter(|_| {
+                    let (a, b) = (walls(&mut rng, n, 1.0), walls(&mut rng, n, 1.0));
+                    walls_differ(&a, &b)
+                })
+                .count();
+            let rate = hits as f64 / trials as f64;
+            eprintln!("{n} runs a side: A/A called different {:.1}%", rate * 100.0);
+            // 5% plus three binomial standard errors.
+            assert!(
+                rate <= 0.05 + 3.0 * (0.05f64 * 0.95 / trials as f64).sqrt(),
+                "{n}: {rate}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_clean_tenfold_difference_is_seen_with_three_runs() {
+        let mut rng = SplitMix64::new(7);
+        for _ in 0..200 {
+            let (a, b) = (walls(&mut rng, 3, 1.0), walls(&mut rng, 3, 10.0));
+            assert!(walls_differ(&a, &b), "{a:?} {b:?}");
+        }
+        // One run a side: only a clear ratio.
+        assert!(walls_differ(&[1.0], &[1.5]));
+        assert!(!walls_differ(&[1.0], &[1.02]));
+        assert!(!walls_differ(&[], &[1.0]));
+    }
+}
