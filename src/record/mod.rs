@@ -20,6 +20,7 @@ pub mod filter;
 pub mod kernel;
 pub mod procfs;
 mod ptrace;
+pub mod sampler;
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -248,6 +249,9 @@ pub struct TaskRow {
     /// Time spent waiting for another task: (its tid, ns), from wait4/waitid
     /// and joins.
     pub waits: Vec<(i32, u64)>,
+    /// ptrace recorder: samples of the thread blocked in untraced syscalls,
+    /// by [`sampler`] class (event, pipe or socket, disk, unknown).
+    pub sampled: [u32; sampler::NCLASS],
 }
 
 /// One process (thread group) of the traced tree.

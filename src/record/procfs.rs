@@ -167,6 +167,21 @@ pub fn cmdline(pid: i32, max: usize) -> String {
     s
 }
 
+/// A process's pid in each PID namespace it is in, outermost first (the
+/// `NSpid` line of its status); empty when it cannot be read.
+pub fn nspids(pid: i32) -> Vec<i32> {
+    std::fs::read_to_string(format!("/proc/{pid}/status"))
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("NSpid:")).map(|v| {
+                v.split_whitespace()
+                    .filter_map(|x| x.parse().ok())
+                    .collect()
+            })
+        })
+        .unwrap_or_default()
+}
+
 /// The entry point of the program a process runs (AT_ENTRY from its auxv).
 pub fn entry_point(pid: i32) -> Option<u64> {
     let raw = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;

@@ -56,6 +56,10 @@ struct ProcState {
     ctids: Vec<(u64, i32)>,
     /// The entry-point breakpoint: (address, original word, armed at ns).
     breakpoint: Option<(u64, u64, u64)>,
+    /// Its pid in each PID namespace, outermost first (`NSpid`): `wait4` in
+    /// a namespace (`unshare -p -f`) returns the inner one.
+    nspids: Vec<i32>,
+    parent: i32,
 }
 
 struct Tracer {
@@ -65,6 +69,7 @@ struct Tracer {
     procs: HashMap<i32, ProcState>,
     root: i32,
     root_done: bool,
+    sampler: Option<super::sampler::Sampler>,
 }
 
 /// The ptrace+seccomp recorder, for machines where perf events are not
@@ -215,6 +220,9 @@ impl Tracer {
                 ..TaskState::default()
             },
         );
+        if let Some(s) = &self.sampler {
+            s.add(tgid, tid);
+        }
         if tgid == tid && !self.procs.contains_key(&tgid) {
             let parent = self
                 .tasks
@@ -245,6 +253,8 @@ impl Tracer {
                 tgid,
                 ProcState {
                     row: prow,
+                    nspids: procfs::nspids(tgid),
+                    parent,
                     ..ProcState::default()
                 },
             );
@@ -435,7 +445,7 @@ impl Tracer {
                 self.add(tid, Kind::ChildWait, dur, 0);
                 // wait4 returns the pid; waitid fills a siginfo (pid unknown here).
                 if sys == Sys::Wait4 && ret > 0 {
-                    let waited = ret as i32;
+                    let waited = self.global_pid(tid, ret as i32);
                     if let Some(row) = self.task_row(tid) {
                         push_wait(&mut row.waits, waited, dur);
                     }
@@ -457,6 +467,20 @@ impl Tracer {
             }
             Sys::Fsync => self.add(tid, Kind::Fsync, dur, 0),
         }
+    }
+
+    /// The host pid of the child that `wait4` in thread `tid` returned as
+    /// `pid` (the same, outside PID namespaces).
+    fn global_pid(&self, tid: i32, pid: i32) -> i32 {
+        let waiter = self.tgid_of(tid);
+        let depth = self.procs.get(&waiter).map_or(1, |p| p.nspids.len().max(1));
+        if depth <= 1 {
+            return pid;
+        }
+        self.procs
+            .iter()
+            .find(|(_, p)| p.parent == waiter && p.nspids.get(depth - 1) == Some(&pid))
+            .map_or(pid, |(g, _)| *g)
     }
 
     /// A fork/vfork/clone event: `new` was created by `tid`.
@@ -583,6 +607,9 @@ impl Tracer {
 
     /// A thread is gone (reaped).
     fn on_gone(&mut self, tid: i32) {
+        if let Some(s) = &self.sampler {
+            s.remove(tid);
+        }
         let now = self.t();
         if let Some(st) = self.tasks.remove(&tid)
             && let Some(row) = self.run.tasks.get_mut(st.row)
@@ -648,6 +675,7 @@ fn traced(p: &Prepared, pid: i32, start: Instant) -> RecordedRun {
         procs: HashMap::new(),
         root: pid,
         root_done: false,
+        sampler: Some(super::sampler::Sampler::start()),
     };
     tr.add_task(pid, pid, 0, 0);
     if let Some(row) = tr.run.procs.first_mut() {
@@ -831,6 +859,14 @@ fn traced(p: &Prepared, pid: i32, start: Instant) -> RecordedRun {
             .map(|r| r.end_ns)
             .unwrap_or(0);
         s.2 = killed || ended == 0;
+    }
+    if let Some(sampler) = tr.sampler.take() {
+        let tallies = sampler.finish();
+        for row in tr.run.tasks.iter_mut() {
+            if let Some(t) = tallies.get(&row.tid) {
+                row.sampled = *t;
+            }
+        }
     }
     tr.run
 }

@@ -110,6 +110,17 @@ fn own(t: &TaskRow, end_default: u64, tck: u64, tree_uf: f64) -> [f64; NCAT] {
     let io = s.blkio_ticks as f64 * NS / tck.max(1) as f64;
     v[IO_WAIT] = io.min(left);
     v[OTHER] = left - v[IO_WAIT];
+    // The ptrace recorder's sampler saw what the untraced waits were.
+    use crate::record::sampler::{DISK, EVENT, PIPE, UNKNOWN};
+    let s = &t.sampled;
+    let total: u32 = s.iter().sum();
+    if total > 0 {
+        let rest = v[OTHER];
+        let part = |c: usize| rest * s[c] as f64 / total as f64;
+        v[EVENT_WAIT] += part(EVENT) + part(PIPE);
+        v[IO_WAIT] += part(DISK);
+        v[OTHER] = part(UNKNOWN);
+    }
     v
 }
 

@@ -67,7 +67,7 @@ pub fn category_words(i: usize) -> &'static str {
         TIMED_SLEEP => "timed sleeps",
         LOCK_WAIT => "lock waits",
         EVENT_WAIT => "event waits",
-        CHILD_WAIT => "waiting for untraced children",
+        CHILD_WAIT => "waiting for a child beyond its own time (exit to reap)",
         PROCESS_CREATION => "process creation",
         FSYNC => "fsync",
         IO_WAIT => "block I/O",
