@@ -190,6 +190,11 @@ fn driver(a: &Calls, b: &Calls) -> &'static str {
     if a.count <= 0.0 || b.count <= 0.0 {
         return "more-calls";
     }
+    // Five times as many (or as few): the count is the change; each call's
+    // cost is compared against too different a set of calls to mean much.
+    if b.count >= 5.0 * a.count || a.count >= 5.0 * b.count {
+        return "more-calls";
+    }
     let (pa, pb) = (a.per(a.total), b.per(b.total));
     let more = (b.count - a.count) * pa;
     let slower = b.count * (pb - pa);
@@ -494,9 +499,10 @@ fn spins(a: &Trace, b: &Trace) -> bool {
     threaded && la >= 1.0 && lb >= 1.0 && lb <= la * 1.2 + 5.0
 }
 
-/// Run-queue delay is contention only when it grows faster than both the
-/// CPU time it waits to get and the tasks that must each get a CPU (a
-/// loaded machine makes longer work, and every new process, wait longer).
+/// Run-queue delay is contention only when a sibling in the tree burns CPU
+/// beside the path, or when it grows faster than both the CPU time it waits
+/// to get and the tasks that must each get a CPU (a loaded machine makes
+/// longer work, and every new process, wait longer).
 fn contention(a: &Trace, b: &Trace) -> bool {
     let rq = |t: &Trace| t.categories.get("run-queue").copied().unwrap_or(0.0);
     let drq = rq(b) - rq(a);
@@ -509,10 +515,18 @@ fn contention(a: &Trace, b: &Trace) -> bool {
     {
         return true;
     }
+    // Time on a CPU: the command's own, and starting processes (mostly
+    // the kernel's and the loader's CPU work).
     let cpu = |t: &Trace| {
-        t.categories.get("cpu-user").copied().unwrap_or(0.0)
-            + t.categories.get("cpu-system").copied().unwrap_or(0.0)
+        ["cpu-user", "cpu-system", "process-creation"]
+            .iter()
+            .map(|c| t.categories.get(*c).copied().unwrap_or(0.0))
+            .sum::<f64>()
     };
+    // A side with little work says little about how long work waits.
+    if cpu(a) < 0.2 * cpu(b) || cpu(b) < 0.2 * cpu(a) {
+        return false;
+    }
     let tasks = |t: &Trace| t.mean(|r| (r.threads + r.execs) as f64).max(1.0);
     let grew = (cpu(b) / cpu(a).max(1e-6)).max(tasks(b) / tasks(a));
     rq(b) / rq(a).max(1e-6) > 1.5 * grew
