@@ -5,8 +5,8 @@
 //!   workload sleeps 100 1           a "suite" of 100 tests that each sleep 1 ms
 //!   workload spawn 50 PROGRAM ...   start PROGRAM 50 times, one after another
 //!   workload fsync 200 DIR          write 4 KiB and fsync, 200 times, in DIR
-//!   workload lock 20000 SPIN        two threads hand a lock back and forth,
-//!                                   spinning SPIN pause-loops between checks
+//!   workload lock 20000 SPIN        four threads share a lock, spinning SPIN
+//!                                   pause-loops (up to 20 times) before parking
 //!   workload compute N              N units of single-threaded arithmetic
 //!   workload hog SECS THREADS       burn CPU on THREADS threads for SECS
 //!   workload parallel THREADS N     N units of arithmetic on each of THREADS
@@ -51,54 +51,65 @@ fn futex_wait(word: &AtomicU32, expected: u32) {
     }
 }
 
-fn futex_wake(word: &AtomicU32) {
+fn futex_wake_one(word: &AtomicU32) {
     // SAFETY: FUTEX_WAKE_PRIVATE on a live aligned u32.
     unsafe {
         libc::syscall(
             libc::SYS_futex,
             word.as_ptr(),
             libc::FUTEX_WAKE | libc::FUTEX_PRIVATE_FLAG,
-            i32::MAX,
+            1,
         );
     }
 }
 
-/// Two threads take turns. A thread waiting for its turn checks, then spins
-/// `spin` pause instructions (backing off, as .NET's SpinWait does), up to 200
-/// times, then parks on a futex. Longer spins (a slower PAUSE) notice the
-/// hand-off later.
+/// Four threads share one lock, as .NET's AwareLock: a thread that finds it
+/// taken spins `spin` pause instructions, up to 20 times, then parks on a
+/// futex; unlocking wakes one parked thread. Longer spins (a slower PAUSE)
+/// burn more CPU and notice a released lock later; fewer threads park.
 fn lock(handoffs: u64, spin: u64) {
-    let turn = Arc::new(AtomicU32::new(0));
+    const THREADS: u64 = 4;
+    // 0: free; 1: taken; 2: taken, with threads parked.
+    let state = Arc::new(AtomicU32::new(0));
     let sink = Arc::new(AtomicU64::new(0));
-    let threads: Vec<_> = (0..2u32)
-        .map(|me| {
-            let turn = Arc::clone(&turn);
+    let threads: Vec<_> = (0..THREADS)
+        .map(|_| {
+            let state = Arc::clone(&state);
             let sink = Arc::clone(&sink);
             std::thread::spawn(move || {
-                for _ in 0..handoffs / 2 {
-                    let mut rounds = 0;
-                    loop {
-                        let t = turn.load(Ordering::Acquire);
-                        if t == me {
+                for _ in 0..handoffs / THREADS {
+                    let mut got = false;
+                    for _ in 0..20 {
+                        if state
+                            .compare_exchange(0, 1, Ordering::Acquire, Ordering::Relaxed)
+                            .is_ok()
+                        {
+                            got = true;
                             break;
                         }
-                        if rounds < 200 {
-                            for _ in 0..spin {
-                                std::hint::spin_loop();
-                            }
-                            rounds += 1;
-                        } else {
-                            futex_wait(&turn, t);
+                        for _ in 0..spin {
+                            std::hint::spin_loop();
                         }
                     }
-                    sink.fetch_add(compute(0) + 1, Ordering::Relaxed);
+                    while !got {
+                        if state.swap(2, Ordering::Acquire) == 0 {
+                            got = true;
+                        } else {
+                            futex_wait(&state, 2);
+                        }
+                    }
                     let mut x = 0u64;
                     for i in 0..2_000 {
                         x = x.wrapping_add(i * i);
                     }
                     sink.fetch_add(x, Ordering::Relaxed);
-                    turn.store(1 - me, Ordering::Release);
-                    futex_wake(&turn);
+                    if state.swap(0, Ordering::Release) == 2 {
+                        futex_wake_one(&state);
+                    }
+                    for i in 0..500 {
+                        x = x.wrapping_add(i);
+                    }
+                    sink.fetch_add(x, Ordering::Relaxed);
                 }
             })
         })

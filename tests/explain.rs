@@ -234,8 +234,8 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     let c = explain_json(&[
         "--runs",
         "5",
-        &format!("{} lock 20000 50", w.display()),
-        &format!("{} lock 20000 700", w.display()),
+        &format!("{} lock 20000 200", w.display()),
+        &format!("{} lock 20000 2800", w.display()),
     ]);
     if !check_pair(&c, "longer_spin_waits_are_spinning_not_lock_waits") {
         return;

@@ -855,6 +855,7 @@ fn explain_culprit(
         overhead_check: false,
         delayacct: true,
         recorder: tardy::record::Choice::Auto,
+        warmup: 1,
     };
     let (good_label, bad_label) = (pair.good.label.clone(), pair.bad.label.clone());
     let mut first = true;

@@ -48,6 +48,10 @@ pub struct ExplainArgs {
     /// Runs of each command (interleaved A, B, A, B...).
     #[arg(short, long, default_value_t = 3)]
     runs: u64,
+    /// Unrecorded runs of each command first, to warm caches (a first run
+    /// that compiles bytecode or reads a cold disk is not the program's usual cost).
+    #[arg(short, long, default_value_t = 1)]
+    warmup: u64,
     /// Compare the command with itself under an environment change (KEY=VALUE, repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     condition_b: Vec<String>,
@@ -355,6 +359,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         ignore_failure: args.ignore_failure,
         overhead_check: args.overhead_check,
         delayacct: !args.no_delayacct,
+        warmup: args.warmup,
         recorder: match args.recorder {
             RecorderArg::Auto => tardy::record::Choice::Auto,
             RecorderArg::Kernel => tardy::record::Choice::Kernel,
@@ -377,6 +382,10 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
             session::Event::Run { display } => {
                 bar.set_message(display.chars().take(40).collect::<String>())
             }
+            session::Event::Warmup { display } => bar.set_message(format!(
+                "warm-up: {}",
+                display.chars().take(32).collect::<String>()
+            )),
             session::Event::Done => bar.inc(1),
             _ => {}
         })

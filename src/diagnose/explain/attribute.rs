@@ -351,6 +351,19 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
     exec_files.sort_by(|a, b| b.start_s.total_cmp(&a.start_s));
     exec_files.truncate(10);
     let execs = run.procs.iter().map(|p| p.execs as u64).sum();
+    let cpu_all: u64 = run.tasks.iter().map(|t| t.stats.cpu_ns).sum();
+    // Threads that hand a lock to each other park often: at least 50 lock
+    // waits a second of their CPU (a runtime's workers park a few times at
+    // start and end; its idle threads park but hardly run).
+    let cpu_locking: u64 = run
+        .tasks
+        .iter()
+        .filter(|t| {
+            let waits = t.aggs[Kind::LockWait as usize].count as f64;
+            waits >= 20.0 && waits >= 50.0 * t.stats.cpu_ns as f64 / NS
+        })
+        .map(|t| t.stats.cpu_ns)
+        .sum();
     RunSummary {
         wall_s: wall / NS,
         exit_code: run.exit_code,
@@ -369,6 +382,11 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
         steal_s: run.steal_ns.map(|n| n as f64 / NS),
         exec_files,
         process_rows,
+        lock_thread_cpu_share: if cpu_all > 0 {
+            cpu_locking as f64 / cpu_all as f64
+        } else {
+            0.0
+        },
         stragglers: run
             .stragglers
             .iter()

@@ -150,6 +150,12 @@ pub struct RunSummary {
     /// Processes still running when the command exited.
     #[serde(default)]
     pub stragglers: Vec<String>,
+    /// The share of the tree's CPU used by threads that park on a lock often
+    /// (50 waits or more a second of their CPU; joins aside): near 1 when the
+    /// threads that work are the ones handing a lock to each other, near 0
+    /// when the lock waits are a runtime's (Go's, the JVM's).
+    #[serde(default)]
+    pub lock_thread_cpu_share: f64,
 }
 
 impl RunSummary {

@@ -32,12 +32,17 @@ pub struct Options {
     pub delayacct: bool,
     /// Which recorder (`--recorder`); `--no-trace` is `Choice::None`.
     pub recorder: Choice,
+    /// Untraced, unrecorded runs of each command first (caches, compiled
+    /// bytecode, a cold disk), as hyperfine's --warmup.
+    pub warmup: u64,
 }
 
 /// Progress, for a bar or a log.
 pub enum Event<'a> {
     /// `kernel.task_delayacct` was turned on for these runs (and is turned back off).
     DelayacctOn,
+    /// A warm-up run of `display` starts (not recorded).
+    Warmup { display: &'a str },
     /// A run of `display` starts.
     Run { display: &'a str },
     /// A run ended.
@@ -171,6 +176,21 @@ fn rounds(
     on: &mut dyn FnMut(Event),
 ) -> Result<bool, SessionError> {
     let tck = record::procfs::ticks_per_second();
+    for side in sides.iter() {
+        let plain = match &side.untraced {
+            Some(u) => u.as_ref(),
+            None => side.prepared.as_ref(),
+        };
+        for _ in 0..opts.warmup {
+            if interrupt::requested() {
+                return Ok(true);
+            }
+            on(Event::Warmup {
+                display: &side.display,
+            });
+            record::Untraced.record(plain)?;
+        }
+    }
     for round in 0..opts.runs {
         let order: Vec<usize> = if round % 2 == 0 {
             (0..sides.len()).collect()
