@@ -4,12 +4,15 @@
 # effect is the point of the WebPagetest story).
 #
 # Five kinds of program (examples/workload.rs and small shell loops):
-#   syscall-heavy   the command printing 200,000 lines through a pipe to cat
-#   read-heavy      60,000 small reads of a file and writes to /dev/null (dd bs=64)
+#   syscall-heavy   a program printing 2,000,000 lines through a pipe to cat
+#   read-heavy      600,000 small reads of a file and writes to /dev/null (dd bs=64)
 #   processes       a shell loop starting 200 short processes (/bin/true)
-#   lock            16 threads taking one mutex 200,000 times each (workload mutex)
+#   lock            16 threads taking one mutex 1,000,000 times each (workload mutex)
 #   sleeps          100 sleeps of 1 ms (NUnit's Thread.Sleep(1) suite)
-# Interleaved, ROUNDS times each, every run timed from fork to reap:
+# Each lasts 0.1-1 s: shorter programs vary more from run to run than any
+# recorder costs.
+# Interleaved, ROUNDS times each (strace and perf trace the first 3 rounds:
+# they inflate tens to hundreds of times), every run timed from fork to reap:
 #   plain           the command alone (tardy explain's own untraced runs, with
 #                   --overhead-check, are the reference for tardy's two recorders)
 #   kernel, ptrace  tardy explain --recorder kernel|ptrace --overhead-check
@@ -20,22 +23,23 @@
 # for the fallback. Needs: strace, perf (linux-perf), python3; root for the
 # kernel recorder and perf trace.
 . "$(dirname "$0")/lib.sh"
-ROUNDS=${ROUNDS:-11}
+ROUNDS=${ROUNDS:-15}
 command -v strace >/dev/null || { echo "bench/explain.sh: strace is not installed (apt-get install strace)" >&2; exit 2; }
 cargo build --release --quiet --example workload
 WORKLOAD=$(realpath "${CARGO_TARGET_DIR:-target}")/release/examples/workload
-head -c 4000000 /dev/urandom > "$WORK/data"
+head -c 40000000 /dev/urandom > "$WORK/data"
 python3 - "$TARDY" "$ROUNDS" "$WORK" "$WORKLOAD" <<'PY'
 import json, shutil, statistics as st, subprocess, sys, time
 tardy, rounds, work, workload = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
 kinds = [
-    ("syscall-heavy", ["sh", "-c", f"{workload} chatter 200000 2>/dev/null | cat > /dev/null"]),
-    ("read-heavy", ["dd", f"if={work}/data", "of=/dev/null", "bs=64", "count=60000", "status=none"]),
+    ("syscall-heavy", ["sh", "-c", f"{workload} chatter 2000000 2>/dev/null | cat > /dev/null"]),
+    ("read-heavy", ["dd", f"if={work}/data", "of=/dev/null", "bs=64", "count=600000", "status=none"]),
     ("processes", ["sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"]),
-    ("lock", [workload, "mutex", "16", "200000"]),
+    ("lock", [workload, "mutex", "16", "1000000"]),
     ("sleeps", [workload, "sleeps", "100", "1"]),
 ]
 perf = shutil.which("perf")
+PEER_ROUNDS = 3
 def timed(argv):
     t0 = time.perf_counter_ns()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -52,7 +56,9 @@ for name, cmd in kinds:
     r = {k: [] for k in ["plain", "kernel", "kernel-plain", "ptrace", "ptrace-plain", "strace", "perf"]}
     recorder_seen = ""
     for i in range(rounds):
-        steps = ["plain", "kernel", "ptrace", "strace", "perf"]
+        # strace and perf trace inflate tens to hundreds of times: three
+        # rounds tell that; tardy's recorders get every round.
+        steps = ["plain", "kernel", "ptrace"] + (["strace", "perf"] if i < PEER_ROUNDS else [])
         if i % 2:
             steps.reverse()
         for s in steps:
