@@ -557,7 +557,8 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(2500));
+    // Long enough for the warm-up and a few runs, on a loaded machine too.
+    std::thread::sleep(std::time::Duration::from_millis(6000));
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

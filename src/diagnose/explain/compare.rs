@@ -629,14 +629,16 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
     // that wait for it is part of that cause, not contention: ranked with
     // the largest other growth (more work, more processes).
     let mut deltas: Vec<f64> = table.iter().map(|r| r.delta_s).collect();
-    // When the tree's own CPU grew, the waits for a CPU are that work's.
+    // The largest other growth takes them; when nothing else grew much and
+    // the tree's own CPU did (threads spinning beside the path), user CPU.
+    let largest = (0..NCAT)
+        .filter(|&i| i != RUN_QUEUE && i != OTHER && deltas[i] > 0.0)
+        .max_by(|&x, &y| deltas[x].total_cmp(&deltas[y]));
     let tree_cpu_grew = b.mean(|r| r.cpu_user_s) > a.mean(|r| r.cpu_user_s) * 1.05;
-    let host = if tree_cpu_grew && deltas[CPU_USER] > -deltas[RUN_QUEUE] {
-        Some(CPU_USER)
-    } else {
-        (0..NCAT)
-            .filter(|&i| i != RUN_QUEUE && i != OTHER && deltas[i] > 0.0)
-            .max_by(|&x, &y| deltas[x].total_cmp(&deltas[y]))
+    let host = match largest {
+        Some(i) if deltas[i] >= 0.25 * deltas[RUN_QUEUE] => Some(i),
+        _ if tree_cpu_grew && deltas[CPU_USER] > -deltas[RUN_QUEUE] => Some(CPU_USER),
+        other => other,
     };
     let rq_folded = match host {
         Some(h) if !contention(a, b) && deltas[RUN_QUEUE] > 0.0 => {
