@@ -100,14 +100,14 @@ fn lock(handoffs: u64, spin: u64) {
                     }
                     let mut x = 0u64;
                     for i in 0..2_000 {
-                        x = x.wrapping_add(i * i);
+                        x = x.wrapping_add(std::hint::black_box(i) * i);
                     }
                     sink.fetch_add(x, Ordering::Relaxed);
                     if state.swap(0, Ordering::Release) == 2 {
                         futex_wake_one(&state);
                     }
                     for i in 0..500 {
-                        x = x.wrapping_add(i);
+                        x = x.wrapping_add(std::hint::black_box(i));
                     }
                     sink.fetch_add(x, Ordering::Relaxed);
                 }

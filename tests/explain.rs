@@ -377,6 +377,76 @@ fn the_fallback_does_not_stop_at_every_read() {
     assert!(stops < 200.0, "{stops} stops");
 }
 
+/// Short processes, with the kernel's events on the command's cgroup and
+/// inherited by each task: every process is seen, nothing of the path is
+/// left unattributed (a reaped task's last switch reads as pid -1 on events
+/// of a whole CPU: never a process, never a kill), and the session's cgroup
+/// is gone when tardy exits.
+#[test]
+fn short_processes_are_all_seen_in_both_event_scopes() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let cmd = "sh -c 'i=0; while [ $i -lt 100 ]; do /bin/true; i=$((i+1)); done'";
+    for inherited in [false, true] {
+        let mut c = std::process::Command::new(tardy_bin());
+        c.env("NO_COLOR", "1").args([
+            "explain",
+            "--json",
+            "--runs",
+            "2",
+            "--recorder",
+            "auto",
+            cmd,
+        ]);
+        if inherited {
+            c.env("TARDY_NO_CGROUP", "1");
+        }
+        let child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if t["overhead"]["recorder"] != "kernel-events" {
+            eprintln!(
+                "SKIPPED short_processes_are_all_seen_in_both_event_scopes: the kernel recorder is unavailable here ({})",
+                t["overhead"]["fallback"]
+            );
+            return;
+        }
+        let spots = t["overhead"]["blind_spots"].as_str().unwrap_or("");
+        if inherited {
+            assert!(spots.contains("inherited"), "{spots}");
+        } else {
+            eprintln!("event scope: {spots}");
+        }
+        sums_to_wall(&t);
+        for run in t["runs"].as_array().unwrap() {
+            assert_eq!(run["processes"], 101, "{run:#}");
+            let other = run["categories"]["other"].as_f64().unwrap();
+            let wall = run["wall_s"].as_f64().unwrap();
+            assert!(other <= 0.02 * wall, "other {other} of {wall}");
+        }
+        // No cgroup left behind by that tardy.
+        let left = std::process::Command::new("find")
+            .args(["/sys/fs/cgroup", "-maxdepth", "6", "-name"])
+            .arg(format!("tardy-{pid}"))
+            .output()
+            .unwrap();
+        assert!(
+            left.stdout.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&left.stdout)
+        );
+    }
+}
+
 fn top_driver(c: &Value) -> (&str, &str) {
     (
         c["causes"][0]["kind"].as_str().unwrap_or(""),

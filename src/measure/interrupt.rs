@@ -61,3 +61,21 @@ pub fn forward_to(pgid: i32) {
         }
     }
 }
+
+/// SIGKILL one process or thread. Never 0, -1 or init: `kill(-1)` would
+/// end every process the user may signal, and a recorder's model can hold
+/// a bogus id (a reaped task reads as -1 in perf records).
+pub fn sigkill(pid: i32) {
+    if pid > 1 {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+}
+
+/// SIGKILL a process group (never 0 or 1: this process's own group, or all).
+pub fn sigkill_group(pgid: i32) {
+    if pgid > 1 {
+        // SAFETY: kill has no memory-safety preconditions.
+        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    }
+}

@@ -316,10 +316,7 @@ fn max_rss_kib(raw: libc::c_long) -> u64 {
 }
 
 fn kill_group(pid: libc::pid_t) {
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
-    }
+    super::interrupt::sigkill_group(pid);
 }
 
 fn last_errno() -> std::io::Error {

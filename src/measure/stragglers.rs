@@ -114,8 +114,7 @@ pub fn sweep(pgid: libc::pid_t, keep: bool) -> Vec<Straggler> {
     #[cfg(not(target_os = "linux"))]
     {
         if !keep {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe { libc::kill(-pgid, libc::SIGKILL) };
+            super::interrupt::sigkill_group(pgid);
         }
         Vec::new()
     }
@@ -168,11 +167,9 @@ fn sweep_proc(pgid: libc::pid_t, keep: bool) -> Vec<Straggler> {
         if keep {
             break;
         }
-        // SAFETY: kill has no memory-safety preconditions.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+        super::interrupt::sigkill_group(pgid);
         for &pid in &set {
-            // SAFETY: as above.
-            unsafe { libc::kill(pid, libc::SIGKILL) };
+            super::interrupt::sigkill(pid);
         }
         // Let the kernel deliver the kills before looking again.
         std::thread::sleep(std::time::Duration::from_millis(if pass < 5 {

@@ -423,8 +423,7 @@ pub(super) fn untraced(p: &Prepared, pid: i32, start: Instant, why: String) -> R
         }
         if deadline.is_some_and(|d| Instant::now() >= d) && !run.timed_out {
             run.timed_out = true;
-            // SAFETY: kill the command's process group.
-            unsafe { libc::kill(-pid, libc::SIGKILL) };
+            interrupt::sigkill_group(pid);
         }
         if interrupt::requested() {
             run.interrupted = true;

@@ -627,10 +627,7 @@ impl Tracer {
 
     fn kill_all(&self) {
         for &tid in self.tasks.keys() {
-            // SAFETY: kill has no memory-safety preconditions.
-            unsafe {
-                libc::kill(tid, libc::SIGKILL);
-            }
+            interrupt::sigkill(tid);
         }
     }
 }

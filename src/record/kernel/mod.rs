@@ -5,9 +5,15 @@
 //! only happen when a thread switches, wakes another, forks, execs, arms a
 //! sleeping timer or syncs a file).
 //!
-//! Events, each opened on the command before it execs, once per CPU,
-//! inherited by every thread and process it creates (so limited to its
-//! tree), and sent into one ring buffer per CPU:
+//! Which tasks: the command joins a cgroup made for the session
+//! ([`cgroup`]) while it is gated before its exec, and the events are opened
+//! once per CPU with perf's cgroup filter, so every thread and process it
+//! creates is seen with nothing copied at fork. Where no cgroup is writable
+//! (or `TARDY_NO_CGROUP` is set), the events are opened on the command
+//! before it execs and inherited by every task it creates (the kernel then
+//! copies each event into each new task: about 20 µs a fork).
+//!
+//! Events, once per CPU, all sent into one ring buffer per CPU:
 //! - side-band records: fork, exit, and every switch in and out (with
 //!   whether the thread was still runnable: preempted);
 //! - `sched:sched_switch` for switches of threads that block, with the
@@ -16,10 +22,12 @@
 //! - `sched:sched_process_exec`: which program each exec started;
 //! - `timer:hrtimer_start` for sleeping timers: the time asked and the slack;
 //! - the file systems' fsync tracepoints (ext4, xfs, btrfs): each fsync;
-//! - a uprobe on the dynamic loader's `_dl_debug_state`: when loading ends.
+//! - uprobes on the dynamic loader's `_dl_debug_state` (when loading ends)
+//!   and libc's fsync and fdatasync.
 //!
 //! [`timeline`] turns them into per-thread totals and the critical path.
 
+pub mod cgroup;
 pub mod elf;
 pub mod ksyms;
 pub mod perf;
@@ -34,6 +42,7 @@ use std::time::{Duration, Instant};
 use super::child::{self, Mode, Started};
 use super::{Coverage, Prepared, RecordError, RecordedRun};
 use crate::measure::interrupt;
+use cgroup::Group;
 use ksyms::{Ksyms, Site};
 use perf::{Ring, Source, Spec};
 use timeline::{Ev, Timed, Timeline};
@@ -58,6 +67,16 @@ enum What {
     FsyncExit,
     FsyncMark,
     Loader,
+}
+
+impl What {
+    /// The loader probe, timers and fsync tracepoints are extras.
+    fn required(self) -> bool {
+        matches!(
+            self,
+            What::Sideband | What::Switch | What::Waking | What::Exec
+        )
+    }
 }
 
 /// Field offsets read from tracefs.
@@ -184,7 +203,7 @@ impl KernelRecorder {
     }
 
     /// The events opened on each run's command.
-    fn task_specs(&self) -> Vec<(What, Spec)> {
+    fn task_specs(&self, cpu_wide: bool) -> Vec<(What, Spec)> {
         let basic = perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME;
         let mut out = vec![(
             What::Sideband,
@@ -192,7 +211,7 @@ impl KernelRecorder {
                 source: Source::Sideband,
                 sample_type: basic,
                 kernel_stack: 0,
-                cpu_wide: false,
+                cpu_wide,
             },
         )];
         for &(what, id) in &self.events {
@@ -215,7 +234,7 @@ impl KernelRecorder {
                     source: Source::Tracepoint(id),
                     sample_type,
                     kernel_stack,
-                    cpu_wide: false,
+                    cpu_wide,
                 },
             ));
         }
@@ -260,6 +279,8 @@ impl KernelRecorder {
             rings: Vec::new(),
             _uprobes: Vec::new(),
             ids: HashMap::new(),
+            group_fds: Vec::new(),
+            group: None,
         };
         for &cpu in &self.cpus {
             let ring = Ring::map(perf::open(&owner, -1, cpu).ok()?, RING_PAGES).ok()?;
@@ -278,13 +299,19 @@ impl KernelRecorder {
             }
             sh.rings.push(ring);
         }
+        if std::env::var_os("TARDY_NO_CGROUP").is_none()
+            && let Some((g, fds)) = self.open_group(&sh.rings, &mut sh.ids)
+        {
+            sh.group = Some(g);
+            sh.group_fds = fds;
+        }
         Some(sh)
     }
 
     /// Open every event on `pid`: into the session's rings, or (when those
     /// are not allowed) into rings of this run's own.
     fn open(&self, pid: i32, shared: Option<&mut Shared>) -> Result<Opened, String> {
-        let mut specs = self.task_specs();
+        let mut specs = self.task_specs(false);
         if shared.is_none() {
             specs.extend(self.uprobe_specs(false));
         }
@@ -293,6 +320,16 @@ impl KernelRecorder {
         let mut ids: HashMap<u64, What> = HashMap::new();
         if let Some(sh) = &shared {
             ids.extend(sh.ids.iter().map(|(k, v)| (*k, *v)));
+            // The session's cgroup: the command joins it while gated.
+            if let Some(g) = &sh.group
+                && g.add(pid).is_ok()
+            {
+                return Ok(Opened {
+                    rings: Vec::new(),
+                    _fds: Vec::new(),
+                    ids,
+                });
+            }
         }
         for (n, &cpu) in self.cpus.iter().enumerate() {
             // Without a session ring, the side-band event owns the CPU's ring
@@ -303,32 +340,13 @@ impl KernelRecorder {
             for (what, spec) in &specs {
                 let fd = match perf::open(spec, pid, cpu) {
                     Ok(fd) => fd,
-                    // The loader probe, timers and fsync tracepoints are extras.
-                    Err(_)
-                        if !matches!(
-                            what,
-                            What::Sideband | What::Switch | What::Waking | What::Exec
-                        ) =>
-                    {
-                        continue;
-                    }
+                    Err(_) if !what.required() => continue,
                     Err(e) => return Err(format!("perf_event_open({what:?}) on CPU {cpu}: {e}")),
                 };
                 if let Ok(id) = perf::id(&fd) {
                     ids.insert(id, *what);
                 }
-                match *what {
-                    What::Switch => {
-                        // Only switches of threads that block (not preemptions).
-                        let _ = perf::set_filter(&fd, "prev_state & 255");
-                    }
-                    What::Timer => {
-                        if let Some(a) = self.ksyms.hrtimer_wakeup {
-                            let _ = perf::set_filter(&fd, &format!("function == 0x{a:x}"));
-                        }
-                    }
-                    _ => {}
-                }
+                self.configure(*what, &fd);
                 let target = shared_ring.or(ring.as_ref());
                 match target {
                     None => {
@@ -348,6 +366,51 @@ impl KernelRecorder {
             _fds: fds,
             ids,
         })
+    }
+
+    /// Kernel-side filters: switches of threads that block (not
+    /// preemptions); timers that wake a sleeping thread.
+    fn configure(&self, what: What, fd: &OwnedFd) {
+        match what {
+            What::Switch => {
+                let _ = perf::set_filter(fd, "prev_state & 255");
+            }
+            What::Timer => {
+                if let Some(a) = self.ksyms.hrtimer_wakeup {
+                    let _ = perf::set_filter(fd, &format!("function == 0x{a:x}"));
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The task events, opened once per CPU on the session's cgroup into
+    /// the session's rings; `None` (each run then opens inherited events)
+    /// when there is no writable cgroup or the kernel refuses.
+    fn open_group(
+        &self,
+        rings: &[Ring],
+        ids: &mut HashMap<u64, What>,
+    ) -> Option<(Group, Vec<OwnedFd>)> {
+        let group = Group::create()?;
+        let mut fds = Vec::new();
+        let mut got = HashMap::new();
+        for (n, &cpu) in self.cpus.iter().enumerate() {
+            let ring = rings.get(n)?;
+            for (what, spec) in self.task_specs(true) {
+                let fd = match perf::open_cgroup(&spec, group.fd(), cpu) {
+                    Ok(fd) => fd,
+                    Err(_) if !what.required() => continue,
+                    Err(_) => return None,
+                };
+                self.configure(what, &fd);
+                perf::set_output(&fd, ring.fd()).ok()?;
+                got.insert(perf::id(&fd).ok()?, what);
+                fds.push(fd);
+            }
+        }
+        ids.extend(got);
+        Some((group, fds))
     }
 
     /// Whether a program executed as `file` (by process `pid`) starts
@@ -472,6 +535,10 @@ struct Shared {
     rings: Vec<Ring>,
     _uprobes: Vec<OwnedFd>,
     ids: HashMap<u64, What>,
+    /// The session's cgroup and the task events opened on it (closed
+    /// before the group is removed).
+    group_fds: Vec<OwnedFd>,
+    group: Option<Group>,
 }
 
 /// Parses records into timed events.
@@ -499,8 +566,13 @@ impl Parser<'_> {
             Some((tid, time))
         };
         match kind {
-            perf::RECORD_SWITCH => {
-                if let Some((tid, t)) = trailer() {
+            perf::RECORD_SWITCH | perf::RECORD_SWITCH_CPU_WIDE => {
+                // A task already reaped shows as -1 (the last switch of an
+                // exited thread, seen by events on whole CPUs): its exit
+                // record has closed it.
+                if let Some((tid, t)) = trailer()
+                    && tid > 0
+                {
                     let ev = if misc & perf::MISC_SWITCH_OUT != 0 {
                         Ev::SwitchOut {
                             tid,
@@ -523,6 +595,9 @@ impl Parser<'_> {
                     return;
                 };
                 let _ = ppid;
+                if [pid, tid, ptid].iter().any(|&v| v as i32 <= 0) {
+                    return;
+                }
                 let ev = if kind == perf::RECORD_FORK {
                     Ev::Fork {
                         parent: ptid as i32,
@@ -541,6 +616,9 @@ impl Parser<'_> {
                     return;
                 };
                 let tid = tid as i32;
+                if tid <= 0 {
+                    return;
+                }
                 let Some(&what) = self.ids.get(&id) else {
                     return;
                 };
@@ -673,8 +751,14 @@ impl super::Recorder for KernelRecorder {
     }
 
     fn blind_spots(&self) -> String {
-        let mut s = String::from(
-            "kernel events (perf_event_open): a wait ended from outside the tree (a disk, a timer, another program) includes the wait for a CPU after it",
+        let on_group = self.shared().as_ref().is_some_and(|sh| sh.group.is_some());
+        let mut s = String::from(if on_group {
+            "kernel events (perf_event_open) on a cgroup made for the command"
+        } else {
+            "kernel events (perf_event_open) inherited by each task of the command (no writable cgroup: each fork copies them, about 20 µs)"
+        });
+        s.push_str(
+            ": a wait ended from outside the tree (a disk, a timer, another program) includes the wait for a CPU after it",
         );
         if self.ksyms.is_empty() {
             s.push_str("; kernel symbols are hidden, so waits are not told apart");
@@ -815,6 +899,9 @@ impl KernelRecorder {
         apply_until(&mut tl, &mut staged, u64::MAX);
         drop(opened._fds);
         drop(own_rings);
+        if let Some(g) = shared.as_ref().and_then(|sh| sh.group.as_ref()) {
+            g.evict();
+        }
         let end = root_end.unwrap_or_else(child::clock_monotonic_ns);
         if run.wall_ns == 0 {
             run.wall_ns = end.saturating_sub(s.origin_ns());
@@ -845,13 +932,10 @@ impl KernelRecorder {
 }
 
 fn kill_tree(root: i32, tl: &Timeline) {
-    // SAFETY: kill has no memory-safety preconditions.
-    unsafe {
-        libc::kill(-root, libc::SIGKILL);
-        libc::kill(root, libc::SIGKILL);
-        for (pid, _) in tl.live_processes() {
-            libc::kill(pid, libc::SIGKILL);
-        }
+    interrupt::sigkill_group(root);
+    interrupt::sigkill(root);
+    for (pid, _) in tl.live_processes() {
+        interrupt::sigkill(pid);
     }
 }
 

@@ -24,6 +24,8 @@ pub const RECORD_EXIT: u32 = b::PERF_RECORD_EXIT;
 pub const RECORD_FORK: u32 = b::PERF_RECORD_FORK;
 pub const RECORD_SAMPLE: u32 = b::PERF_RECORD_SAMPLE;
 pub const RECORD_SWITCH: u32 = b::PERF_RECORD_SWITCH;
+/// A switch record of an event opened on a whole CPU (its body adds the other task's ids).
+pub const RECORD_SWITCH_CPU_WIDE: u32 = b::PERF_RECORD_SWITCH_CPU_WIDE;
 /// `misc` bits of a switch record.
 pub const MISC_SWITCH_OUT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT as u16;
 pub const MISC_SWITCH_OUT_PREEMPT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT as u16;
@@ -105,6 +107,27 @@ pub fn open(spec: &Spec, pid: i32, cpu: i32) -> io::Result<OwnedFd> {
             cpu,
             -1,
             b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Open one event on `cpu` for the tasks of a cgroup (`group`: its
+/// directory's fd); `spec` must be `cpu_wide`.
+pub fn open_cgroup(spec: &Spec, group: &OwnedFd, cpu: i32) -> io::Result<OwnedFd> {
+    let mut a = attr(spec);
+    // SAFETY: a fully initialised attr; the cgroup's fd stands for the pid.
+    let fd = unsafe {
+        sys::perf_event_open(
+            &mut a,
+            group.as_raw_fd(),
+            cpu,
+            -1,
+            (b::PERF_FLAG_FD_CLOEXEC | b::PERF_FLAG_PID_CGROUP) as libc::c_ulong,
         )
     };
     if fd < 0 {

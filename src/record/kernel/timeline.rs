@@ -369,7 +369,7 @@ impl Timeline {
     /// A thread seen in an event but never created in the model (its
     /// creation was lost): it joins with a path of "other" up to now.
     fn adopt(&mut self, tid: i32, t: u64) {
-        if self.threads.contains_key(&tid) {
+        if tid <= 0 || self.threads.contains_key(&tid) {
             return;
         }
         self.unknown_events += 1;
@@ -630,7 +630,17 @@ impl Timeline {
                 let tree_waker = !irq && waker != wakee && self.threads.contains_key(&waker);
                 if tree_waker {
                     self.run_to(waker, t);
-                    let cp = self.threads.get(&waker).map(|w| w.cp);
+                    let cp = self.threads.get(&waker).map(|w| {
+                        let mut cp = w.cp;
+                        if w.st == St::Dead {
+                            // Woken by a thread on its way out (a child's
+                            // exit notifying its parent, seen by events on
+                            // whole CPUs): its last kernel work after the
+                            // exit record is on the path.
+                            cp.add(Doing::Cpu, t.saturating_sub(w.since), w.proc_idx);
+                        }
+                        cp
+                    });
                     let futex = self
                         .threads
                         .get(&wakee)
@@ -944,6 +954,77 @@ mod tests {
         let k = tl.kind_totals();
         assert_eq!(k[Kind::Sleep as usize].count, 1);
         assert_eq!(k[Kind::Sleep as usize].asked_ns, 10 * MS);
+    }
+
+    #[test]
+    fn a_dead_childs_wake_carries_its_path_without_a_gap() {
+        // Events on whole CPUs see the exiting child wake its parent 1 ms
+        // after its exit record; a reaped task's last switch reads as -1.
+        let blocked = |t, tid, site| {
+            [
+                ev(
+                    t,
+                    Ev::Block {
+                        tid,
+                        site,
+                        d_state: false,
+                    },
+                ),
+                ev(
+                    t,
+                    Ev::SwitchOut {
+                        tid,
+                        preempt: false,
+                    },
+                ),
+            ]
+        };
+        let mut evs = vec![ev(
+            2,
+            Ev::Fork {
+                parent: 1,
+                child: 2,
+                child_pid: 2,
+            },
+        )];
+        evs.extend(blocked(2, 1, Site::ChildWait));
+        evs.push(ev(3, Ev::SwitchIn { tid: 2 }));
+        evs.push(ev(
+            4,
+            Ev::Exec {
+                tid: 2,
+                old_tid: 2,
+                file: 0,
+                loader: false,
+            },
+        ));
+        evs.push(ev(50, Ev::Exit { tid: 2 }));
+        evs.push(ev(
+            51,
+            Ev::Waking {
+                waker: 2,
+                wakee: 1,
+                irq: false,
+            },
+        ));
+        evs.push(ev(
+            51,
+            Ev::SwitchOut {
+                tid: -1,
+                preempt: false,
+            },
+        ));
+        evs.push(ev(52, Ev::SwitchIn { tid: 1 }));
+        evs.push(ev(53, Ev::Exit { tid: 1 }));
+        let (tl, p) = run(&evs, 53);
+        assert_eq!(sum(&p), 53 * MS);
+        assert_eq!(p.ns[Doing::Unknown as usize], 0);
+        // The child's 46 ms, its last millisecond on the way out, and the
+        // parent's own 1 + 1 ms.
+        assert_eq!(p.ns[Doing::Cpu as usize], 46 * MS + MS + 2 * MS);
+        assert_eq!(p.ns[Doing::RunQueue as usize], MS);
+        assert!(tl.live_processes().is_empty());
+        assert!(!tl.threads.contains_key(&-1));
     }
 
     #[test]
