@@ -14,6 +14,7 @@ pub mod ingest;
 pub mod measure;
 pub mod model;
 pub mod probe;
+pub mod profile;
 pub mod record;
 pub mod render;
 pub mod server;

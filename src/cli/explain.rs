@@ -35,6 +35,7 @@ interleaves A and B and ranks what changed by its share of the difference.",
   tardy explain --condition-b OMP_NUM_THREADS=1 -- ./bench
   tardy explain --save a.json -- ./suite     (then on the other machine or version: --save b.json)
   tardy explain a.json b.json
+  tardy explain --export-folded-b b.folded 'sleep 0.1' './bench'   (then: flamegraph.pl b.folded > b.svg)
   tardy explain --json 'sh -c \"true; true\"'"
 )]
 pub struct ExplainArgs {
@@ -100,9 +101,20 @@ pub struct ExplainArgs {
     /// Working directory of the command.
     #[arg(long, value_name = "DIR")]
     cwd: Option<PathBuf>,
-    /// How many processes and programs to list.
+    /// How many processes and programs to list (functions: at least 10).
     #[arg(long, default_value_t = 5)]
     top: usize,
+    /// Sample each thread's call stack this many times a second of CPU
+    /// (software cpu-clock; the kernel-event recorder only). 0: no profile.
+    #[arg(long, value_name = "HZ", default_value_t = tardy::profile::DEFAULT_HZ)]
+    profile_hz: u64,
+    /// Write the (first) side's sampled stacks as collapsed stacks
+    /// ("a;b;c MICROSECONDS" per line: flamegraph.pl, inferno, speedscope).
+    #[arg(long, value_name = "FILE")]
+    export_folded: Option<PathBuf>,
+    /// Write B's sampled stacks as collapsed stacks.
+    #[arg(long, value_name = "FILE")]
+    export_folded_b: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -255,7 +267,14 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         straggler_wait: Duration::from_secs_f64(args.straggler_wait.min(86_400.0)),
         show_output: args.show_output,
         trace: !args.no_trace,
+        profile_hz: args.profile_hz,
     };
+    if args.profile_hz > 100_000 {
+        return Err(format!(
+            "--profile-hz {} is more than the kernel samples (at most 100000)",
+            args.profile_hz
+        ));
+    }
     let conditioned = !args.condition_b.is_empty() || args.prefix_b.is_some();
     let mut sides: Vec<Side> = Vec::new();
     if !args.argv.is_empty() {
@@ -417,6 +436,28 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
                 "--save-b needs a B side (two commands or --condition-b/--prefix-b)".into(),
             );
         }
+    }
+    for (path, t, flag) in [
+        (&args.export_folded, traces.first(), "--export-folded"),
+        (&args.export_folded_b, traces.get(1), "--export-folded-b"),
+    ] {
+        let Some(path) = path else { continue };
+        let Some(t) = t else {
+            return Err(format!(
+                "{flag} needs a B side (two commands or --condition-b/--prefix-b)"
+            ));
+        };
+        let Some(p) = &t.profile else {
+            return Err(format!(
+                "{flag}: {} has no CPU profile ({})",
+                t.command,
+                t.profile_note.clone().unwrap_or_else(|| {
+                    "recorded without one: --profile-hz 0, or an older trace".into()
+                })
+            ));
+        };
+        tardy::store::atomic::write_atomic(path, render::folded::folded(p).as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     let style = Style {
         color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),

@@ -346,6 +346,8 @@ pub struct RecordedRun {
     pub path: Option<PathTotals>,
     /// Events the kernel dropped (its buffer was full).
     pub lost_events: u64,
+    /// The sampled call stacks (kernel-event recorder, when asked).
+    pub profile: Option<crate::profile::RawProfile>,
 }
 
 impl RecordedRun {
@@ -389,6 +391,9 @@ pub struct RecordOptions {
     pub show_output: bool,
     /// Record with ptrace and seccomp (false: `--no-trace`).
     pub trace: bool,
+    /// Sample call stacks this many times a second per running thread (0:
+    /// no profile). The kernel-event recorder only.
+    pub profile_hz: u64,
 }
 
 /// A command prepared for repeated recording: everything the child needs

@@ -396,6 +396,24 @@ impl Tracer {
         }
     }
 
+    /// A fork or clone event: the call is over for the parent.
+    fn fork_returns(&mut self, tid: i32) {
+        let Some(st) = self.tasks.get_mut(&tid) else {
+            return;
+        };
+        if !st
+            .pending
+            .as_ref()
+            .is_some_and(|p| matches!(p.sys, Some(Sys::Fork | Sys::Clone | Sys::Clone3)))
+        {
+            return;
+        }
+        if let Some(p) = st.pending.take() {
+            let now = self.t();
+            self.add(tid, Kind::Fork, now.saturating_sub(p.entry_ns), 0);
+        }
+    }
+
     /// A syscall-exit stop.
     fn on_exit(&mut self, tid: i32) {
         let Some(p) = self.tasks.get_mut(&tid).and_then(|s| s.pending.take()) else {
@@ -800,6 +818,11 @@ fn traced(p: &Prepared, pid: i32, start: Instant) -> RecordedRun {
                         libc::ptrace(libc::PTRACE_GETEVENTMSG, tid, 0, &mut msg as *mut _);
                     }
                     tr.on_new_task(tid, msg as i32);
+                    if event != libc::PTRACE_EVENT_VFORK {
+                        // The event comes as fork returns: it ends the call
+                        // (one stop fewer than waiting for the syscall's exit).
+                        tr.fork_returns(tid);
+                    }
                     if wants_exit(&tr, tid) {
                         resume = libc::PTRACE_SYSCALL;
                     }

@@ -2,6 +2,7 @@
 //! (the table of differences, the diagnosis and the ranked causes).
 
 use crate::diagnose::explain::compare::dur;
+use crate::diagnose::explain::functions::{self, name};
 use crate::diagnose::explain::{CATEGORIES, Comparison, NCAT, Trace, category_words};
 
 use super::style::Style;
@@ -95,6 +96,7 @@ pub fn single(t: &Trace, style: Style, top: usize) -> String {
     }
     out.push_str(&format!("  {:<18} {:>10}\n", "wall", dur(t.wall_s)));
     details(&mut out, t, top);
+    profile_lines(&mut out, t, style, top);
     if let Some(l) = overhead_line(t) {
         out.push('\n');
         out.push_str(&style.dim(&l));
@@ -201,6 +203,34 @@ fn details(out: &mut String, t: &Trace, top: usize) {
     }
 }
 
+/// Where one side's CPU went, by function.
+fn profile_lines(out: &mut String, t: &Trace, style: Style, top: usize) {
+    if let Some(n) = &t.profile_note {
+        out.push_str(&style.dim(&format!("\n  {n}\n")));
+    }
+    let Some(p) = &t.profile else { return };
+    let rows = functions::top(p, top.max(10));
+    if rows.is_empty() {
+        return;
+    }
+    out.push_str(&format!(
+        "\n  where the CPU went (sampled at {} Hz, a run): self, share, total, function\n",
+        p.rate_hz
+    ));
+    for r in rows {
+        out.push_str(&format!(
+            "  {:>10} {:>6} {:>10}  {}\n",
+            dur(r.self_s),
+            pct(r.share),
+            dur(r.total_s),
+            name(&r.function, &r.module, r.file.as_deref(), r.line)
+        ));
+    }
+    for n in &p.notes {
+        out.push_str(&style.dim(&format!("  note: {n}\n")));
+    }
+}
+
 /// Two sets of runs.
 pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize) -> String {
     let mut out = String::new();
@@ -269,12 +299,49 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
             ));
         }
     }
+    if !c.functions.is_empty() {
+        out.push_str(&format!(
+            "\nwhich code (sampled CPU, a run; all functions {}): A, B, Δ, 95% CI of Δ, share of it\n",
+            c.sampled_cpu_delta_s.map(signed).unwrap_or_default()
+        ));
+        // The functions that carry the difference: at least three rows,
+        // then those with 1% of it or more.
+        let shown = c
+            .functions
+            .iter()
+            .enumerate()
+            .take_while(|(i, f)| *i < 3 || f.share.abs() >= 0.01)
+            .map(|(_, f)| f)
+            .take(top.max(10));
+        for f in shown {
+            let ci = f
+                .ci_s
+                .map(|[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)))
+                .unwrap_or_else(|| "-".into());
+            out.push_str(&format!(
+                "  {:>10} {:>10} {:>11}  {:<24} {:>7}  {}\n",
+                dur(f.a_s),
+                dur(f.b_s),
+                signed(f.delta_s),
+                ci,
+                pct(f.share),
+                name(&f.function, &f.module, f.file.as_deref(), f.line)
+            ));
+        }
+        if let Some(s) = &c.functions_summary {
+            out.push_str(&style.bold(&format!("  {s}\n")));
+        }
+        for t in [a, b] {
+            for n in t.profile.iter().flat_map(|p| p.notes.iter()) {
+                out.push_str(&style.dim(&format!("  note: {n}\n")));
+            }
+        }
+    }
     for (side, t) in [("A", a), ("B", b)] {
         if let Some(l) = overhead_line(t) {
             out.push_str(&style.dim(&format!("{side}: {l}\n")));
         }
     }
-    let _ = top;
     out
 }
 
@@ -299,5 +366,8 @@ pub fn comparison_json(a: &Trace, b: &Trace, c: &Comparison) -> serde_json::Valu
         "causes": c.causes,
         "diagnosis": c.diagnosis,
         "warnings": c.warnings,
+        "functions": c.functions,
+        "sampled_cpu_delta_s": c.sampled_cpu_delta_s,
+        "functions_summary": c.functions_summary,
     })
 }

@@ -475,6 +475,8 @@ pub fn build_trace(
         overhead,
         machine,
         interrupted,
+        profile: None,
+        profile_note: None,
     }
 }
 

@@ -57,6 +57,41 @@ pub struct Comparison {
     pub causes: Vec<Cause>,
     pub diagnosis: String,
     pub warnings: Vec<String>,
+    /// Functions of the sampled CPU profiles, by share of the CPU-time
+    /// difference (empty without profiles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub functions: Vec<functions::FunctionDelta>,
+    /// The difference of all sampled CPU, seconds a run (B - A).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sampled_cpu_delta_s: Option<f64>,
+    /// One sentence naming the functions the CPU difference is in.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub functions_summary: Option<String>,
+}
+
+/// Functions kept in a comparison.
+const MAX_FUNCTIONS: usize = 100;
+
+fn function_rows(
+    a: &Trace,
+    b: &Trace,
+    causes: &[Cause],
+) -> (Vec<functions::FunctionDelta>, Option<f64>, Option<String>) {
+    let (Some(pa), Some(pb)) = (&a.profile, &b.profile) else {
+        return (Vec::new(), None, None);
+    };
+    if pa.samples == 0 && pb.samples == 0 {
+        return (Vec::new(), None, None);
+    }
+    let (mut rows, total) = functions::deltas(pa, pb);
+    let words = match causes.first().map(|c| c.kind.as_str()) {
+        Some("cpu-user") | Some("spinning") => "user CPU",
+        Some("cpu-system") => "system CPU",
+        _ => "CPU",
+    };
+    let sentence = functions::sentence(&rows, total, words);
+    rows.truncate(MAX_FUNCTIONS);
+    (rows, Some(total), sentence)
 }
 
 /// "2.31 s", "16.6 ms", "840 µs".
@@ -758,6 +793,12 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             warnings.push(format!("machines differ in {what}: {x} vs {y}"));
         }
     }
+    let (functions, sampled_cpu_delta_s, functions_summary) = function_rows(a, b, &causes);
+    for (side, t) in [("A", a), ("B", b)] {
+        if let Some(n) = &t.profile_note {
+            warnings.push(format!("{side}: {n}"));
+        }
+    }
     Comparison {
         wall_a_s: a.wall_s,
         wall_b_s: b.wall_s,
@@ -769,6 +810,9 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         causes,
         diagnosis,
         warnings,
+        functions,
+        sampled_cpu_delta_s,
+        functions_summary,
     }
 }
 

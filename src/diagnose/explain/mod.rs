@@ -12,6 +12,7 @@
 
 pub mod attribute;
 pub mod compare;
+pub mod functions;
 pub mod session;
 
 use std::collections::BTreeMap;
@@ -235,6 +236,12 @@ pub struct Trace {
     pub machine: Fingerprint,
     #[serde(default)]
     pub interrupted: bool,
+    /// The sampled CPU profile of the runs (kernel-event recorder).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<crate::profile::Profile>,
+    /// Why there is no profile, when one was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile_note: Option<String>,
 }
 
 impl Trace {
@@ -262,6 +269,16 @@ impl Trace {
         }
         if self.runs.is_empty() {
             return Err("the trace holds no runs".into());
+        }
+        if let Some(p) = &self.profile {
+            p.validate()?;
+            if p.runs != self.runs.len() {
+                return Err(format!(
+                    "the profile holds {} runs, the trace {}",
+                    p.runs,
+                    self.runs.len()
+                ));
+            }
         }
         for (i, r) in self.runs.iter().enumerate() {
             if !r.wall_s.is_finite() || r.wall_s < 0.0 {

@@ -81,6 +81,8 @@ struct Live {
     hists: Box<[Hist; NKIND]>,
     coverage: Option<Coverage>,
     untraced_walls: Vec<f64>,
+    /// The profile so far (named run by run), when asked for.
+    profile: Option<crate::profile::Builder>,
 }
 
 /// Record every spec `opts.runs` times, interleaved, alternating the order
@@ -109,6 +111,8 @@ pub fn record_set(
             hists: Box::new([Hist::default(); NKIND]),
             coverage: None,
             untraced_walls: Vec::new(),
+            profile: (s.options.profile_hz > 0)
+                .then(|| crate::profile::Builder::new(s.options.profile_hz)),
         });
     }
     let tracing = specs.iter().any(|s| s.options.trace);
@@ -152,7 +156,7 @@ pub fn record_set(
             overhead.measured_ratio = Some(t / u);
         }
         overhead.untraced_wall_s = side.untraced_walls;
-        traces.push(build_trace(
+        let mut trace = build_trace(
             &side.display,
             side.runs,
             &side.hists,
@@ -160,7 +164,26 @@ pub fn record_set(
             overhead,
             machine.clone(),
             interrupted,
-        ));
+        );
+        if let Some(b) = side.profile {
+            let p = b.finish();
+            if recorder.name() != "kernel-events" {
+                trace.profile_note = Some(format!(
+                    "no CPU profile: it needs the kernel-event recorder ({})",
+                    fallback
+                        .clone()
+                        .unwrap_or_else(|| format!("the {} recorder ran", recorder.name()))
+                ));
+            } else if p.samples == 0 {
+                trace.profile_note = Some(
+                    "no CPU profile: no sample was taken (the runs used almost no CPU)".into(),
+                );
+                trace.profile = Some(p);
+            } else {
+                trace.profile = Some(p);
+            }
+        }
+        traces.push(trace);
     }
     Ok(Outcome {
         traces,
@@ -229,6 +252,9 @@ fn rounds(
                 side.coverage = rec.coverage.clone();
             }
             side.runs.push(attribute(&rec, tck));
+            if let Some(b) = side.profile.as_mut() {
+                b.add_run(rec.profile.as_ref());
+            }
             if let Some(u) = &side.untraced {
                 let r = record::Untraced.record(u)?;
                 side.untraced_walls.push(r.wall_ns as f64 / 1e9);

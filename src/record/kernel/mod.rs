@@ -51,6 +51,8 @@ use timeline::{Ev, Timed, Timeline};
 const RING_PAGES: usize = 256;
 /// How deep a kernel call chain is read at a blocking switch.
 const KERNEL_STACK: u16 = 24;
+/// How deep a profile sample's call chain is read (user and kernel).
+const PROFILE_STACK: u16 = crate::profile::MAX_DEPTH as u16;
 /// Events younger than this stay staged: another CPU's ring may still hold
 /// an older one.
 const REORDER_NS: u64 = 5_000_000;
@@ -67,6 +69,8 @@ enum What {
     FsyncExit,
     FsyncMark,
     Loader,
+    /// The profile's cpu-clock samples.
+    Cpu,
 }
 
 impl What {
@@ -108,6 +112,9 @@ pub struct KernelRecorder {
     interp_cache: std::cell::RefCell<HashMap<String, bool>>,
     /// The directory the current command starts in.
     cwd: std::cell::RefCell<PathBuf>,
+    /// Profile samples a second per thread (0: none), fixed by the first
+    /// run of the session (its events are opened once).
+    profile_hz: std::cell::Cell<u64>,
 }
 
 fn in_initial_pid_namespace() -> bool {
@@ -125,7 +132,7 @@ impl KernelRecorder {
         }
         // Can this process open perf events on its own children at all?
         let probe = Spec {
-            source: Source::Sideband,
+            source: Source::Sideband { mmaps: false },
             sample_type: perf::SAMPLE_TID,
             kernel_stack: 0,
             cpu_wide: false,
@@ -199,6 +206,7 @@ impl KernelRecorder {
             cpus: perf::online_cpus(),
             interp_cache: std::cell::RefCell::new(HashMap::new()),
             cwd: std::cell::RefCell::new(PathBuf::new()),
+            profile_hz: std::cell::Cell::new(0),
         })
     }
 
@@ -208,12 +216,25 @@ impl KernelRecorder {
         let mut out = vec![(
             What::Sideband,
             Spec {
-                source: Source::Sideband,
+                source: Source::Sideband {
+                    mmaps: self.profile_hz.get() > 0,
+                },
                 sample_type: basic,
                 kernel_stack: 0,
                 cpu_wide,
             },
         )];
+        if self.profile_hz.get() > 0 {
+            out.push((
+                What::Cpu,
+                Spec {
+                    source: Source::CpuClock(self.profile_hz.get()),
+                    sample_type: basic | perf::SAMPLE_PERIOD | perf::SAMPLE_CALLCHAIN,
+                    kernel_stack: PROFILE_STACK,
+                    cpu_wide,
+                },
+            ));
+        }
         for &(what, id) in &self.events {
             let mut sample_type = basic;
             let mut kernel_stack = 0;
@@ -541,10 +562,77 @@ struct Shared {
     group: Option<Group>,
 }
 
+/// Call chains of staged samples, each in a slot reused once applied (no
+/// allocation per sample once the slots exist).
+#[derive(Default)]
+struct Chains {
+    slots: Vec<Vec<u64>>,
+    free: Vec<u32>,
+}
+
+impl Chains {
+    /// At most this many samples wait to be applied (about 5 ms of them).
+    const MAX: usize = 100_000;
+
+    fn put(&mut self, ips: impl Iterator<Item = u64>) -> Option<u32> {
+        let slot = match self.free.pop() {
+            Some(s) => s,
+            None if self.slots.len() < Self::MAX => {
+                self.slots.push(Vec::new());
+                (self.slots.len() - 1) as u32
+            }
+            None => return None,
+        };
+        let v = &mut self.slots[slot as usize];
+        v.clear();
+        v.extend(ips);
+        Some(slot)
+    }
+}
+
+/// The run's profile while it is recorded.
+#[derive(Default)]
+struct Profiling {
+    collector: crate::profile::Collector,
+    chains: Chains,
+}
+
+impl Profiling {
+    /// Apply a profile event (in time order); false for the timeline's own.
+    fn apply(&mut self, e: &Timed) -> bool {
+        match e.ev {
+            Ev::Sample { pid, slot, ns } => {
+                if let Some(v) = self.chains.slots.get(slot as usize) {
+                    self.collector.sample(pid, v.iter().copied(), ns);
+                }
+                self.chains.free.push(slot);
+            }
+            Ev::Mapped {
+                pid,
+                start,
+                len,
+                pgoff,
+                module,
+            } => self
+                .collector
+                .maps
+                .mmap_module(pid, start, len, pgoff, module),
+            Ev::ExecBegins { pid } => self.collector.maps.exec(pid),
+            Ev::Forked {
+                parent_pid,
+                child_pid,
+            } => self.collector.maps.fork(parent_pid, child_pid),
+            _ => return false,
+        }
+        true
+    }
+}
+
 /// Parses records into timed events.
 struct Parser<'a> {
     rec: &'a KernelRecorder,
     ids: &'a HashMap<u64, What>,
+    prof: Option<Profiling>,
     /// CLOCK_REALTIME - CLOCK_MONOTONIC, for timers on the realtime clock.
     realtime_offset: i64,
     lost: u64,
@@ -594,9 +682,17 @@ impl Parser<'_> {
                 ) else {
                     return;
                 };
-                let _ = ppid;
                 if [pid, tid, ptid].iter().any(|&v| v as i32 <= 0) {
                     return;
+                }
+                if kind == perf::RECORD_FORK && pid == tid && self.prof.is_some() {
+                    out.push(Timed {
+                        t,
+                        ev: Ev::Forked {
+                            parent_pid: ppid as i32,
+                            child_pid: pid as i32,
+                        },
+                    });
                 }
                 let ev = if kind == perf::RECORD_FORK {
                     Ev::Fork {
@@ -610,6 +706,46 @@ impl Parser<'_> {
                 out.push(Timed { t, ev });
             }
             perf::RECORD_LOST => self.lost += u64_at(r, 16).unwrap_or(0),
+            perf::RECORD_MMAP2 => {
+                let Some(prof) = self.prof.as_mut() else {
+                    return;
+                };
+                // pid, tid, addr, len, pgoff, 24 bytes of inode or build
+                // id, prot, flags, then the file name.
+                let (Some(pid), Some(start), Some(len), Some(pgoff), Some((_, t))) = (
+                    u32_at(r, 8),
+                    u64_at(r, 16),
+                    u64_at(r, 24),
+                    u64_at(r, 32),
+                    trailer(),
+                ) else {
+                    return;
+                };
+                let name = r.get(72..n.saturating_sub(24)).unwrap_or(&[]);
+                let name = name.split(|&c| c == 0).next().unwrap_or(&[]);
+                let Some(module) = prof.collector.maps.intern(&String::from_utf8_lossy(name))
+                else {
+                    return;
+                };
+                out.push(Timed {
+                    t,
+                    ev: Ev::Mapped {
+                        pid: pid as i32,
+                        start,
+                        len,
+                        pgoff,
+                        module,
+                    },
+                });
+            }
+            perf::RECORD_COMM if misc & perf::MISC_COMM_EXEC != 0 && self.prof.is_some() => {
+                if let (Some(pid), Some((_, t))) = (u32_at(r, 8), trailer()) {
+                    out.push(Timed {
+                        t,
+                        ev: Ev::ExecBegins { pid: pid as i32 },
+                    });
+                }
+            }
             perf::RECORD_SAMPLE => {
                 let (Some(id), Some(tid), Some(t)) = (u64_at(r, 8), u32_at(r, 20), u64_at(r, 24))
                 else {
@@ -622,6 +758,30 @@ impl Parser<'_> {
                 let Some(&what) = self.ids.get(&id) else {
                     return;
                 };
+                if what == What::Cpu {
+                    // pid, tid, time, period (CPU ns), then the call chain.
+                    let (Some(prof), Some(pid), Some(ns), Some(nr)) = (
+                        self.prof.as_mut(),
+                        u32_at(r, 16),
+                        u64_at(r, 32),
+                        u64_at(r, 40),
+                    ) else {
+                        return;
+                    };
+                    let nr = (nr as usize).min(n.saturating_sub(48) / 8);
+                    let ips = (0..nr).filter_map(|i| u64_at(r, 48 + i * 8));
+                    if let Some(slot) = prof.chains.put(ips) {
+                        out.push(Timed {
+                            t,
+                            ev: Ev::Sample {
+                                pid: pid as i32,
+                                slot,
+                                ns,
+                            },
+                        });
+                    }
+                    return;
+                }
                 let mut at = 32;
                 let mut site = Site::Unknown;
                 if what == What::Switch && !self.rec.ksyms.is_empty() {
@@ -704,7 +864,7 @@ impl Parser<'_> {
                     What::FsyncEnter | What::FsyncMark => Ev::FsyncEnter { tid },
                     What::FsyncExit => Ev::FsyncExit { tid },
                     What::Loader => Ev::LoaderHit { tid },
-                    What::Sideband => return,
+                    What::Sideband | What::Cpu => return,
                 };
                 out.push(Timed { t, ev });
             }
@@ -782,6 +942,9 @@ impl KernelRecorder {
             Some(d) => here.join(d),
             None => here,
         };
+        if !self.shared_tried.get() {
+            self.profile_hz.set(p.opts.profile_hz);
+        }
         let mut shared = self.shared();
         if let Some(sh) = shared.as_mut() {
             // What other programs left in the session's rings between runs.
@@ -807,6 +970,7 @@ impl KernelRecorder {
         let mut parser = Parser {
             rec: self,
             ids: &opened.ids,
+            prof: (self.profile_hz.get() > 0).then(Profiling::default),
             realtime_offset: realtime_offset(),
             lost: 0,
             events: 0,
@@ -846,7 +1010,12 @@ impl KernelRecorder {
             }
             let now_mono = child::clock_monotonic_ns();
             drain(rings, &mut parser, &mut tl, &mut staged);
-            apply_until(&mut tl, &mut staged, now_mono.saturating_sub(REORDER_NS));
+            apply_until(
+                &mut tl,
+                &mut parser.prof,
+                &mut staged,
+                now_mono.saturating_sub(REORDER_NS),
+            );
             let now = Instant::now();
             if root_end.is_none() && root_exited(s.pid) {
                 let mut status = 0;
@@ -866,7 +1035,7 @@ impl KernelRecorder {
                 });
                 // Every event up to the exit is in the rings by now.
                 drain(rings, &mut parser, &mut tl, &mut staged);
-                apply_until(&mut tl, &mut staged, u64::MAX);
+                apply_until(&mut tl, &mut parser.prof, &mut staged, u64::MAX);
                 for (pid, cmd) in tl.live_processes() {
                     run.stragglers.push((pid, cmd, false));
                 }
@@ -896,7 +1065,7 @@ impl KernelRecorder {
             }
         }
         drain(rings, &mut parser, &mut tl, &mut staged);
-        apply_until(&mut tl, &mut staged, u64::MAX);
+        apply_until(&mut tl, &mut parser.prof, &mut staged, u64::MAX);
         drop(opened._fds);
         drop(own_rings);
         if let Some(g) = shared.as_ref().and_then(|sh| sh.group.as_ref()) {
@@ -919,6 +1088,7 @@ impl KernelRecorder {
         run.tasks_merged = tl.tasks_merged;
         run.lost_events = parser.lost;
         run.stops = parser.events;
+        run.profile = parser.prof.take().map(|p| p.collector.finish());
         run.tasks = std::mem::take(&mut tl.tasks);
         run.procs = std::mem::take(&mut tl.proc_rows);
         if parser.lost > 0 {
@@ -946,13 +1116,20 @@ fn drain(rings: &mut [Ring], parser: &mut Parser, tl: &mut Timeline, staged: &mu
 }
 
 /// Apply staged events older than `watermark`, in time order.
-fn apply_until(tl: &mut Timeline, staged: &mut Vec<Timed>, watermark: u64) {
+fn apply_until(
+    tl: &mut Timeline,
+    prof: &mut Option<Profiling>,
+    staged: &mut Vec<Timed>,
+    watermark: u64,
+) {
     if staged.is_empty() {
         return;
     }
     staged.sort_by_key(|e| e.t);
     let n = staged.partition_point(|e| e.t <= watermark);
     for e in staged.drain(..n) {
-        tl.apply(e);
+        if !prof.as_mut().is_some_and(|p| p.apply(&e)) {
+            tl.apply(e);
+        }
     }
 }

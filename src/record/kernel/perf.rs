@@ -17,9 +17,13 @@ pub const SAMPLE_TID: u64 = b::PERF_SAMPLE_TID as u64;
 pub const SAMPLE_TIME: u64 = b::PERF_SAMPLE_TIME as u64;
 pub const SAMPLE_RAW: u64 = b::PERF_SAMPLE_RAW as u64;
 pub const SAMPLE_CALLCHAIN: u64 = b::PERF_SAMPLE_CALLCHAIN as u64;
+pub const SAMPLE_PERIOD: u64 = b::PERF_SAMPLE_PERIOD as u64;
 
 pub const RECORD_LOST: u32 = b::PERF_RECORD_LOST;
 pub const RECORD_COMM: u32 = b::PERF_RECORD_COMM;
+pub const RECORD_MMAP2: u32 = b::PERF_RECORD_MMAP2;
+/// `misc` bit of a comm record made by an exec (before the new program is mapped).
+pub const MISC_COMM_EXEC: u16 = b::PERF_RECORD_MISC_COMM_EXEC as u16;
 pub const RECORD_EXIT: u32 = b::PERF_RECORD_EXIT;
 pub const RECORD_FORK: u32 = b::PERF_RECORD_FORK;
 pub const RECORD_SAMPLE: u32 = b::PERF_RECORD_SAMPLE;
@@ -37,8 +41,12 @@ pub enum Source {
     /// buffer for a whole session, so other events can come and go.
     RingOwner,
     /// The software dummy event that carries the side-band records: fork,
-    /// exit, exec (comm), context switches.
-    Sideband,
+    /// exit, exec (comm), context switches, and (`mmaps`) the executable
+    /// mappings the profile resolves addresses with.
+    Sideband { mmaps: bool },
+    /// The software `cpu-clock` event, sampled this many times a second
+    /// per running thread, with user and kernel call chains.
+    CpuClock(u64),
     /// A tracepoint (or a probe defined in tracefs) by its id.
     Tracepoint(u64),
 }
@@ -48,7 +56,8 @@ pub enum Source {
 pub struct Spec {
     pub source: Source,
     pub sample_type: u64,
-    /// Kernel call chains only, at most this deep (0: none).
+    /// Call chains at most this deep (0: none): the kernel's side only,
+    /// except for `CpuClock` (user and kernel).
     pub kernel_stack: u16,
     /// Opened on a CPU for every task (pid -1), enabled now, not inherited:
     /// the session's ring owners and uprobes.
@@ -65,13 +74,23 @@ fn attr(spec: &Spec) -> perf_event_attr {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
         }
-        Source::Sideband => {
+        Source::Sideband { mmaps } => {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
             a.set_task(1);
             a.set_comm(1);
             a.set_comm_exec(1);
             a.set_context_switch(1);
+            if mmaps {
+                a.set_mmap(1);
+                a.set_mmap2(1);
+            }
+        }
+        Source::CpuClock(hz) => {
+            a.type_ = b::PERF_TYPE_SOFTWARE;
+            a.config = b::PERF_COUNT_SW_CPU_CLOCK as u64;
+            a.set_freq(1);
+            a.sample_freq = hz.max(1);
         }
         Source::Tracepoint(id) => {
             a.type_ = b::PERF_TYPE_TRACEPOINT;
@@ -89,7 +108,11 @@ fn attr(spec: &Spec) -> perf_event_attr {
     a.set_use_clockid(1);
     a.clockid = libc::CLOCK_MONOTONIC;
     if spec.kernel_stack > 0 {
-        a.set_exclude_callchain_user(1);
+        // Profile samples walk the user stack too; blocking switches need
+        // the kernel's side only.
+        if !matches!(spec.source, Source::CpuClock(_)) {
+            a.set_exclude_callchain_user(1);
+        }
         a.sample_max_stack = spec.kernel_stack;
     }
     a

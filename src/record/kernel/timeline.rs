@@ -78,6 +78,30 @@ pub enum Ev {
     LoaderHit {
         tid: i32,
     },
+    /// For the profile (the timeline ignores these): an executable mapping
+    /// of a module (interned by the profile's collector).
+    Mapped {
+        pid: i32,
+        start: u64,
+        len: u64,
+        pgoff: u64,
+        module: u32,
+    },
+    /// An exec began: the old program's mappings are gone.
+    ExecBegins {
+        pid: i32,
+    },
+    /// A new process: it starts with its parent's mappings.
+    Forked {
+        parent_pid: i32,
+        child_pid: i32,
+    },
+    /// A stack sample: its call chain waits in slot `slot`.
+    Sample {
+        pid: i32,
+        slot: u32,
+        ns: u64,
+    },
 }
 
 /// An event at a time.
@@ -721,6 +745,7 @@ impl Timeline {
                 }
             }
             Ev::Exit { tid } => self.exit(tid, t),
+            Ev::Mapped { .. } | Ev::ExecBegins { .. } | Ev::Forked { .. } | Ev::Sample { .. } => {}
         }
     }
 

@@ -1,0 +1,279 @@
+//! Which code: the functions of the sampled CPU profiles, one side's top
+//! ones, or A against B ranked by their share of the CPU-time difference,
+//! each with an interval from the runs.
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::profile::Profile;
+use crate::stats::ttest;
+
+/// One function's CPU time, a run (self: sampled on top of the stack;
+/// total: anywhere in it).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionCost {
+    pub function: String,
+    pub module: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub self_s: f64,
+    pub total_s: f64,
+    /// self / all sampled CPU.
+    pub share: f64,
+}
+
+/// One function of A against B (self time, seconds a run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FunctionDelta {
+    pub function: String,
+    pub module: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    pub a_s: f64,
+    pub b_s: f64,
+    pub delta_s: f64,
+    /// delta / the difference of all sampled CPU (B - A).
+    pub share: f64,
+    /// 95% interval of the difference (Welch), with 2+ runs a side.
+    pub ci_s: Option<[f64; 2]>,
+    /// The difference of its total time (itself and what it calls).
+    pub total_delta_s: f64,
+}
+
+fn mean(v: &[f64]) -> f64 {
+    if v.is_empty() {
+        0.0
+    } else {
+        v.iter().sum::<f64>() / v.len() as f64
+    }
+}
+
+/// All sampled CPU of each run.
+fn run_totals(p: &Profile) -> Vec<f64> {
+    let mut t = vec![0.0; p.runs];
+    for st in &p.stacks {
+        for (r, s) in st.s.iter().enumerate().take(p.runs) {
+            t[r] += s;
+        }
+    }
+    t
+}
+
+/// The functions with the most self time, a run.
+pub fn top(p: &Profile, n: usize) -> Vec<FunctionCost> {
+    let total = mean(&run_totals(p));
+    let per = p.per_function();
+    let mut out: Vec<FunctionCost> = p
+        .functions
+        .iter()
+        .zip(per.iter())
+        .map(|(f, (s, t))| FunctionCost {
+            function: f.function.clone(),
+            module: f.module.clone(),
+            file: f.file.clone(),
+            line: f.line,
+            self_s: mean(s),
+            total_s: mean(t),
+            share: if total > 0.0 { mean(s) / total } else { 0.0 },
+        })
+        .filter(|f| f.self_s > 0.0)
+        .collect();
+    out.sort_by(|a, b| b.self_s.total_cmp(&a.self_s));
+    out.truncate(n);
+    out
+}
+
+/// A against B: every function in either, by the size of its share of the
+/// difference of all sampled CPU (largest first). Also that difference.
+pub fn deltas(a: &Profile, b: &Profile) -> (Vec<FunctionDelta>, f64) {
+    let total = mean(&run_totals(b)) - mean(&run_totals(a));
+    let pa = a.per_function();
+    let pb = b.per_function();
+    type Key = (String, String);
+    let mut rows: HashMap<Key, (usize, Option<usize>, Option<usize>)> = HashMap::new();
+    let mut order: Vec<Key> = Vec::new();
+    for (side, p) in [(0, a), (1, b)] {
+        for (i, f) in p.functions.iter().enumerate() {
+            let k = (f.function.clone(), f.module.clone());
+            let e = rows.entry(k.clone()).or_insert_with(|| {
+                order.push(k);
+                (side, None, None)
+            });
+            if side == 0 {
+                e.1 = Some(i);
+            } else {
+                e.2 = Some(i);
+            }
+        }
+    }
+    let zeros_a = vec![0.0; a.runs];
+    let zeros_b = vec![0.0; b.runs];
+    let mut out = Vec::new();
+    for k in order {
+        let (_, ia, ib) = rows[&k];
+        let (sa, ta) = ia
+            .and_then(|i| pa.get(i))
+            .map_or((&zeros_a, &zeros_a), |(s, t)| (s, t));
+        let (sb, tb) = ib
+            .and_then(|i| pb.get(i))
+            .map_or((&zeros_b, &zeros_b), |(s, t)| (s, t));
+        let (ma, mb) = (mean(sa), mean(sb));
+        if ma == 0.0 && mb == 0.0 {
+            continue;
+        }
+        let info = ib
+            .and_then(|i| b.functions.get(i))
+            .or_else(|| ia.and_then(|i| a.functions.get(i)));
+        let d = mb - ma;
+        out.push(FunctionDelta {
+            function: k.0,
+            module: k.1,
+            file: info.and_then(|f| f.file.clone()),
+            line: info.and_then(|f| f.line),
+            a_s: ma,
+            b_s: mb,
+            delta_s: d,
+            share: if total != 0.0 { d / total } else { 0.0 },
+            ci_s: ttest::welch(sa, sb, 0.95)
+                .map(|t| t.ci)
+                .filter(|c| c.iter().all(|v| v.is_finite())),
+            total_delta_s: mean(tb) - mean(ta),
+        });
+    }
+    // The direction of the total difference first, largest first.
+    let sign = if total < 0.0 { -1.0 } else { 1.0 };
+    out.sort_by(|x, y| (sign * y.delta_s).total_cmp(&(sign * x.delta_s)));
+    (out, total)
+}
+
+/// "`checksum_blocks` (libfoo.so, src/sum.c:88)".
+pub fn name(function: &str, module: &str, file: Option<&str>, line: Option<u32>) -> String {
+    let short: String = function.chars().take(80).collect();
+    match (file, line) {
+        (Some(f), Some(l)) => format!("`{short}` ({module}, {f}:{l})"),
+        (Some(f), None) => format!("`{short}` ({module}, {f})"),
+        _ => format!("`{short}` ({module})"),
+    }
+}
+
+/// One sentence tying the top functions to the CPU difference, or `None`
+/// when the profiles say nothing clear (too little sampled difference).
+pub fn sentence(rows: &[FunctionDelta], total: f64, cpu_words: &str) -> Option<String> {
+    let first = rows.first()?;
+    if total.abs() < 1e-3 || first.share < 0.1 {
+        return None;
+    }
+    let mut s = format!(
+        "{cpu_words} {}{} a run: {:.0}% of it in {}",
+        if total >= 0.0 { "+" } else { "-" },
+        super::compare::dur(total.abs()),
+        first.share * 100.0,
+        name(
+            &first.function,
+            &first.module,
+            first.file.as_deref(),
+            first.line
+        )
+    );
+    if let Some(second) = rows.get(1).filter(|r| r.share >= 0.1) {
+        s.push_str(&format!(
+            ", {:.0}% in {}",
+            second.share * 100.0,
+            name(
+                &second.function,
+                &second.module,
+                second.file.as_deref(),
+                second.line
+            )
+        ));
+    }
+    s.push('.');
+    Some(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::profile::{FunctionInfo, StackRow};
+
+    fn profile(runs: usize, stacks: Vec<(Vec<&str>, Vec<f64>)>) -> Profile {
+        let mut functions: Vec<FunctionInfo> = Vec::new();
+        let mut rows = Vec::new();
+        for (names, s) in stacks {
+            let mut frames = Vec::new();
+            for n in names {
+                let i = match functions.iter().position(|f| f.function == n) {
+                    Some(i) => i,
+                    None => {
+                        functions.push(FunctionInfo {
+                            function: n.into(),
+                            module: "prog".into(),
+                            ..FunctionInfo::default()
+                        });
+                        functions.len() - 1
+                    }
+                };
+                frames.push(i as u32);
+            }
+            rows.push(StackRow { frames, s });
+        }
+        Profile {
+            rate_hz: 999,
+            runs,
+            samples: 100,
+            functions,
+            stacks: rows,
+            notes: vec![],
+        }
+    }
+
+    #[test]
+    fn the_function_that_grew_comes_first_with_its_share() {
+        let a = profile(
+            3,
+            vec![
+                (vec!["main", "parse"], vec![0.10, 0.11, 0.09]),
+                (vec!["main", "checksum"], vec![0.10, 0.10, 0.10]),
+            ],
+        );
+        let b = profile(
+            3,
+            vec![
+                (vec!["main", "parse"], vec![0.10, 0.10, 0.10]),
+                (vec!["main", "checksum"], vec![1.00, 1.02, 0.98]),
+                (vec!["main", "new_thing"], vec![0.10, 0.10, 0.10]),
+            ],
+        );
+        let (rows, total) = deltas(&a, &b);
+        assert!((total - 1.0).abs() < 1e-9, "{total}");
+        assert_eq!(rows[0].function, "checksum");
+        assert!((rows[0].share - 0.9).abs() < 1e-6);
+        let ci = rows[0].ci_s.unwrap();
+        assert!(ci[0] > 0.8 && ci[1] < 1.0, "{ci:?}");
+        assert_eq!(rows[1].function, "new_thing");
+        assert_eq!(rows[1].a_s, 0.0);
+        // main only calls: no self time, but its total grew by all of it.
+        assert!(rows.iter().all(|r| r.function != "main"));
+        let s = sentence(&rows, total, "user CPU").unwrap();
+        assert!(
+            s.starts_with("user CPU +1.00 s a run: 90% of it in `checksum` (prog)"),
+            "{s}"
+        );
+        let t = top(&b, 2);
+        assert_eq!(t[0].function, "checksum");
+        assert!((t[0].self_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn no_sentence_without_a_clear_difference() {
+        let a = profile(2, vec![(vec!["main"], vec![0.1, 0.1])]);
+        let (rows, total) = deltas(&a, &a.clone());
+        assert_eq!(total, 0.0);
+        assert!(sentence(&rows, total, "user CPU").is_none());
+    }
+}

@@ -1,0 +1,266 @@
+//! Names for frames, once per distinct frame and after the runs (never on
+//! the event path): ELF symbol tables and DWARF (inline frames, file:line)
+//! through `addr2line`, kernel functions from `/proc/kallsyms`. A module
+//! without symbols shows as `module+0xOFFSET`, said once; a module that is
+//! gone or unreadable likewise.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use super::{Frame, Module};
+
+/// One function of a stack, after symbols.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Symbol {
+    pub function: String,
+    /// The file name of the module ("libc.so.6", "[kernel]").
+    pub module: String,
+    pub file: Option<String>,
+    pub line: Option<u32>,
+}
+
+/// Files larger than this are not read for symbols.
+const MAX_FILE: u64 = 2 << 30;
+
+struct Loaded {
+    loader: addr2line::Loader,
+    /// PT_LOAD segments: (file offset, size in the file, virtual address).
+    segments: Vec<(u64, u64, u64)>,
+}
+
+/// Symbolizes frames, caching each module's tables and each answer.
+#[derive(Default)]
+pub struct Symbolizer {
+    modules: HashMap<String, Option<Loaded>>,
+    kernel: Option<Vec<(u64, String)>>,
+    cache: HashMap<(String, u64), Vec<Symbol>>,
+    /// One line per module that could not be named (stripped, gone).
+    pub notes: Vec<String>,
+}
+
+fn base_name(path: &str) -> String {
+    Path::new(path)
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| path.to_string())
+}
+
+fn segments(path: &str) -> Option<Vec<(u64, u64, u64)>> {
+    use object::{Object, ObjectSegment};
+    let data = std::fs::read(path).ok()?;
+    let file = object::File::parse(&*data).ok()?;
+    let mut out = Vec::new();
+    for s in file.segments() {
+        let (off, size) = s.file_range();
+        out.push((off, size, s.address()));
+    }
+    Some(out)
+}
+
+impl Symbolizer {
+    pub fn new() -> Symbolizer {
+        Symbolizer::default()
+    }
+
+    fn load(&mut self, path: &str) -> Option<&Loaded> {
+        if !self.modules.contains_key(path) {
+            let loaded = (|| {
+                let meta = std::fs::metadata(path).ok()?;
+                if !meta.is_file() || meta.len() > MAX_FILE {
+                    return None;
+                }
+                let segments = segments(path)?;
+                let loader = addr2line::Loader::new(path).ok()?;
+                Some(Loaded { loader, segments })
+            })();
+            if loaded.is_none() && self.notes.len() < 100 {
+                self.notes.push(format!(
+                    "{path}: not readable as ELF here (gone, replaced or not a file): its frames show as offsets"
+                ));
+            }
+            self.modules.insert(path.to_string(), loaded);
+        }
+        self.modules.get(path)?.as_ref()
+    }
+
+    fn kernel_symbols(&mut self) -> &[(u64, String)] {
+        self.kernel.get_or_insert_with(|| {
+            let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
+            let mut v: Vec<(u64, String)> = text
+                .lines()
+                .filter_map(|l| {
+                    let mut f = l.split_whitespace();
+                    let addr = u64::from_str_radix(f.next()?, 16).ok()?;
+                    let kind = f.next()?;
+                    let name = f.next()?;
+                    (addr != 0 && matches!(kind, "t" | "T" | "w" | "W"))
+                        .then(|| (addr, name.to_string()))
+                })
+                .collect();
+            v.sort_unstable();
+            v
+        })
+    }
+
+    /// The functions at `frame`, outermost first (more than one when
+    /// functions were inlined there).
+    pub fn symbolize(&mut self, modules: &[Module], frame: Frame) -> Vec<Symbol> {
+        match frame.module {
+            Frame::KERNEL => {
+                let syms = self.kernel_symbols();
+                let i = syms.partition_point(|(a, _)| *a <= frame.offset);
+                let function = match i.checked_sub(1).and_then(|i| syms.get(i)) {
+                    Some((_, n)) => n.clone(),
+                    None => format!("0x{:x}", frame.offset),
+                };
+                vec![Symbol {
+                    function,
+                    module: "[kernel]".into(),
+                    file: None,
+                    line: None,
+                }]
+            }
+            m if m == Frame::UNMAPPED || m == Frame::ROOT.module => vec![Symbol {
+                function: format!("0x{:x}", frame.offset),
+                module: "[unknown]".into(),
+                file: None,
+                line: None,
+            }],
+            m => {
+                let Some(module) = modules.get(m as usize) else {
+                    return vec![];
+                };
+                let path = module.path.clone();
+                let key = (path.clone(), frame.offset);
+                if let Some(s) = self.cache.get(&key) {
+                    return s.clone();
+                }
+                let out = self.lookup(&path, frame.offset);
+                if self.cache.len() < 1_000_000 {
+                    self.cache.insert(key, out.clone());
+                }
+                out
+            }
+        }
+    }
+
+    fn lookup(&mut self, path: &str, offset: u64) -> Vec<Symbol> {
+        let module = base_name(path);
+        let fallback = |module: &str| {
+            vec![Symbol {
+                function: format!("{module}+0x{offset:x}"),
+                module: module.to_string(),
+                file: None,
+                line: None,
+            }]
+        };
+        if path.starts_with('[') || path.starts_with("//") || path.is_empty() {
+            // [vdso], anonymous memory (JIT code without a perf map).
+            return fallback(&module);
+        }
+        let Some(loaded) = self.load(path) else {
+            return fallback(&module);
+        };
+        let Some(addr) = loaded
+            .segments
+            .iter()
+            .find(|(off, size, _)| offset >= *off && offset < off + size.max(&1))
+            .map(|(off, _, vaddr)| offset - off + vaddr)
+        else {
+            return fallback(&module);
+        };
+        let mut out = Vec::new();
+        if let Ok(mut frames) = loaded.loader.find_frames(addr) {
+            while let Ok(Some(f)) = frames.next() {
+                let Some(name) = f.function.as_ref().and_then(|n| n.demangle().ok()) else {
+                    continue;
+                };
+                let (file, line) = match &f.location {
+                    Some(l) => (l.file.map(short_path), l.line),
+                    None => (None, None),
+                };
+                out.push(Symbol {
+                    function: name.into_owned(),
+                    module: module.clone(),
+                    file,
+                    line,
+                });
+            }
+        }
+        if out.is_empty() {
+            match loaded.loader.find_symbol(addr) {
+                Some(name) => out.push(Symbol {
+                    function: addr2line::demangle_auto(name.into(), None).into_owned(),
+                    module: module.clone(),
+                    file: None,
+                    line: None,
+                }),
+                None => {
+                    let note = format!("{path} has no symbols: its frames show as offsets");
+                    if self.notes.len() < 100 && !self.notes.contains(&note) {
+                        self.notes.push(note);
+                    }
+                    return fallback(&module);
+                }
+            }
+        }
+        // find_frames gives the innermost inlined function first.
+        out.reverse();
+        out
+    }
+}
+
+/// The last three components of a source path (enough to find it).
+fn short_path(p: &str) -> String {
+    let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
+    let n = parts.len();
+    parts[n.saturating_sub(3)..].join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_kernel_and_unknown_frames_are_named() {
+        let mut s = Symbolizer::new();
+        let k = s.symbolize(
+            &[],
+            Frame {
+                module: Frame::UNMAPPED,
+                offset: 0x1234,
+            },
+        );
+        assert_eq!(k[0].function, "0x1234");
+        assert_eq!(short_path("/a/b/c/d/e.c"), "c/d/e.c");
+        assert_eq!(short_path("e.c"), "e.c");
+    }
+
+    #[test]
+    fn a_function_of_this_test_binary_is_found_by_its_file_offset() {
+        // This very test binary: map an address of a function back to its
+        // file offset through /proc/self/maps, and symbolize it.
+        let target = short_path as fn(&str) -> String as usize as u64;
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        let exe = std::fs::read_link("/proc/self/exe").unwrap();
+        let exe = exe.to_string_lossy().into_owned();
+        let mut found = None;
+        for l in maps.lines() {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            let (lo, hi) = f[0].split_once('-').unwrap();
+            let (lo, hi) = (
+                u64::from_str_radix(lo, 16).unwrap(),
+                u64::from_str_radix(hi, 16).unwrap(),
+            );
+            if target >= lo && target < hi && f.get(5) == Some(&exe.as_str()) {
+                found = Some(target - lo + u64::from_str_radix(f[2], 16).unwrap());
+            }
+        }
+        let offset = found.expect("the test binary maps its own code");
+        let modules = vec![Module { path: exe }];
+        let mut s = Symbolizer::new();
+        let syms = s.symbolize(&modules, Frame { module: 0, offset });
+        let last = syms.last().expect("a symbol");
+        assert!(last.function.contains("short_path"), "{syms:?}");
+    }
+}
