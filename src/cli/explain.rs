@@ -115,6 +115,13 @@ pub struct ExplainArgs {
     /// Write B's sampled stacks as collapsed stacks.
     #[arg(long, value_name = "FILE")]
     export_folded_b: Option<PathBuf>,
+    /// Write the (first) side's sampled stacks as a gzip'd pprof profile
+    /// (go tool pprof -top FILE; -diff_base A.pb.gz B.pb.gz).
+    #[arg(long, value_name = "FILE")]
+    export_pprof: Option<PathBuf>,
+    /// Write B's sampled stacks as a gzip'd pprof profile.
+    #[arg(long, value_name = "FILE")]
+    export_pprof_b: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -440,6 +447,8 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
     for (path, t, flag) in [
         (&args.export_folded, traces.first(), "--export-folded"),
         (&args.export_folded_b, traces.get(1), "--export-folded-b"),
+        (&args.export_pprof, traces.first(), "--export-pprof"),
+        (&args.export_pprof_b, traces.get(1), "--export-pprof-b"),
     ] {
         let Some(path) = path else { continue };
         let Some(t) = t else {
@@ -449,14 +458,19 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         };
         let Some(p) = &t.profile else {
             return Err(format!(
-                "{flag}: {} has no CPU profile ({})",
+                "{flag}: '{}': {}",
                 t.command,
                 t.profile_note.clone().unwrap_or_else(|| {
-                    "recorded without one: --profile-hz 0, or an older trace".into()
+                    "no CPU profile (recorded with --profile-hz 0, or by an older tardy)".into()
                 })
             ));
         };
-        tardy::store::atomic::write_atomic(path, render::folded::folded(p).as_bytes())
+        let data = if flag.starts_with("--export-pprof") {
+            render::pprof::gzipped(p).map_err(|e| e.to_string())?
+        } else {
+            render::folded::folded(p).into_bytes()
+        };
+        tardy::store::atomic::write_atomic(path, &data)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
     let style = Style {

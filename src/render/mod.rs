@@ -13,6 +13,7 @@ pub mod history;
 pub mod json;
 pub mod ministat;
 pub mod plot;
+pub mod pprof;
 pub mod report;
 pub mod style;
 pub mod suite;

@@ -1,0 +1,315 @@
+//! `tardy explain`'s "which code": C programs where B spends its extra CPU
+//! in one function (in the process itself, in a forked child, in a shared
+//! library, and built without frame pointers), compiled here with cc; the
+//! function must be named first with most of the CPU difference. The
+//! exports are read back by real consumers (`go tool pprof -top`,
+//! inferno-flamegraph or flamegraph.pl when installed). Runs are serialised.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde_json::Value;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn fixtures() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile")
+}
+
+/// Compile the fixtures into `dir`; `None` (with a printed reason) without cc.
+fn build(dir: &Path, test: &str) -> Option<()> {
+    let f = fixtures();
+    let fp = ["-O1", "-g", "-fno-omit-frame-pointer"];
+    let steps: Vec<Vec<String>> = vec![
+        [&fp[..], &["-o", "hot"]]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .chain([f.join("hot.c").display().to_string()])
+            .collect(),
+        ["-O2", "-fomit-frame-pointer", "-o", "hot_nofp"]
+            .iter()
+            .map(|s| s.to_string())
+            .chain([f.join("hot.c").display().to_string()])
+            .collect(),
+        [&fp[..], &["-shared", "-fPIC", "-o", "libhot.so"]]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .chain([f.join("libhot.c").display().to_string()])
+            .collect(),
+        [&fp[..], &["-o", "uselib"]]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .chain([
+                f.join("uselib.c").display().to_string(),
+                "-L.".into(),
+                "-lhot".into(),
+                format!("-Wl,-rpath,{}", dir.display()),
+            ])
+            .collect(),
+    ];
+    for args in steps {
+        match std::process::Command::new("cc")
+            .args(&args)
+            .current_dir(dir)
+            .status()
+        {
+            Ok(s) if s.success() => {}
+            other => {
+                eprintln!("SKIPPED {test}: cannot compile the fixtures with cc ({other:?})");
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+fn explain(args: &[&str]) -> Value {
+    let out = common::cmd()
+        .arg("explain")
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tardy explain {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// False (with a printed reason) when the kernel-event recorder did not run.
+fn profiled(t: &Value, test: &str) -> bool {
+    if t["overhead"]["recorder"] == "kernel-events" {
+        return true;
+    }
+    eprintln!(
+        "SKIPPED {test}: the kernel-event recorder is unavailable here ({})",
+        t["overhead"]["fallback"]
+    );
+    false
+}
+
+fn first_function(c: &Value) -> (&str, f64) {
+    let f = &c["functions"][0];
+    (
+        f["function"].as_str().unwrap_or(""),
+        f["share"].as_f64().unwrap_or(0.0),
+    )
+}
+
+#[test]
+fn the_function_that_grew_is_named_first_wherever_it_runs() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "the_function_that_grew_is_named_first_wherever_it_runs";
+    let dir = tempfile::tempdir().unwrap();
+    if build(dir.path(), test).is_none() {
+        return;
+    }
+    let d = dir.path().display();
+    // A: 60M steps of parse_input and 20M of the checksum; B: 260M of it.
+    for (what, a, b, function, file) in [
+        (
+            "itself",
+            format!("{d}/hot 60 20"),
+            format!("{d}/hot 60 260"),
+            "checksum_blocks",
+            Some("hot.c"),
+        ),
+        (
+            "a child",
+            format!("{d}/hot 60 20 child"),
+            format!("{d}/hot 60 260 child"),
+            "checksum_blocks",
+            Some("hot.c"),
+        ),
+        (
+            "a shared library",
+            format!("{d}/uselib 60 20"),
+            format!("{d}/uselib 60 260"),
+            "lib_checksum",
+            Some("libhot.c"),
+        ),
+        (
+            "no frame pointers",
+            format!("{d}/hot_nofp 60 20"),
+            format!("{d}/hot_nofp 60 260"),
+            "checksum_blocks",
+            None,
+        ),
+    ] {
+        let c = explain(&["--runs", "3", &a, &b]);
+        if !profiled(&c["a"], test) {
+            return;
+        }
+        let (name, share) = first_function(&c);
+        assert_eq!(name, function, "{what}: {:#}", c["functions"]);
+        assert!(share >= 0.5, "{what}: {share} of the difference");
+        let f = &c["functions"][0];
+        assert!(
+            f["b_s"].as_f64().unwrap() > 5.0 * f["a_s"].as_f64().unwrap(),
+            "{what}: {f}"
+        );
+        if let Some(file) = file {
+            assert!(
+                f["file"].as_str().unwrap_or("").ends_with(file),
+                "{what}: {f}"
+            );
+            assert!(f["line"].as_u64().is_some(), "{what}: {f}");
+        }
+        let s = c["functions_summary"].as_str().unwrap_or("");
+        assert!(s.contains(function), "{what}: {s}");
+    }
+}
+
+#[test]
+fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile";
+    let dir = tempfile::tempdir().unwrap();
+    if build(dir.path(), test).is_none() {
+        return;
+    }
+    let p = |n: &str| dir.path().join(n).display().to_string();
+    let out = common::cmd()
+        .args([
+            "explain",
+            "--runs",
+            "2",
+            "--save",
+            &p("a.json"),
+            "--save-b",
+            &p("b.json"),
+        ])
+        .args([
+            "--export-folded-b",
+            &p("b.folded"),
+            "--export-pprof-b",
+            &p("b.pb.gz"),
+        ])
+        .arg(format!("{} 40 10", p("hot")))
+        .arg(format!("{} 40 200", p("hot")))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let a: Value = serde_json::from_str(&std::fs::read_to_string(p("a.json")).unwrap()).unwrap();
+    if !profiled(&a, test) {
+        return;
+    }
+    assert!(text.contains("which code"), "{text}");
+    // Folded: "frame;frame;frame COUNT" lines, the hot function in the heaviest.
+    let folded = std::fs::read_to_string(p("b.folded")).unwrap();
+    for line in folded.lines() {
+        let (stack, n) = line.rsplit_once(' ').unwrap();
+        assert!(!stack.is_empty() && n.parse::<u64>().is_ok(), "{line}");
+    }
+    assert!(
+        folded.lines().next().unwrap().contains("checksum_blocks"),
+        "{folded}"
+    );
+    let flamegraph = ["inferno-flamegraph", "flamegraph.pl"]
+        .into_iter()
+        .find(|t| which(t));
+    match flamegraph {
+        Some(tool) => {
+            let svg = std::process::Command::new(tool)
+                .arg(p("b.folded"))
+                .output()
+                .unwrap();
+            assert!(
+                svg.status.success(),
+                "{tool}: {}",
+                String::from_utf8_lossy(&svg.stderr)
+            );
+            assert!(String::from_utf8_lossy(&svg.stdout).contains("checksum_blocks"));
+        }
+        None => eprintln!(
+            "SKIPPED part of {test}: neither inferno-flamegraph nor flamegraph.pl is installed (cargo install inferno)"
+        ),
+    }
+    if which("go") {
+        let top = std::process::Command::new("go")
+            .args(["tool", "pprof", "-top"])
+            .arg(p("b.pb.gz"))
+            .output()
+            .unwrap();
+        let listing = String::from_utf8_lossy(&top.stdout);
+        assert!(
+            top.status.success(),
+            "{}",
+            String::from_utf8_lossy(&top.stderr)
+        );
+        let first = listing
+            .lines()
+            .skip_while(|l| !l.trim_start().starts_with("flat"))
+            .nth(1)
+            .unwrap_or("");
+        assert!(first.contains("checksum_blocks"), "{listing}");
+    } else {
+        eprintln!(
+            "SKIPPED part of {test}: go is not installed (go tool pprof reads the pprof file)"
+        );
+    }
+    // The saved traces compared later: the same function, from the files.
+    let c = explain(&[&p("a.json"), &p("b.json")]);
+    assert_eq!(
+        first_function(&c).0,
+        "checksum_blocks",
+        "{:#}",
+        c["functions"]
+    );
+}
+
+#[test]
+fn without_kernel_events_it_says_the_profile_is_missing() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = explain(&["--runs", "1", "--recorder", "ptrace", "sleep 0.01"]);
+    assert!(t.get("profile").is_none());
+    let note = t["profile_note"].as_str().unwrap();
+    assert!(note.contains("kernel-event recorder"), "{note}");
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("x.folded");
+    let out = common::cmd()
+        .args([
+            "explain",
+            "--runs",
+            "1",
+            "--recorder",
+            "ptrace",
+            "--export-folded",
+        ])
+        .arg(&f)
+        .arg("sleep 0.01")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+    assert_eq!(errors.len(), 1, "{stderr}");
+    assert!(
+        errors[0].contains("--export-folded") && errors[0].contains("no CPU profile"),
+        "{stderr}"
+    );
+    assert!(!f.exists());
+    // --profile-hz 0: no profile and nothing said about it.
+    let t = explain(&["--runs", "1", "--profile-hz", "0", "sleep 0.01"]);
+    assert!(
+        t.get("profile").is_none() && t.get("profile_note").is_none(),
+        "{t:#}"
+    );
+}
+
+fn which(tool: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
+}
