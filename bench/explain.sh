@@ -9,6 +9,7 @@
 #   processes       a shell loop starting 200 short processes (/bin/true)
 #   lock            16 threads taking one mutex 1,000,000 times each (workload mutex)
 #   sleeps          100 sleeps of 1 ms (NUnit's Thread.Sleep(1) suite)
+#   cpu-bound       one thread computing for about half a second (the profiler's case)
 # Each lasts 0.1-1 s: shorter programs vary more from run to run than any
 # recorder costs.
 # Interleaved, ROUNDS times each (strace and perf trace the first 3 rounds:
@@ -16,8 +17,12 @@
 #   plain           the command alone (tardy explain's own untraced runs, with
 #                   --overhead-check, are the reference for tardy's two recorders)
 #   kernel, ptrace  tardy explain --recorder kernel|ptrace --overhead-check
+#                   (kernel: with its CPU profile at the default 999 Hz)
+#   no-profile      the kernel recorder with --profile-hz 0 (the profiler's own
+#                   cost is kernel against this)
 #   strace          strace -f -c -w -o /dev/null CMD
 #   perf-trace      perf trace -s -o /dev/null CMD
+#   perf-record     perf record -g -F 999 -o FILE CMD (the peer of the profile)
 # Prints each inflation (median traced / median plain) and tardy's ratio to
 # each peer. Targets: <= 1.05x for the kernel recorder on every kind, <= 1.10x
 # for the fallback. Needs: strace, perf (linux-perf), python3; root for the
@@ -37,6 +42,7 @@ kinds = [
     ("processes", ["sh", "-c", "i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done"]),
     ("lock", [workload, "mutex", "16", "1000000"]),
     ("sleeps", [workload, "sleeps", "100", "1"]),
+    ("cpu-bound", [workload, "compute", "20000"]),
 ]
 perf = shutil.which("perf")
 PEER_ROUNDS = 3
@@ -44,26 +50,31 @@ def timed(argv):
     t0 = time.perf_counter_ns()
     subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return (time.perf_counter_ns() - t0) / 1e9
-def tardy_run(recorder, cmd):
+def tardy_run(recorder, cmd, extra=()):
     out = subprocess.run([tardy, "explain", "--json", "--runs", "1", "--overhead-check",
-                          "--recorder", recorder, "--"] + cmd, capture_output=True)
+                          "--recorder", recorder, *extra, "--"] + cmd, capture_output=True)
     if out.returncode != 0:
         return None
     t = json.loads(out.stdout)
     return t["runs"][0]["wall_s"], t["overhead"]["untraced_wall_s"][0], t["overhead"]["recorder"]
-print(f"{'kind':<14} {'kernel':>8} {'ptrace':>8} {'strace':>8} {'perf-trace':>10}   kernel/strace  kernel/perf-trace")
+print(f"{'kind':<14} {'kernel':>8} {'no-prof':>8} {'ptrace':>8} {'strace':>8} {'perf-trace':>10} {'perf-rec':>9}   kernel/strace  kernel/perf-trace  kernel/perf-record")
 for name, cmd in kinds:
-    r = {k: [] for k in ["plain", "kernel", "kernel-plain", "ptrace", "ptrace-plain", "strace", "perf"]}
+    r = {k: [] for k in ["plain", "kernel", "kernel-plain", "noprof", "noprof-plain",
+                         "ptrace", "ptrace-plain", "strace", "perf", "perfrec"]}
     recorder_seen = ""
     for i in range(rounds):
         # strace and perf trace inflate tens to hundreds of times: three
         # rounds tell that; tardy's recorders get every round.
-        steps = ["plain", "kernel", "ptrace"] + (["strace", "perf"] if i < PEER_ROUNDS else [])
+        steps = ["plain", "kernel", "noprof", "ptrace"] + (["strace", "perf", "perfrec"] if i < PEER_ROUNDS else [])
         if i % 2:
             steps.reverse()
         for s in steps:
             if s == "plain":
                 r["plain"].append(timed(cmd))
+            elif s == "noprof":
+                got = tardy_run("kernel", cmd, ("--profile-hz", "0"))
+                if got:
+                    r["noprof"].append(got[0]); r["noprof-plain"].append(got[1])
             elif s in ("kernel", "ptrace"):
                 got = tardy_run(s, cmd)
                 if got:
@@ -72,13 +83,19 @@ for name, cmd in kinds:
                         recorder_seen = got[2]
             elif s == "strace":
                 r["strace"].append(timed(["strace", "-f", "-c", "-w", "-o", "/dev/null"] + cmd))
-            elif perf:
+            elif s == "perf" and perf:
                 r["perf"].append(timed([perf, "trace", "-s", "-o", "/dev/null", "--"] + cmd))
+            elif s == "perfrec" and perf:
+                r["perfrec"].append(timed([perf, "record", "-q", "-g", "-F", "999",
+                                           "-o", f"{work}/perf.data", "--"] + cmd))
     m = {k: st.median(v) for k, v in r.items() if v}
     infl = lambda k, base: m[k] / m[base] if k in m and base in m else float("nan")
     k, p = infl("kernel", "kernel-plain"), infl("ptrace", "ptrace-plain")
-    s, pt = infl("strace", "plain"), infl("perf", "plain")
+    npf = infl("noprof", "noprof-plain")
+    s, pt, pr = infl("strace", "plain"), infl("perf", "plain"), infl("perfrec", "plain")
     note = "" if recorder_seen == "kernel-events" else "  (kernel events not allowed here)"
-    print(f"{name:<14} {k:7.3f}x {p:7.3f}x {s:7.2f}x {pt:9.2f}x   {(k-1)/(s-1) if s > 1 else float('nan'):12.3f}  {(k-1)/(pt-1) if pt > 1 else float('nan'):16.3f}{note}")
-print(f"({rounds} interleaved rounds; medians; inflation = traced / untraced wall)")
+    ratio = lambda x: (k - 1) / (x - 1) if x > 1 else float("nan")
+    print(f"{name:<14} {k:7.3f}x {npf:7.3f}x {p:7.3f}x {s:7.2f}x {pt:9.2f}x {pr:8.3f}x   {ratio(s):12.3f}  {ratio(pt):16.3f}  {ratio(pr):17.3f}{note}", flush=True)
+print(f"({rounds} interleaved rounds; medians; inflation = traced / untraced wall; "
+      "kernel/peer = tardy's added time over the peer's)")
 PY
