@@ -104,7 +104,7 @@ pub fn pair(
                 straggler_wait: Duration::from_secs(10),
                 show_output: false,
                 trace,
-                profile_hz: 0,
+                profile_hz: crate::profile::DEFAULT_HZ,
             },
         })
     };

@@ -25,7 +25,7 @@ struct Map {
 #[derive(Debug, Default)]
 pub struct Maps {
     pub modules: Vec<Module>,
-    by_path: HashMap<String, u32>,
+    by_key: HashMap<(String, Option<Vec<u8>>), u32>,
     /// Shared between a parent and the children it forked until either maps more.
     procs: HashMap<i32, Arc<Vec<Map>>>,
 }
@@ -35,9 +35,10 @@ impl Maps {
         Maps::default()
     }
 
-    /// The module of `path` (`None` past the cap).
-    pub fn intern(&mut self, path: &str) -> Option<u32> {
-        if let Some(&m) = self.by_path.get(path) {
+    /// The module of `path` as mapped with `build_id` (`None` past the cap).
+    pub fn intern(&mut self, path: &str, build_id: Option<&[u8]>) -> Option<u32> {
+        let key = (path.to_string(), build_id.map(|b| b.to_vec()));
+        if let Some(&m) = self.by_key.get(&key) {
             return Some(m);
         }
         if self.modules.len() >= MAX_MODULES {
@@ -45,15 +46,16 @@ impl Maps {
         }
         let m = self.modules.len() as u32;
         self.modules.push(Module {
-            path: path.to_string(),
+            path: key.0.clone(),
+            build_id: key.1.clone(),
         });
-        self.by_path.insert(path.to_string(), m);
+        self.by_key.insert(key, m);
         Some(m)
     }
 
     /// An executable mapping of `path` at `start..start+len`, file offset `pgoff`.
     pub fn mmap(&mut self, pid: i32, start: u64, len: u64, pgoff: u64, path: &str) {
-        if let Some(module) = self.intern(path) {
+        if let Some(module) = self.intern(path, None) {
             self.mmap_module(pid, start, len, pgoff, module);
         }
     }

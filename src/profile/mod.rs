@@ -55,6 +55,9 @@ impl Frame {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Module {
     pub path: String,
+    /// The build id the kernel saw mapped (kernels 5.12 and later), to
+    /// tell a file replaced since the run.
+    pub build_id: Option<Vec<u8>>,
 }
 
 // perf's markers inside a call chain (linux/perf_event.h).
@@ -135,9 +138,10 @@ impl Collector {
         self.trie.add(self.frames.iter().rev().copied(), ns);
     }
 
-    /// The run's stacks, still without names.
-    pub fn finish(self) -> RawProfile {
+    /// The run's stacks, still without names; `notes` say what limited them.
+    pub fn finish(self, notes: Vec<String>) -> RawProfile {
         RawProfile {
+            notes,
             stacks: self.trie.stacks(),
             modules: self.maps.modules,
             samples: self.trie.samples,
@@ -152,6 +156,7 @@ impl Collector {
 /// One run's sampled stacks (outermost frame first) before symbols.
 #[derive(Debug, Clone, Default)]
 pub struct RawProfile {
+    pub notes: Vec<String>,
     pub stacks: Vec<(Vec<Frame>, u64)>,
     pub modules: Vec<Module>,
     pub samples: u64,
@@ -207,6 +212,7 @@ pub struct Builder {
     shallow: u64,
     capped: bool,
     folded: bool,
+    notes: Vec<String>,
 }
 
 impl Builder {
@@ -223,6 +229,7 @@ impl Builder {
             shallow: 0,
             capped: false,
             folded: false,
+            notes: Vec::new(),
         }
     }
 
@@ -252,6 +259,11 @@ impl Builder {
         let Some(raw) = raw else {
             return;
         };
+        for n in &raw.notes {
+            if !self.notes.contains(n) && self.notes.len() < 20 {
+                self.notes.push(n.clone());
+            }
+        }
         self.samples += raw.samples;
         self.truncated += raw.truncated;
         self.shallow += raw.shallow;
@@ -286,7 +298,8 @@ impl Builder {
     }
 
     pub fn finish(self) -> Profile {
-        let mut notes = self.symbolizer.notes.clone();
+        let mut notes = self.notes.clone();
+        notes.extend(self.symbolizer.notes.iter().cloned());
         if self.samples > 0 && self.shallow * 2 > self.samples {
             notes.push(format!(
                 "{}% of the samples have a one-frame user stack: code built without frame pointers shows its leaf functions only",
@@ -385,7 +398,7 @@ mod tests {
             0x1101, // a return address: looked up at 0x1100
         ];
         c.sample(7, chain.into_iter(), 1_000_000);
-        let raw = c.finish();
+        let raw = c.finish(Vec::new());
         assert_eq!(raw.stacks.len(), 1);
         let (frames, ns) = &raw.stacks[0];
         assert_eq!(*ns, 1_000_000);

@@ -19,11 +19,16 @@ pub struct Symbol {
     pub line: Option<u32>,
 }
 
+/// A frame's module (path and build id) and offset.
+type CacheKey = (String, Option<Vec<u8>>, u64);
+
 /// Files larger than this are not read for symbols.
 const MAX_FILE: u64 = 2 << 30;
 
 struct Loaded {
     loader: addr2line::Loader,
+    /// The file's build id now, when it has one.
+    build_id: Option<Vec<u8>>,
     /// PT_LOAD segments: (file offset, size in the file, virtual address).
     segments: Vec<(u64, u64, u64)>,
 }
@@ -33,7 +38,7 @@ struct Loaded {
 pub struct Symbolizer {
     modules: HashMap<String, Option<Loaded>>,
     kernel: Option<Vec<(u64, String)>>,
-    cache: HashMap<(String, u64), Vec<Symbol>>,
+    cache: HashMap<CacheKey, Vec<Symbol>>,
     /// One line per module that could not be named (stripped, gone).
     pub notes: Vec<String>,
 }
@@ -45,7 +50,10 @@ fn base_name(path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-fn segments(path: &str) -> Option<Vec<(u64, u64, u64)>> {
+type Segments = Vec<(u64, u64, u64)>;
+
+/// The PT_LOAD segments and the build id of an ELF file.
+fn segments(path: &str) -> Option<(Segments, Option<Vec<u8>>)> {
     use object::{Object, ObjectSegment};
     let data = std::fs::read(path).ok()?;
     let file = object::File::parse(&*data).ok()?;
@@ -54,7 +62,8 @@ fn segments(path: &str) -> Option<Vec<(u64, u64, u64)>> {
         let (off, size) = s.file_range();
         out.push((off, size, s.address()));
     }
-    Some(out)
+    let id = file.build_id().ok().flatten().map(|b| b.to_vec());
+    Some((out, id))
 }
 
 impl Symbolizer {
@@ -69,9 +78,13 @@ impl Symbolizer {
                 if !meta.is_file() || meta.len() > MAX_FILE {
                     return None;
                 }
-                let segments = segments(path)?;
+                let (segments, build_id) = segments(path)?;
                 let loader = addr2line::Loader::new(path).ok()?;
-                Some(Loaded { loader, segments })
+                Some(Loaded {
+                    loader,
+                    build_id,
+                    segments,
+                })
             })();
             if loaded.is_none() && self.notes.len() < 100 {
                 self.notes.push(format!(
@@ -131,11 +144,11 @@ impl Symbolizer {
                     return vec![];
                 };
                 let path = module.path.clone();
-                let key = (path.clone(), frame.offset);
+                let key = (path.clone(), module.build_id.clone(), frame.offset);
                 if let Some(s) = self.cache.get(&key) {
                     return s.clone();
                 }
-                let out = self.lookup(&path, frame.offset);
+                let out = self.lookup(&path, module.build_id.as_deref(), frame.offset);
                 if self.cache.len() < 1_000_000 {
                     self.cache.insert(key, out.clone());
                 }
@@ -144,7 +157,7 @@ impl Symbolizer {
         }
     }
 
-    fn lookup(&mut self, path: &str, offset: u64) -> Vec<Symbol> {
+    fn lookup(&mut self, path: &str, mapped_id: Option<&[u8]>, offset: u64) -> Vec<Symbol> {
         let module = base_name(path);
         let fallback = |module: &str| {
             vec![Symbol {
@@ -156,6 +169,20 @@ impl Symbolizer {
         };
         if path.starts_with('[') || path.starts_with("//") || path.is_empty() {
             // [vdso], anonymous memory (JIT code without a perf map).
+            return fallback(&module);
+        }
+        let replaced = match (self.load(path), mapped_id) {
+            (None, _) => return fallback(&module),
+            (Some(l), Some(id)) => l.build_id.as_deref().is_some_and(|now| now != id),
+            _ => false,
+        };
+        if replaced {
+            let note = format!(
+                "{path} was replaced since it ran (its build id differs): its frames show as offsets"
+            );
+            if self.notes.len() < 100 && !self.notes.contains(&note) {
+                self.notes.push(note);
+            }
             return fallback(&module);
         }
         let Some(loaded) = self.load(path) else {
@@ -257,10 +284,28 @@ mod tests {
             }
         }
         let offset = found.expect("the test binary maps its own code");
-        let modules = vec![Module { path: exe }];
+        let modules = vec![Module {
+            path: exe,
+            build_id: None,
+        }];
         let mut s = Symbolizer::new();
         let syms = s.symbolize(&modules, Frame { module: 0, offset });
         let last = syms.last().expect("a symbol");
         assert!(last.function.contains("short_path"), "{syms:?}");
+        // Mapped with another build id: the file was replaced since.
+        let has_id = segments(&modules[0].path).is_some_and(|(_, id)| id.is_some());
+        if has_id {
+            let other = vec![Module {
+                path: modules[0].path.clone(),
+                build_id: Some(vec![1, 2, 3]),
+            }];
+            let syms = s.symbolize(&other, Frame { module: 0, offset });
+            assert!(syms[0].function.contains("+0x"), "{syms:?}");
+            assert!(
+                s.notes.iter().any(|n| n.contains("replaced")),
+                "{:?}",
+                s.notes
+            );
+        }
     }
 }

@@ -175,9 +175,11 @@ pub fn record_set(
                         .unwrap_or_else(|| format!("the {} recorder ran", recorder.name()))
                 ));
             } else if p.samples == 0 {
-                trace.profile_note = Some(
-                    "no CPU profile: no sample was taken (the runs used almost no CPU)".into(),
-                );
+                trace.profile_note = Some(if p.notes.is_empty() {
+                    "no CPU profile: no sample was taken (the runs used almost no CPU)".into()
+                } else {
+                    p.notes.join("; ")
+                });
                 trace.profile = Some(p);
             } else {
                 trace.profile = Some(p);

@@ -115,6 +115,10 @@ pub struct KernelRecorder {
     /// Profile samples a second per thread (0: none), fixed by the first
     /// run of the session (its events are opened once).
     profile_hz: std::cell::Cell<u64>,
+    /// What limits the profile (a lowered rate, a refused event), said once a run.
+    profile_notes: std::cell::RefCell<Vec<String>>,
+    /// mmap records can carry build ids.
+    build_ids: bool,
 }
 
 fn in_initial_pid_namespace() -> bool {
@@ -132,7 +136,10 @@ impl KernelRecorder {
         }
         // Can this process open perf events on its own children at all?
         let probe = Spec {
-            source: Source::Sideband { mmaps: false },
+            source: Source::Sideband {
+                mmaps: false,
+                build_id: false,
+            },
             sample_type: perf::SAMPLE_TID,
             kernel_stack: 0,
             cpu_wide: false,
@@ -142,6 +149,19 @@ impl KernelRecorder {
                 "perf events are not allowed ({e}; needs root, CAP_PERFMON or kernel.perf_event_paranoid <= 1)"
             )
         })?;
+        // Whether mmap records can carry build ids (kernels 5.12 and later).
+        let build_ids = perf::open(
+            &Spec {
+                source: Source::Sideband {
+                    mmaps: true,
+                    build_id: true,
+                },
+                ..probe
+            },
+            0,
+            -1,
+        )
+        .is_ok();
         let root = tracefs::root()?;
         let need = |g: &str, n: &str| {
             tracefs::tracepoint(&root, g, n)
@@ -207,6 +227,8 @@ impl KernelRecorder {
             interp_cache: std::cell::RefCell::new(HashMap::new()),
             cwd: std::cell::RefCell::new(PathBuf::new()),
             profile_hz: std::cell::Cell::new(0),
+            profile_notes: std::cell::RefCell::new(Vec::new()),
+            build_ids,
         })
     }
 
@@ -218,6 +240,7 @@ impl KernelRecorder {
             Spec {
                 source: Source::Sideband {
                     mmaps: self.profile_hz.get() > 0,
+                    build_id: self.build_ids,
                 },
                 sample_type: basic,
                 kernel_stack: 0,
@@ -361,7 +384,12 @@ impl KernelRecorder {
             for (what, spec) in &specs {
                 let fd = match perf::open(spec, pid, cpu) {
                     Ok(fd) => fd,
-                    Err(_) if !what.required() => continue,
+                    Err(e) if !what.required() => {
+                        if *what == What::Cpu {
+                            self.cpu_refused(&e);
+                        }
+                        continue;
+                    }
                     Err(e) => return Err(format!("perf_event_open({what:?}) on CPU {cpu}: {e}")),
                 };
                 if let Ok(id) = perf::id(&fd) {
@@ -387,6 +415,34 @@ impl KernelRecorder {
             _fds: fds,
             ids,
         })
+    }
+
+    /// The profile's rate, lowered to the kernel's limit
+    /// (`kernel.perf_event_max_sample_rate`) with a note when above it.
+    fn set_profile_hz(&self, hz: u64) {
+        let max = std::fs::read_to_string("/proc/sys/kernel/perf_event_max_sample_rate")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+            .filter(|&m| m > 0);
+        let hz = match max {
+            Some(m) if hz > m => {
+                self.profile_notes.borrow_mut().push(format!(
+                    "sampled at {m} Hz, not {hz}: the kernel's limit (kernel.perf_event_max_sample_rate)"
+                ));
+                m
+            }
+            _ => hz,
+        };
+        self.profile_hz.set(hz);
+    }
+
+    /// The cpu-clock event could not be opened: no samples, said once.
+    fn cpu_refused(&self, e: &std::io::Error) {
+        let note = format!("the kernel refused cpu-clock sampling ({e}): no CPU profile");
+        let mut n = self.profile_notes.borrow_mut();
+        if !n.contains(&note) {
+            n.push(note);
+        }
     }
 
     /// Kernel-side filters: switches of threads that block (not
@@ -421,7 +477,12 @@ impl KernelRecorder {
             for (what, spec) in self.task_specs(true) {
                 let fd = match perf::open_cgroup(&spec, group.fd(), cpu) {
                     Ok(fd) => fd,
-                    Err(_) if !what.required() => continue,
+                    Err(e) if !what.required() => {
+                        if what == What::Cpu {
+                            self.cpu_refused(&e);
+                        }
+                        continue;
+                    }
                     Err(_) => return None,
                 };
                 self.configure(what, &fd);
@@ -723,7 +784,17 @@ impl Parser<'_> {
                 };
                 let name = r.get(72..n.saturating_sub(24)).unwrap_or(&[]);
                 let name = name.split(|&c| c == 0).next().unwrap_or(&[]);
-                let Some(module) = prof.collector.maps.intern(&String::from_utf8_lossy(name))
+                // With a build id: its size at 40, the id from 44.
+                let build_id = (misc & perf::MISC_MMAP_BUILD_ID != 0)
+                    .then(|| {
+                        let len = (*r.get(40)? as usize).min(20);
+                        r.get(44..44 + len)
+                    })
+                    .flatten();
+                let Some(module) = prof
+                    .collector
+                    .maps
+                    .intern(&String::from_utf8_lossy(name), build_id)
                 else {
                     return;
                 };
@@ -943,7 +1014,7 @@ impl KernelRecorder {
             None => here,
         };
         if !self.shared_tried.get() {
-            self.profile_hz.set(p.opts.profile_hz);
+            self.set_profile_hz(p.opts.profile_hz);
         }
         let mut shared = self.shared();
         if let Some(sh) = shared.as_mut() {
@@ -1088,7 +1159,10 @@ impl KernelRecorder {
         run.tasks_merged = tl.tasks_merged;
         run.lost_events = parser.lost;
         run.stops = parser.events;
-        run.profile = parser.prof.take().map(|p| p.collector.finish());
+        run.profile = parser
+            .prof
+            .take()
+            .map(|p| p.collector.finish(self.profile_notes.borrow().clone()));
         run.tasks = std::mem::take(&mut tl.tasks);
         run.procs = std::mem::take(&mut tl.proc_rows);
         if parser.lost > 0 {

@@ -24,6 +24,8 @@ pub const RECORD_COMM: u32 = b::PERF_RECORD_COMM;
 pub const RECORD_MMAP2: u32 = b::PERF_RECORD_MMAP2;
 /// `misc` bit of a comm record made by an exec (before the new program is mapped).
 pub const MISC_COMM_EXEC: u16 = b::PERF_RECORD_MISC_COMM_EXEC as u16;
+/// `misc` bit of an mmap2 record that carries a build id.
+pub const MISC_MMAP_BUILD_ID: u16 = b::PERF_RECORD_MISC_MMAP_BUILD_ID as u16;
 pub const RECORD_EXIT: u32 = b::PERF_RECORD_EXIT;
 pub const RECORD_FORK: u32 = b::PERF_RECORD_FORK;
 pub const RECORD_SAMPLE: u32 = b::PERF_RECORD_SAMPLE;
@@ -43,7 +45,7 @@ pub enum Source {
     /// The software dummy event that carries the side-band records: fork,
     /// exit, exec (comm), context switches, and (`mmaps`) the executable
     /// mappings the profile resolves addresses with.
-    Sideband { mmaps: bool },
+    Sideband { mmaps: bool, build_id: bool },
     /// The software `cpu-clock` event, sampled this many times a second
     /// per running thread, with user and kernel call chains.
     CpuClock(u64),
@@ -74,7 +76,7 @@ fn attr(spec: &Spec) -> perf_event_attr {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
         }
-        Source::Sideband { mmaps } => {
+        Source::Sideband { mmaps, build_id } => {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
             a.set_task(1);
@@ -84,6 +86,10 @@ fn attr(spec: &Spec) -> perf_event_attr {
             if mmaps {
                 a.set_mmap(1);
                 a.set_mmap2(1);
+                // Kernels 5.12 and later: the build id instead of the inode.
+                if build_id {
+                    a.set_build_id(1);
+                }
             }
         }
         Source::CpuClock(hz) => {
