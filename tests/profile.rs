@@ -268,6 +268,23 @@ fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_pro
         "{:#}",
         c["functions"]
     );
+    // tardy report draws B against A as a differential flame graph.
+    let out = common::cmd()
+        .args(["report", &p("a.json"), &p("b.json"), "-o", &p("r.html")])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let html = std::fs::read_to_string(p("r.html")).unwrap();
+    assert!(html.contains("Which code: B against A"), "{html}");
+    let tip = html
+        .split("<title>")
+        .find(|t| t.starts_with("checksum_blocks: A "))
+        .expect("a box for the hot function");
+    assert!(tip.contains(", B ") && tip.contains("(+"), "{tip}");
 }
 
 #[test]

@@ -8,6 +8,7 @@ pub mod compare;
 pub mod csv;
 pub mod doctor;
 pub mod explain;
+pub mod flame;
 pub mod folded;
 pub mod history;
 pub mod json;

@@ -592,5 +592,39 @@ pub(crate) fn traces_section(traces: &[crate::diagnose::explain::Trace]) -> Stri
         }
     }
     out.push_str("</p></section>\n");
+    out.push_str(&flame_section(traces));
+    out
+}
+
+/// The traces' CPU profiles as flame graphs: B against A (the first two
+/// with profiles) as a differential one, or each alone.
+fn flame_section(traces: &[crate::diagnose::explain::Trace]) -> String {
+    use crate::diagnose::explain::functions::flame_tree;
+    let with: Vec<_> = traces
+        .iter()
+        .filter_map(|t| t.profile.as_ref().map(|p| (t, p)))
+        .filter(|(_, p)| p.samples > 0)
+        .collect();
+    let mut out = String::new();
+    match with.as_slice() {
+        [] => {}
+        [(ta, a), (tb, b), ..] => {
+            out.push_str(&format!(
+                "<h2>Which code: B against A (sampled CPU)</h2>\n<section><p>A: {} &nbsp; B: {}. Width: B's CPU time a run; red: grew against A, blue: shrank (the deeper, the more). Hover a box for both times.</p>\n",
+                esc(&ta.command),
+                esc(&tb.command)
+            ));
+            out.push_str(&super::flame::svg(&flame_tree(Some(a), b), 880.0, true));
+            out.push_str("</section>\n");
+        }
+        [(t, p)] => {
+            out.push_str(&format!(
+                "<h2>Which code: {} (sampled CPU)</h2>\n<section>\n",
+                esc(&t.command)
+            ));
+            out.push_str(&super::flame::svg(&flame_tree(None, p), 880.0, false));
+            out.push_str("</section>\n");
+        }
+    }
     out
 }

@@ -196,6 +196,84 @@ pub fn sentence(rows: &[FunctionDelta], total: f64, cpu_words: &str) -> Option<S
     Some(s)
 }
 
+/// One frame of a flame graph: a function reached by one path of calls,
+/// with its total time (itself and what it calls), seconds a run, in A and B.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlameNode {
+    pub name: String,
+    pub a_s: f64,
+    pub b_s: f64,
+    pub children: Vec<FlameNode>,
+}
+
+/// Frames deeper than this are not drawn.
+const FLAME_DEPTH: usize = 64;
+
+fn add_stacks(root: &mut FlameNode, p: &Profile, side_b: bool) {
+    let runs = p.runs.max(1) as f64;
+    for st in &p.stacks {
+        let v = st.s.iter().sum::<f64>() / runs;
+        if v <= 0.0 {
+            continue;
+        }
+        let mut node = &mut *root;
+        if side_b {
+            node.b_s += v;
+        } else {
+            node.a_s += v;
+        }
+        for &f in st.frames.iter().take(FLAME_DEPTH) {
+            let name = p
+                .functions
+                .get(f as usize)
+                .map_or("?", |f| f.function.as_str());
+            let i = match node.children.iter().position(|c| c.name == name) {
+                Some(i) => i,
+                None => {
+                    node.children.push(FlameNode {
+                        name: name.to_string(),
+                        a_s: 0.0,
+                        b_s: 0.0,
+                        children: Vec::new(),
+                    });
+                    node.children.len() - 1
+                }
+            };
+            node = &mut node.children[i];
+            if side_b {
+                node.b_s += v;
+            } else {
+                node.a_s += v;
+            }
+        }
+    }
+}
+
+fn sort_tree(n: &mut FlameNode) {
+    n.children.sort_by(|x, y| x.name.cmp(&y.name));
+    for c in n.children.iter_mut() {
+        sort_tree(c);
+    }
+}
+
+/// The call tree of B's profile (its widths) with A's time at the same
+/// paths (its colours), children in name order as flame graphs draw them;
+/// `a` absent: one profile alone.
+pub fn flame_tree(a: Option<&Profile>, b: &Profile) -> FlameNode {
+    let mut root = FlameNode {
+        name: "all".into(),
+        a_s: 0.0,
+        b_s: 0.0,
+        children: Vec::new(),
+    };
+    add_stacks(&mut root, b, true);
+    if let Some(a) = a {
+        add_stacks(&mut root, a, false);
+    }
+    sort_tree(&mut root);
+    root
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -267,6 +345,26 @@ mod tests {
         let t = top(&b, 2);
         assert_eq!(t[0].function, "checksum");
         assert!((t[0].self_s - 1.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_flame_tree_merges_paths_and_keeps_both_sides() {
+        let a = profile(2, vec![(vec!["main", "parse"], vec![0.2, 0.2])]);
+        let b = profile(
+            2,
+            vec![
+                (vec!["main", "parse"], vec![0.2, 0.2]),
+                (vec!["main", "sum"], vec![1.0, 1.0]),
+            ],
+        );
+        let t = flame_tree(Some(&a), &b);
+        assert!((t.b_s - 1.2).abs() < 1e-9 && (t.a_s - 0.2).abs() < 1e-9);
+        let main = &t.children[0];
+        assert_eq!(main.name, "main");
+        assert_eq!(main.children.len(), 2);
+        assert_eq!(main.children[0].name, "parse");
+        assert!((main.children[1].b_s - 1.0).abs() < 1e-9);
+        assert_eq!(main.children[1].a_s, 0.0);
     }
 
     #[test]
