@@ -330,3 +330,36 @@ fn which(tool: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(tool).is_file()))
 }
+
+/// JavaScript compiled by V8: named from Node's perf map (--perf-basic-prof).
+#[test]
+fn jit_code_is_named_from_the_runtime_perf_map() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "jit_code_is_named_from_the_runtime_perf_map";
+    if !which("node") {
+        eprintln!("SKIPPED {test}: node is not installed");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let js = dir.path().join("hot.js");
+    std::fs::write(
+        &js,
+        "function checksum(n){let s=0;for(let i=0;i<n;i++)s=(s*31+i)|0;return s}\n\
+         function parse(n){let s=0;for(let i=0;i<n;i++)s^=i*7;return s}\n\
+         const [a,b]=process.argv.slice(2).map(Number);\n\
+         console.log(parse(a*1e6)+checksum(b*1e6));\n",
+    )
+    .unwrap();
+    let run = |n: u32| format!("node --perf-basic-prof {} 30 {n}", js.display());
+    let c = explain(&["--runs", "3", &run(10), &run(150)]);
+    if !profiled(&c["a"], test) {
+        return;
+    }
+    let f = &c["functions"][0];
+    assert!(
+        f["function"].as_str().unwrap().contains("checksum") && f["module"] == "[jit]",
+        "{:#}",
+        c["functions"]
+    );
+    assert!(f["share"].as_f64().unwrap() >= 0.5, "{f}");
+}

@@ -98,8 +98,11 @@ impl Maps {
         self.procs.remove(&pid);
     }
 
-    /// The frame of user address `addr` in process `pid`.
-    pub fn resolve(&self, pid: i32, addr: u64) -> Frame {
+    /// The frame of user address `addr` in process `pid`. An address in
+    /// no file (code a JIT compiler wrote into anonymous memory) belongs to
+    /// the process's own `[anon:PID]` module, at its address, for the
+    /// process's perf map (`/tmp/perf-PID.map`) to name.
+    pub fn resolve(&mut self, pid: i32, addr: u64) -> Frame {
         let found = self.procs.get(&pid).and_then(|maps| {
             let i = maps.partition_point(|m| m.start <= addr);
             let m = maps.get(i.checked_sub(1)?)?;
@@ -108,16 +111,41 @@ impl Maps {
                 offset: addr - m.start + m.pgoff,
             })
         });
-        found.unwrap_or(Frame {
-            module: Frame::UNMAPPED,
-            offset: addr,
-        })
+        if let Some(f) = found {
+            return f;
+        }
+        match self.intern(&anon_path(pid), None) {
+            Some(module) => Frame {
+                module,
+                offset: addr,
+            },
+            None => Frame {
+                module: Frame::UNMAPPED,
+                offset: addr,
+            },
+        }
     }
+}
+
+/// The module of process `pid`'s anonymous code.
+pub fn anon_path(pid: i32) -> String {
+    format!("[anon:{pid}]")
+}
+
+/// Whether a mapping's name is anonymous memory (JIT code), by the kernel's
+/// names for it.
+pub fn is_anon(name: &str) -> bool {
+    name.is_empty() || name.starts_with("//anon") || name.starts_with("[anon")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn path_of(m: &mut Maps, pid: i32, addr: u64) -> String {
+        let f = m.resolve(pid, addr);
+        m.modules[f.module as usize].path.clone()
+    }
 
     #[test]
     fn addresses_become_file_offsets_and_children_inherit() {
@@ -130,16 +158,15 @@ mod tests {
         let c = m.resolve(10, 0x7010);
         assert_eq!(m.modules[c.module as usize].path, "/lib/libc.so");
         assert_eq!(c.offset, 0x3010);
-        assert_eq!(m.resolve(10, 0x5000).module, Frame::UNMAPPED);
+        let anon = m.resolve(10, 0x5000);
+        assert_eq!(m.modules[anon.module as usize].path, "[anon:10]");
+        assert_eq!(anon.offset, 0x5000);
         // A fork shares; an exec in the child forgets; the parent keeps.
         m.fork(10, 11);
         assert_eq!(m.resolve(11, 0x1800), a);
         m.exec(11);
         m.mmap(11, 0x1000, 0x1000, 0, "/bin/b");
-        assert_eq!(
-            m.modules[m.resolve(11, 0x1800).module as usize].path,
-            "/bin/b"
-        );
+        assert_eq!(path_of(&mut m, 11, 0x1800), "/bin/b");
         assert_eq!(m.resolve(10, 0x1800), a);
         // The same file in two processes is one module.
         m.mmap(11, 0x9000, 0x1000, 0x3000, "/lib/libc.so");
@@ -151,7 +178,7 @@ mod tests {
         let mut m = Maps::new();
         m.mmap(1, 0x1000, 0x3000, 0, "/x");
         m.mmap(1, 0x2000, 0x1000, 0, "/y");
-        assert_eq!(m.modules[m.resolve(1, 0x2100).module as usize].path, "/y");
-        assert_eq!(m.resolve(1, 0x1100).module, Frame::UNMAPPED);
+        assert_eq!(path_of(&mut m, 1, 0x2100), "/y");
+        assert_eq!(path_of(&mut m, 1, 0x1100), "[anon:1]");
     }
 }

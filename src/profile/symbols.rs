@@ -39,6 +39,8 @@ pub struct Symbolizer {
     modules: HashMap<String, Option<Loaded>>,
     kernel: Option<Vec<(u64, String)>>,
     cache: HashMap<CacheKey, Vec<Symbol>>,
+    /// JIT perf maps read, by pid: (start, end, name), sorted.
+    perf_maps: HashMap<i32, Vec<(u64, u64, String)>>,
     /// One line per module that could not be named (stripped, gone).
     pub notes: Vec<String>,
 }
@@ -167,8 +169,15 @@ impl Symbolizer {
                 line: None,
             }]
         };
+        if let Some(pid) = path
+            .strip_prefix("[anon:")
+            .and_then(|p| p.strip_suffix(']'))
+            .and_then(|p| p.parse::<i32>().ok())
+        {
+            return self.jit(pid, offset);
+        }
         if path.starts_with('[') || path.starts_with("//") || path.is_empty() {
-            // [vdso], anonymous memory (JIT code without a perf map).
+            // [vdso] and the like.
             return fallback(&module);
         }
         let replaced = match (self.load(path), mapped_id) {
@@ -237,6 +246,77 @@ impl Symbolizer {
     }
 }
 
+/// Most JIT maps read for one process, lines.
+const MAX_PERF_MAP_LINES: usize = 2_000_000;
+
+impl Symbolizer {
+    /// Code a JIT compiler wrote, named from the process's perf map
+    /// (`/tmp/perf-PID.map`: "START SIZE NAME" in hex, as Node's
+    /// --perf-basic-prof, Python 3.12's -X perf and the JVM's agents write).
+    fn jit(&mut self, pid: i32, addr: u64) -> Vec<Symbol> {
+        if !self.perf_maps.contains_key(&pid) {
+            let path = format!("/tmp/perf-{pid}.map");
+            let mut v = Vec::new();
+            let mut bad = 0u64;
+            if let Ok(f) = std::fs::File::open(&path) {
+                use std::io::BufRead;
+                for line in std::io::BufReader::new(f).lines().take(MAX_PERF_MAP_LINES) {
+                    let Ok(line) = line else {
+                        bad += 1;
+                        continue;
+                    };
+                    let mut f = line.splitn(3, ' ');
+                    let parsed = (|| {
+                        let start =
+                            u64::from_str_radix(f.next()?.trim_start_matches("0x"), 16).ok()?;
+                        let size =
+                            u64::from_str_radix(f.next()?.trim_start_matches("0x"), 16).ok()?;
+                        let name = f.next()?.trim();
+                        (!name.is_empty())
+                            .then(|| (start, start.saturating_add(size), name.to_string()))
+                    })();
+                    match parsed {
+                        Some(e) => v.push(e),
+                        None if line.trim().is_empty() => {}
+                        None => bad += 1,
+                    }
+                }
+                if bad > 0 && self.notes.len() < 100 {
+                    self.notes.push(format!(
+                        "{path}: {bad} malformed lines skipped (expected \"START SIZE NAME\" in hex)"
+                    ));
+                }
+            }
+            v.sort_by_key(|e| e.0);
+            self.perf_maps.insert(pid, v);
+        }
+        let entries = self
+            .perf_maps
+            .get(&pid)
+            .map(|v| v.as_slice())
+            .unwrap_or(&[]);
+        let i = entries.partition_point(|e| e.0 <= addr);
+        let hit = i
+            .checked_sub(1)
+            .and_then(|i| entries.get(i))
+            .filter(|e| addr < e.1.max(e.0 + 1));
+        vec![match hit {
+            Some((_, _, name)) => Symbol {
+                function: name.clone(),
+                module: "[jit]".into(),
+                file: None,
+                line: None,
+            },
+            None => Symbol {
+                function: format!("0x{addr:x}"),
+                module: "[anonymous]".into(),
+                file: None,
+                line: None,
+            },
+        }]
+    }
+}
+
 /// The last three components of a source path (enough to find it).
 fn short_path(p: &str) -> String {
     let parts: Vec<&str> = p.split('/').filter(|s| !s.is_empty()).collect();
@@ -247,6 +327,37 @@ fn short_path(p: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn jit_code_is_named_from_the_perf_map_and_bad_lines_are_said() {
+        // A pid that cannot be running: its map file is ours to write.
+        let pid = 999_999_001;
+        let path = format!("/tmp/perf-{pid}.map");
+        std::fs::write(
+            &path,
+            "1000 100 JS:~hot [eval]:1:13\nnot a line\n2000 10 LazyCompile:*parse app.js:7\n\n",
+        )
+        .unwrap();
+        let modules = vec![Module {
+            path: format!("[anon:{pid}]"),
+            build_id: None,
+        }];
+        let mut s = Symbolizer::new();
+        let f = |offset| Frame { module: 0, offset };
+        let hot = s.symbolize(&modules, f(0x1010));
+        let parse = s.symbolize(&modules, f(0x2005));
+        let none = s.symbolize(&modules, f(0x3000));
+        let _ = std::fs::remove_file(&path);
+        assert_eq!(hot[0].function, "JS:~hot [eval]:1:13");
+        assert_eq!(hot[0].module, "[jit]");
+        assert_eq!(parse[0].function, "LazyCompile:*parse app.js:7");
+        assert_eq!(none[0].function, "0x3000");
+        assert!(
+            s.notes.iter().any(|n| n.contains("1 malformed")),
+            "{:?}",
+            s.notes
+        );
+    }
 
     #[test]
     fn the_kernel_and_unknown_frames_are_named() {

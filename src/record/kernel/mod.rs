@@ -791,11 +791,15 @@ impl Parser<'_> {
                         r.get(44..44 + len)
                     })
                     .flatten();
-                let Some(module) = prof
-                    .collector
-                    .maps
-                    .intern(&String::from_utf8_lossy(name), build_id)
-                else {
+                let name = String::from_utf8_lossy(name);
+                // Anonymous executable memory (a JIT's code): the process's
+                // own module, at its addresses.
+                let (path, pgoff) = if crate::profile::maps::is_anon(&name) {
+                    (crate::profile::maps::anon_path(pid as i32), start)
+                } else {
+                    (name.into_owned(), pgoff)
+                };
+                let Some(module) = prof.collector.maps.intern(&path, build_id) else {
                     return;
                 };
                 out.push(Timed {
