@@ -380,3 +380,18 @@ fn jit_code_is_named_from_the_runtime_perf_map() {
     );
     assert!(f["share"].as_f64().unwrap() >= 0.5, "{f}");
 }
+
+#[test]
+fn help_says_what_is_sampled_and_how_to_export_it() {
+    let out = common::cmd().args(["explain", "--help"]).output().unwrap();
+    let help = String::from_utf8_lossy(&out.stdout);
+    for want in [
+        "call stack is also sampled",
+        "--profile-hz",
+        "--export-folded",
+        "--export-pprof",
+        "go tool pprof",
+    ] {
+        assert!(help.contains(want), "{want}: {help}");
+    }
+}

@@ -18,15 +18,21 @@ use tardy::model::Exec;
 use tardy::record::RecordOptions;
 use tardy::render::{self, style::Style};
 
+/// `tardy explain --help`'s description (on the subcommand, where clap reads it).
+pub const LONG_ABOUT: &str = "Runs a command and records its whole process tree: from the kernel's own \
+scheduler events when allowed (perf_event_open on a cgroup made for the command; the command is \
+never stopped), else with ptrace and a seccomp filter (only the syscalls that sleep, wait, start \
+processes or sync stop). Its wall time is attributed along the critical path to CPU, waiting \
+for a CPU, timed sleeps, lock and event waits, process creation, fsync, block I/O and \"other\", \
+summing to the wall time; with kernel events each thread's call stack is also sampled (about \
+1,000 times a CPU-second), so the output names the functions the CPU went to. Given two \
+commands, one command under two conditions, or two saved traces, it interleaves A and B, ranks \
+what changed by its share of the difference, and ranks functions by their share of the CPU \
+difference.";
+
 #[derive(Args)]
 #[command(
     about = "Where a command's time went, and why run B is slower than run A",
-    long_about = "Runs a command under tracing (ptrace with a seccomp filter: only the syscalls \
-that sleep, wait, start processes or sync stop; everything else runs at full speed) and \
-attributes its wall time along the critical path to CPU, waiting for a CPU, timed sleeps, \
-lock and event waits, process creation, fsync, block I/O and \"other\", summing to the wall \
-time. Given two commands, one command under two conditions, or two saved traces, it \
-interleaves A and B and ranks what changed by its share of the difference.",
     after_help = "Examples:
   tardy explain -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
   tardy explain 'sleep 0.1' 'sleep 0.2'
@@ -35,7 +41,7 @@ interleaves A and B and ranks what changed by its share of the difference.",
   tardy explain --condition-b OMP_NUM_THREADS=1 -- ./bench
   tardy explain --save a.json -- ./suite     (then on the other machine or version: --save b.json)
   tardy explain a.json b.json
-  tardy explain --export-folded-b b.folded 'sleep 0.1' './bench'   (then: flamegraph.pl b.folded > b.svg)
+  tardy explain --export-pprof-b b.pb.gz './bench v1' './bench v2'   (go tool pprof -top b.pb.gz)
   tardy explain --json 'sh -c \"true; true\"'"
 )]
 pub struct ExplainArgs {

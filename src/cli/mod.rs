@@ -48,6 +48,7 @@ enum Command {
     /// Find the commit or version that made a command slower (or sensitive to a setting).
     Bisect(Box<bisect::BisectArgs>),
     /// Where a command's time went, and why run B is slower than run A.
+    #[command(long_about = explain::LONG_ABOUT)]
     Explain(Box<explain::ExplainArgs>),
     /// Run a command with a different timer slack (Linux), e.g. to reproduce NUnit 3.4's Thread.Sleep(1) under Windows' 15.6 ms timer.
     Exec(exec::ExecArgs),
