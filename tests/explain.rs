@@ -9,6 +9,7 @@ mod common;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use common::explain_json;
 use serde_json::Value;
 
 static SERIAL: Mutex<()> = Mutex::new(());
@@ -28,21 +29,6 @@ fn workload() -> PathBuf {
 
 fn tardy_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_tardy"))
-}
-
-fn explain_json(args: &[&str]) -> Value {
-    let out = common::cmd()
-        .arg("explain")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "tardy explain {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
 }
 
 /// False (with a printed reason) when this machine cannot trace.

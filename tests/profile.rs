@@ -10,12 +10,21 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
+use common::explain_json;
 use serde_json::Value;
 
 static SERIAL: Mutex<()> = Mutex::new(());
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/profile")
+}
+
+/// A directory with the fixtures compiled; `None` (with a printed reason)
+/// without cc.
+fn built(test: &str) -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    build(dir.path(), test)?;
+    Some(dir)
 }
 
 /// Compile the fixtures into `dir`; `None` (with a printed reason) without cc.
@@ -68,21 +77,6 @@ fn build(dir: &Path, test: &str) -> Option<()> {
     Some(())
 }
 
-fn explain(args: &[&str]) -> Value {
-    let out = common::cmd()
-        .arg("explain")
-        .arg("--json")
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "tardy explain {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
 /// False (with a printed reason) when the kernel-event recorder did not run.
 fn profiled(t: &Value, test: &str) -> bool {
     if t["overhead"]["recorder"] == "kernel-events" {
@@ -107,10 +101,7 @@ fn first_function(c: &Value) -> (&str, f64) {
 fn the_function_that_grew_is_named_first_wherever_it_runs() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let test = "the_function_that_grew_is_named_first_wherever_it_runs";
-    let dir = tempfile::tempdir().unwrap();
-    if build(dir.path(), test).is_none() {
-        return;
-    }
+    let Some(dir) = built(test) else { return };
     let d = dir.path().display();
     // A: 60M steps of parse_input and 20M of the checksum; B: 260M of it.
     for (what, a, b, function, file) in [
@@ -143,7 +134,7 @@ fn the_function_that_grew_is_named_first_wherever_it_runs() {
             None,
         ),
     ] {
-        let c = explain(&["--runs", "3", &a, &b]);
+        let c = explain_json(&["--runs", "3", &a, &b]);
         if !profiled(&c["a"], test) {
             return;
         }
@@ -171,10 +162,7 @@ fn the_function_that_grew_is_named_first_wherever_it_runs() {
 fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let test = "exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile";
-    let dir = tempfile::tempdir().unwrap();
-    if build(dir.path(), test).is_none() {
-        return;
-    }
+    let Some(dir) = built(test) else { return };
     let p = |n: &str| dir.path().join(n).display().to_string();
     let out = common::cmd()
         .args([
@@ -261,7 +249,7 @@ fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_pro
         );
     }
     // The saved traces compared later: the same function, from the files.
-    let c = explain(&[&p("a.json"), &p("b.json")]);
+    let c = explain_json(&[&p("a.json"), &p("b.json")]);
     assert_eq!(
         first_function(&c).0,
         "checksum_blocks",
@@ -285,12 +273,32 @@ fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_pro
         .find(|t| t.starts_with("checksum_blocks: A "))
         .expect("a box for the hot function");
     assert!(tip.contains(", B ") && tip.contains("(+"), "{tip}");
+    // A saved profile that names a function it does not hold is refused in
+    // one line, and the file is left as it was.
+    let mut bad = a.clone();
+    bad["profile"]["stacks"][0]["frames"]
+        .as_array_mut()
+        .unwrap()
+        .push(Value::from(1_000_000));
+    let text = bad.to_string();
+    std::fs::write(p("bad.json"), &text).unwrap();
+    let out = common::cmd()
+        .args(["explain", &p("bad.json"), &p("b.json")])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("bad.json") && err.contains("out of range"),
+        "{err}"
+    );
+    assert_eq!(std::fs::read_to_string(p("bad.json")).unwrap(), text);
 }
 
 #[test]
 fn without_kernel_events_it_says_the_profile_is_missing() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let t = explain(&["--runs", "1", "--recorder", "ptrace", "sleep 0.01"]);
+    let t = explain_json(&["--runs", "1", "--recorder", "ptrace", "sleep 0.01"]);
     assert!(t.get("profile").is_none());
     let note = t["profile_note"].as_str().unwrap();
     assert!(note.contains("kernel-event recorder"), "{note}");
@@ -319,7 +327,7 @@ fn without_kernel_events_it_says_the_profile_is_missing() {
     );
     assert!(!f.exists());
     // --profile-hz 0: no profile and nothing said about it.
-    let t = explain(&["--runs", "1", "--profile-hz", "0", "sleep 0.01"]);
+    let t = explain_json(&["--runs", "1", "--profile-hz", "0", "sleep 0.01"]);
     assert!(
         t.get("profile").is_none() && t.get("profile_note").is_none(),
         "{t:#}"
@@ -353,7 +361,7 @@ fn jit_code_is_named_from_the_runtime_perf_map() {
     let run = |n: u32| format!("node --perf-basic-prof {} 30 {n}", js.display());
     // Node writes its logs where it runs: in the temporary directory.
     let cwd = dir.path().display().to_string();
-    let c = explain(&["--runs", "3", "--cwd", &cwd, &run(10), &run(150)]);
+    let c = explain_json(&["--runs", "3", "--cwd", &cwd, &run(10), &run(150)]);
     if !profiled(&c["a"], test) {
         return;
     }

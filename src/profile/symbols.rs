@@ -57,8 +57,10 @@ type Segments = Vec<(u64, u64, u64)>;
 /// The PT_LOAD segments and the build id of an ELF file.
 fn segments(path: &str) -> Option<(Segments, Option<Vec<u8>>)> {
     use object::{Object, ObjectSegment};
-    let data = std::fs::read(path).ok()?;
-    let file = object::File::parse(&*data).ok()?;
+    // Only the headers and the build-id note are read, not the whole file
+    // (the loader maps it for DWARF).
+    let cache = object::ReadCache::new(std::fs::File::open(path).ok()?);
+    let file = object::File::parse(&cache).ok()?;
     let mut out = Vec::new();
     for s in file.segments() {
         let (off, size) = s.file_range();

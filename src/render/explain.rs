@@ -223,7 +223,7 @@ fn profile_lines(out: &mut String, t: &Trace, style: Style, top: usize) {
             dur(r.self_s),
             pct(r.share),
             dur(r.total_s),
-            name(&r.function, &r.module, r.file.as_deref(), r.line)
+            name(&r.info)
         ));
     }
     for n in &p.notes {
@@ -325,7 +325,7 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
                 signed(f.delta_s),
                 ci,
                 pct(f.share),
-                name(&f.function, &f.module, f.file.as_deref(), f.line)
+                name(&f.info)
             ));
         }
         if let Some(s) = &c.functions_summary {

@@ -15,6 +15,22 @@ pub fn cmd() -> assert_cmd::Command {
     c
 }
 
+/// `tardy explain --json ARGS`, which must succeed: its JSON.
+pub fn explain_json(args: &[&str]) -> serde_json::Value {
+    let out = cmd()
+        .arg("explain")
+        .arg("--json")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "tardy explain {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 /// [`cmd`] run in `dir`, with git confined to `dir`.
 pub fn tardy(dir: &Path) -> assert_cmd::Command {
     let mut c = cmd();

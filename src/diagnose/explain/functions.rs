@@ -6,19 +6,16 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::profile::Profile;
+use crate::profile::{FunctionInfo, Profile};
 use crate::stats::ttest;
 
 /// One function's CPU time, a run (self: sampled on top of the stack;
 /// total: anywhere in it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionCost {
-    pub function: String,
-    pub module: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
+    /// `function`, `module`, `file`, `line`.
+    #[serde(flatten)]
+    pub info: FunctionInfo,
     pub self_s: f64,
     pub total_s: f64,
     /// self / all sampled CPU.
@@ -28,12 +25,9 @@ pub struct FunctionCost {
 /// One function of A against B (self time, seconds a run).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FunctionDelta {
-    pub function: String,
-    pub module: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
+    /// `function`, `module`, `file`, `line`.
+    #[serde(flatten)]
+    pub info: FunctionInfo,
     pub a_s: f64,
     pub b_s: f64,
     pub delta_s: f64,
@@ -73,10 +67,7 @@ pub fn top(p: &Profile, n: usize) -> Vec<FunctionCost> {
         .iter()
         .zip(per.iter())
         .map(|(f, (s, t))| FunctionCost {
-            function: f.function.clone(),
-            module: f.module.clone(),
-            file: f.file.clone(),
-            line: f.line,
+            info: f.clone(),
             self_s: mean(s),
             total_s: mean(t),
             share: if total > 0.0 { mean(s) / total } else { 0.0 },
@@ -131,10 +122,12 @@ pub fn deltas(a: &Profile, b: &Profile) -> (Vec<FunctionDelta>, f64) {
             .or_else(|| ia.and_then(|i| a.functions.get(i)));
         let d = mb - ma;
         out.push(FunctionDelta {
-            function: k.0,
-            module: k.1,
-            file: info.and_then(|f| f.file.clone()),
-            line: info.and_then(|f| f.line),
+            info: FunctionInfo {
+                function: k.0,
+                module: k.1,
+                file: info.and_then(|f| f.file.clone()),
+                line: info.and_then(|f| f.line),
+            },
             a_s: ma,
             b_s: mb,
             delta_s: d,
@@ -152,11 +145,12 @@ pub fn deltas(a: &Profile, b: &Profile) -> (Vec<FunctionDelta>, f64) {
 }
 
 /// "`checksum_blocks` (libfoo.so, src/sum.c:88)".
-pub fn name(function: &str, module: &str, file: Option<&str>, line: Option<u32>) -> String {
-    let short: String = function.chars().take(80).collect();
-    match (file, line) {
-        (Some(f), Some(l)) => format!("`{short}` ({module}, {f}:{l})"),
-        (Some(f), None) => format!("`{short}` ({module}, {f})"),
+pub fn name(f: &FunctionInfo) -> String {
+    let short: String = f.function.chars().take(80).collect();
+    let module = &f.module;
+    match (&f.file, f.line) {
+        (Some(file), Some(l)) => format!("`{short}` ({module}, {file}:{l})"),
+        (Some(file), None) => format!("`{short}` ({module}, {file})"),
         _ => format!("`{short}` ({module})"),
     }
 }
@@ -173,23 +167,13 @@ pub fn sentence(rows: &[FunctionDelta], total: f64, cpu_words: &str) -> Option<S
         if total >= 0.0 { "+" } else { "-" },
         super::compare::dur(total.abs()),
         first.share * 100.0,
-        name(
-            &first.function,
-            &first.module,
-            first.file.as_deref(),
-            first.line
-        )
+        name(&first.info)
     );
     if let Some(second) = rows.get(1).filter(|r| r.share >= 0.1) {
         s.push_str(&format!(
             ", {:.0}% in {}",
             second.share * 100.0,
-            name(
-                &second.function,
-                &second.module,
-                second.file.as_deref(),
-                second.line
-            )
+            name(&second.info)
         ));
     }
     s.push('.');
@@ -329,21 +313,21 @@ mod tests {
         );
         let (rows, total) = deltas(&a, &b);
         assert!((total - 1.0).abs() < 1e-9, "{total}");
-        assert_eq!(rows[0].function, "checksum");
+        assert_eq!(rows[0].info.function, "checksum");
         assert!((rows[0].share - 0.9).abs() < 1e-6);
         let ci = rows[0].ci_s.unwrap();
         assert!(ci[0] > 0.8 && ci[1] < 1.0, "{ci:?}");
-        assert_eq!(rows[1].function, "new_thing");
+        assert_eq!(rows[1].info.function, "new_thing");
         assert_eq!(rows[1].a_s, 0.0);
         // main only calls: no self time, but its total grew by all of it.
-        assert!(rows.iter().all(|r| r.function != "main"));
+        assert!(rows.iter().all(|r| r.info.function != "main"));
         let s = sentence(&rows, total, "user CPU").unwrap();
         assert!(
             s.starts_with("user CPU +1.00 s a run: 90% of it in `checksum` (prog)"),
             "{s}"
         );
         let t = top(&b, 2);
-        assert_eq!(t[0].function, "checksum");
+        assert_eq!(t[0].info.function, "checksum");
         assert!((t[0].self_s - 1.0).abs() < 1e-9);
     }
 
