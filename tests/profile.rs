@@ -49,6 +49,12 @@ fn build(dir: &Path, test: &str) -> Option<()> {
             .map(|s| s.to_string())
             .chain([f.join("libhot.c").display().to_string()])
             .collect(),
+        [&fp[..], &["-pthread", "-o", "lockwait"]]
+            .concat()
+            .iter()
+            .map(|s| s.to_string())
+            .chain([f.join("lockwait.c").display().to_string()])
+            .collect(),
         [&fp[..], &["-o", "uselib"]]
             .concat()
             .iter()
@@ -155,7 +161,95 @@ fn the_function_that_grew_is_named_first_wherever_it_runs() {
         }
         let s = c["functions_summary"].as_str().unwrap_or("");
         assert!(s.contains(function), "{what}: {s}");
+        if what == "no frame pointers" {
+            // Unwound from the copy of the stack: the caller is there too.
+            let p = &c["b"]["profile"];
+            let names = |st: &Value| -> Vec<String> {
+                st["frames"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|f| {
+                        p["functions"][f.as_u64().unwrap() as usize]["function"]
+                            .as_str()
+                            .unwrap_or("")
+                            .to_string()
+                    })
+                    .collect()
+            };
+            let has_caller = p["stacks"].as_array().unwrap().iter().any(|st| {
+                let n = names(st);
+                n.windows(2).any(|w| w[0] == "main" && w[1] == function)
+            });
+            assert!(
+                has_caller,
+                "{what}: no stack with main calling {function}: {:#}",
+                p["stacks"]
+            );
+        }
     }
+}
+
+#[test]
+fn the_function_that_waits_for_a_lock_is_named_from_off_cpu_stacks() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let test = "the_function_that_waits_for_a_lock_is_named_from_off_cpu_stacks";
+    let Some(dir) = built(test) else { return };
+    let d = dir.path().display();
+    // B's worker holds the table's lock six times longer each round; the
+    // main thread's lookup_entry waits for it (through pthread_mutex_lock,
+    // in a C library built without frame pointers).
+    let (a, b) = (format!("{d}/lockwait 40 10"), format!("{d}/lockwait 40 60"));
+    let c = explain_json(&["--runs", "3", &a, &b]);
+    if !profiled(&c["a"], test) {
+        return;
+    }
+    let waits = c["waiting_functions"].as_array().unwrap();
+    let first = &waits[0];
+    assert_eq!(first["function"], "lookup_entry", "{waits:#?}");
+    assert_eq!(first["kind"], "futex-wait", "{first}");
+    assert!(
+        first["through"]
+            .as_str()
+            .unwrap_or("")
+            .contains("pthread_mutex_lock"),
+        "{first}"
+    );
+    assert!(first["share"].as_f64().unwrap() >= 0.5, "{first}");
+    assert!(
+        first["b_s"].as_f64().unwrap() > 3.0 * first["a_s"].as_f64().unwrap(),
+        "{first}"
+    );
+    assert!(
+        first["file"].as_str().unwrap_or("").ends_with("lockwait.c"),
+        "{first}"
+    );
+    let s = c["waits_summary"].as_str().unwrap_or("");
+    assert!(
+        s.starts_with("lock waits +") && s.contains("lookup_entry"),
+        "{s}"
+    );
+    // The extra CPU is the holder's real work, not spinning.
+    assert_ne!(c["causes"][0]["kind"], "spinning", "{:#}", c["causes"]);
+    assert_eq!(c["functions"][0]["function"], "rebuild_table");
+    // The text says it in its own section.
+    let out = common::cmd()
+        .args(["explain", "--runs", "2", &a, &b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("where the threads waited"), "{text}");
+    assert!(text.contains("`lookup_entry`"), "{text}");
+    // One side alone lists where its threads waited.
+    let one = common::cmd()
+        .args(["explain", "--runs", "1", &b])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&one.stdout);
+    assert!(
+        text.contains("where the threads waited") && text.contains("lookup_entry"),
+        "{text}"
+    );
 }
 
 #[test]

@@ -13,6 +13,7 @@
 pub mod maps;
 pub mod symbols;
 pub mod trie;
+pub mod unwind;
 
 use std::collections::HashMap;
 
@@ -21,6 +22,7 @@ use serde::{Deserialize, Serialize};
 pub use maps::Maps;
 pub use symbols::{Symbol, Symbolizer};
 pub use trie::Trie;
+pub use unwind::{Unwinder, UserStack};
 
 /// Samples a second per running thread, by default.
 pub const DEFAULT_HZ: u64 = 999;
@@ -28,6 +30,8 @@ pub const DEFAULT_HZ: u64 = 999;
 pub const MAX_DEPTH: usize = 127;
 /// Distinct frames a run's trie may hold.
 const TRIE_CAP: usize = 500_000;
+/// Distinct frames the off-CPU trie of one kind of wait may hold.
+const WAIT_TRIE_CAP: usize = 100_000;
 /// Distinct stacks a saved profile keeps (the rest fold into their callers).
 const MAX_STACKS: usize = 50_000;
 
@@ -62,6 +66,7 @@ pub struct Module {
 
 // perf's markers inside a call chain (linux/perf_event.h).
 const CONTEXT_KERNEL: u64 = (-128i64) as u64;
+#[cfg(test)]
 const CONTEXT_USER: u64 = (-512i64) as u64;
 const CONTEXT_MAX: u64 = (-4095i64) as u64;
 
@@ -70,7 +75,15 @@ const CONTEXT_MAX: u64 = (-4095i64) as u64;
 pub struct Collector {
     pub maps: Maps,
     trie: Trie,
+    /// Off-CPU: the time threads waited, by kind of wait, on the stack
+    /// they blocked with.
+    waits: Vec<(&'static str, Trie)>,
     frames: Vec<Frame>,
+    unwinder: Unwinder,
+    // Scratch: a chain's user addresses, the unwound ones, both joined.
+    user: Vec<u64>,
+    unwound: Vec<u64>,
+    joined: Vec<u64>,
     /// Call chains cut at [`MAX_DEPTH`].
     pub truncated: u64,
     /// Samples whose user stack was one frame deep (code built without
@@ -89,75 +102,156 @@ impl Collector {
         Collector {
             maps: Maps::new(),
             trie: Trie::new(TRIE_CAP),
+            waits: Vec::new(),
             frames: Vec::with_capacity(MAX_DEPTH + 2),
+            unwinder: Unwinder::new(),
+            user: Vec::with_capacity(MAX_DEPTH),
+            unwound: Vec::new(),
+            joined: Vec::new(),
             truncated: 0,
             shallow: 0,
         }
     }
 
-    /// One sample of process `pid`: `chain` as the kernel gives it
-    /// (innermost first, with its context markers), worth `ns` of CPU.
-    pub fn sample(&mut self, pid: i32, chain: impl Iterator<Item = u64>, ns: u64) {
+    /// `chain` as the kernel gives it (innermost first, with its context
+    /// markers) into `self.frames`, innermost first, with the frames the
+    /// frame pointers missed unwound from `stack` when it was sampled; the
+    /// number of user frames, or `None` for an empty chain.
+    fn resolve(
+        &mut self,
+        pid: i32,
+        chain: impl Iterator<Item = u64>,
+        stack: Option<&UserStack>,
+    ) -> Option<usize> {
         self.frames.clear();
+        self.user.clear();
         let mut kernel = false;
-        let mut first_user = true;
-        let mut users = 0;
         let mut n = 0;
         for ip in chain {
             if ip >= CONTEXT_MAX {
                 kernel = ip == CONTEXT_KERNEL;
-                if ip == CONTEXT_USER {
-                    first_user = true;
-                }
                 continue;
             }
             n += 1;
-            if self.frames.len() >= MAX_DEPTH {
-                self.truncated += 1;
-                break;
-            }
             if kernel {
+                if self.frames.len() >= MAX_DEPTH {
+                    self.truncated += 1;
+                    break;
+                }
                 self.frames.push(Frame {
                     module: Frame::KERNEL,
                     offset: ip,
                 });
             } else {
-                // Return addresses point after the call: step back into it.
-                let at = if first_user { ip } else { ip.saturating_sub(1) };
-                first_user = false;
-                users += 1;
-                self.frames.push(self.maps.resolve(pid, at));
+                self.user.push(ip);
             }
         }
         if n == 0 {
-            return;
+            return None;
         }
+        let mut user = std::mem::take(&mut self.user);
+        if let Some(st) = stack.filter(|st| user.first() == Some(&st.ip)) {
+            let mut up = std::mem::take(&mut self.unwound);
+            let complete = self.unwinder.unwind(&mut self.maps, pid, st, &mut up);
+            let mut joined = std::mem::take(&mut self.joined);
+            if unwind::splice(&user, &up, complete, &mut joined) {
+                self.unwinder.helped += 1;
+                std::mem::swap(&mut user, &mut joined);
+            }
+            self.unwound = up;
+            self.joined = joined;
+        }
+        let mut users = 0;
+        for (i, &ip) in user.iter().enumerate() {
+            if self.frames.len() >= MAX_DEPTH {
+                self.truncated += 1;
+                break;
+            }
+            // Return addresses point after the call: step back into it.
+            let at = if i == 0 { ip } else { ip.saturating_sub(1) };
+            users += 1;
+            self.frames.push(self.maps.resolve(pid, at));
+        }
+        self.user = user;
+        Some(users)
+    }
+
+    /// One sample of process `pid`: `chain` as the kernel gives it
+    /// (innermost first, with its context markers), worth `ns` of CPU;
+    /// `stack`, the registers and top of the user stack sampled with it.
+    pub fn sample(
+        &mut self,
+        pid: i32,
+        chain: impl Iterator<Item = u64>,
+        stack: Option<&UserStack>,
+        ns: u64,
+    ) {
+        let Some(users) = self.resolve(pid, chain, stack) else {
+            return;
+        };
         if users == 1 {
             self.shallow += 1;
         }
         self.trie.add(self.frames.iter().rev().copied(), ns);
     }
 
+    /// The stack (outermost first) of a thread of `pid` that blocks, from
+    /// its call chain, resolved through the mappings of that moment.
+    pub fn stack(
+        &mut self,
+        pid: i32,
+        chain: impl Iterator<Item = u64>,
+        stack: Option<&UserStack>,
+    ) -> Vec<Frame> {
+        match self.resolve(pid, chain, stack) {
+            Some(_) => self.frames.iter().rev().copied().collect(),
+            None => Vec::new(),
+        }
+    }
+
+    /// A wait of kind `kind` that lasted `ns`, on the stack `frames`
+    /// (outermost first) its thread blocked with.
+    pub fn waited(&mut self, kind: &'static str, frames: &[Frame], ns: u64) {
+        if frames.is_empty() {
+            return;
+        }
+        let i = match self.waits.iter().position(|(k, _)| *k == kind) {
+            Some(i) => i,
+            None => {
+                self.waits.push((kind, Trie::new(WAIT_TRIE_CAP)));
+                self.waits.len() - 1
+            }
+        };
+        self.waits[i].1.add(frames.iter().copied(), ns);
+    }
+
     /// The run's stacks, still without names; `notes` say what limited them.
     pub fn finish(self, notes: Vec<String>) -> RawProfile {
+        let capped_ns = self.trie.capped_ns + self.waits.iter().map(|w| w.1.capped_ns).sum::<u64>();
         RawProfile {
             notes,
             stacks: self.trie.stacks(),
+            waits: self.waits.iter().map(|(k, t)| (*k, t.stacks())).collect(),
             modules: self.maps.modules,
             samples: self.trie.samples,
             total_ns: self.trie.total_ns,
-            capped_ns: self.trie.capped_ns,
+            capped_ns,
             truncated: self.truncated,
             shallow: self.shallow,
         }
     }
 }
 
+/// A stack (outermost frame first) and its time, ns.
+pub type RawStack = (Vec<Frame>, u64);
+
 /// One run's sampled stacks (outermost frame first) before symbols.
 #[derive(Debug, Clone, Default)]
 pub struct RawProfile {
     pub notes: Vec<String>,
-    pub stacks: Vec<(Vec<Frame>, u64)>,
+    pub stacks: Vec<RawStack>,
+    /// Off-CPU stacks by kind of wait (as `record::Kind` names them).
+    pub waits: Vec<(&'static str, Vec<RawStack>)>,
     pub modules: Vec<Module>,
     pub samples: u64,
     pub total_ns: u64,
@@ -185,6 +279,17 @@ pub struct StackRow {
     pub s: Vec<f64>,
 }
 
+/// A stack a thread blocked with (indexes into `functions`, outermost
+/// first, innermost the kernel's frames), the kind of wait (as saved
+/// traces name kinds: "futex-wait", "sleep", "pipe-read"...) and the
+/// seconds waited there in each run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaitRow {
+    pub kind: String,
+    pub frames: Vec<u32>,
+    pub s: Vec<f64>,
+}
+
 /// The sampled CPU profile of a set of runs, with names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
@@ -194,6 +299,9 @@ pub struct Profile {
     pub samples: u64,
     pub functions: Vec<FunctionInfo>,
     pub stacks: Vec<StackRow>,
+    /// Off-CPU: where the threads waited, by kind of wait.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waits: Vec<WaitRow>,
     /// What limits the profile (stripped modules, shallow stacks, caps), one line each.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -206,6 +314,7 @@ pub struct Builder {
     functions: Vec<FunctionInfo>,
     function_ids: HashMap<(String, String), u32>,
     stacks: HashMap<Vec<u32>, Vec<f64>>,
+    waits: HashMap<(&'static str, Vec<u32>), Vec<f64>>,
     runs: usize,
     samples: u64,
     truncated: u64,
@@ -223,6 +332,7 @@ impl Builder {
             functions: Vec::new(),
             function_ids: HashMap::new(),
             stacks: HashMap::new(),
+            waits: HashMap::new(),
             runs: 0,
             samples: 0,
             truncated: 0,
@@ -253,7 +363,7 @@ impl Builder {
     pub fn add_run(&mut self, raw: Option<&RawProfile>) {
         let run = self.runs;
         self.runs += 1;
-        for v in self.stacks.values_mut() {
+        for v in self.stacks.values_mut().chain(self.waits.values_mut()) {
             v.push(0.0);
         }
         let Some(raw) = raw else {
@@ -270,20 +380,7 @@ impl Builder {
         self.capped |= raw.capped_ns > 0;
         let mut named: HashMap<Frame, Vec<u32>> = HashMap::new();
         for (frames, ns) in &raw.stacks {
-            let mut ids = Vec::with_capacity(frames.len());
-            for f in frames {
-                if !named.contains_key(f) {
-                    let syms = self.symbolizer.symbolize(&raw.modules, *f);
-                    let v: Vec<u32> = syms.into_iter().map(|s| self.function(s)).collect();
-                    named.insert(*f, v);
-                }
-                if let Some(v) = named.get(f) {
-                    ids.extend_from_slice(v);
-                }
-            }
-            if ids.len() > MAX_DEPTH * 2 {
-                ids.truncate(MAX_DEPTH * 2);
-            }
+            let mut ids = self.name_stack(&raw.modules, frames, &mut named);
             let secs = *ns as f64 / 1e9;
             if !self.stacks.contains_key(&ids) && self.stacks.len() >= MAX_STACKS {
                 // Fold into the caller that is already known.
@@ -295,6 +392,45 @@ impl Builder {
             let row = self.stacks.entry(ids).or_insert_with(|| vec![0.0; run + 1]);
             row[run] += secs;
         }
+        for (kind, stacks) in &raw.waits {
+            for (frames, ns) in stacks {
+                let ids = self.name_stack(&raw.modules, frames, &mut named);
+                let mut key = (*kind, ids);
+                if !self.waits.contains_key(&key) && self.waits.len() >= MAX_STACKS {
+                    self.folded = true;
+                    while !key.1.is_empty() && !self.waits.contains_key(&key) {
+                        key.1.pop();
+                    }
+                }
+                let row = self.waits.entry(key).or_insert_with(|| vec![0.0; run + 1]);
+                row[run] += *ns as f64 / 1e9;
+            }
+        }
+    }
+
+    /// A stack of frames as function ids (inline frames expanded), each
+    /// frame named once a run.
+    fn name_stack(
+        &mut self,
+        modules: &[Module],
+        frames: &[Frame],
+        named: &mut HashMap<Frame, Vec<u32>>,
+    ) -> Vec<u32> {
+        let mut ids = Vec::with_capacity(frames.len());
+        for f in frames {
+            if !named.contains_key(f) {
+                let syms = self.symbolizer.symbolize(modules, *f);
+                let v: Vec<u32> = syms.into_iter().map(|s| self.function(s)).collect();
+                named.insert(*f, v);
+            }
+            if let Some(v) = named.get(f) {
+                ids.extend_from_slice(v);
+            }
+        }
+        if ids.len() > MAX_DEPTH * 2 {
+            ids.truncate(MAX_DEPTH * 2);
+        }
+        ids
     }
 
     pub fn finish(self) -> Profile {
@@ -324,12 +460,23 @@ impl Builder {
             .map(|(frames, s)| StackRow { frames, s })
             .collect();
         stacks.sort_by(|a, b| a.frames.cmp(&b.frames));
+        let mut waits: Vec<WaitRow> = self
+            .waits
+            .into_iter()
+            .map(|((kind, frames), s)| WaitRow {
+                kind: kind.to_string(),
+                frames,
+                s,
+            })
+            .collect();
+        waits.sort_by(|a, b| (&a.kind, &a.frames).cmp(&(&b.kind, &b.frames)));
         Profile {
             rate_hz: self.rate_hz,
             runs: self.runs,
             samples: self.samples,
             functions: self.functions,
             stacks,
+            waits,
             notes,
         }
     }
@@ -378,6 +525,17 @@ impl Profile {
                 return Err(format!("profile stack {} has invalid times", i + 1));
             }
         }
+        for (i, w) in self.waits.iter().enumerate() {
+            if w.frames.iter().any(|&f| f >= n) {
+                return Err(format!(
+                    "profile wait stack {} names a function out of range",
+                    i + 1
+                ));
+            }
+            if w.s.len() != self.runs || w.s.iter().any(|v| !v.is_finite() || *v < 0.0) {
+                return Err(format!("profile wait stack {} has invalid times", i + 1));
+            }
+        }
         Ok(())
     }
 }
@@ -397,7 +555,7 @@ mod tests {
             0x1010, // the interrupted instruction
             0x1101, // a return address: looked up at 0x1100
         ];
-        c.sample(7, chain.into_iter(), 1_000_000);
+        c.sample(7, chain.into_iter(), None, 1_000_000);
         let raw = c.finish(Vec::new());
         assert_eq!(raw.stacks.len(), 1);
         let (frames, ns) = &raw.stacks[0];
@@ -445,6 +603,7 @@ mod tests {
                     s: vec![0.5, 0.0],
                 },
             ],
+            waits: vec![],
             notes: vec![],
         };
         p.validate().unwrap();

@@ -31,6 +31,54 @@ struct Loaded {
     build_id: Option<Vec<u8>>,
     /// PT_LOAD segments: (file offset, size in the file, virtual address).
     segments: Vec<(u64, u64, u64)>,
+    /// The ELF symbols with a size, (start, end, name) by start: read the
+    /// first time DWARF does not name an address.
+    symbols: std::cell::OnceCell<Vec<(u64, u64, String)>>,
+}
+
+impl Loaded {
+    /// The function symbol whose extent holds `addr`. (The nearest symbol
+    /// before it would name a local function of a stripped library, such
+    /// as libc's start_thread, after an unrelated exported one.)
+    fn symbol(&self, path: &str, addr: u64) -> Option<&str> {
+        let syms = self.symbols.get_or_init(|| sized_symbols(path));
+        let i = syms.partition_point(|s| s.0 <= addr);
+        // Symbols may nest (aliases): look back a little for one that holds it.
+        syms[..i]
+            .iter()
+            .rev()
+            .take(8)
+            .find(|s| addr < s.1)
+            .map(|s| s.2.as_str())
+    }
+}
+
+/// Function symbols with a size, from the symbol table and the dynamic one.
+fn sized_symbols(path: &str) -> Vec<(u64, u64, String)> {
+    use object::{Object, ObjectSymbol, SymbolKind};
+    let Ok(f) = std::fs::File::open(path) else {
+        return Vec::new();
+    };
+    let cache = object::ReadCache::new(f);
+    let Ok(file) = object::File::parse(&cache) else {
+        return Vec::new();
+    };
+    let mut v: Vec<(u64, u64, String)> = file
+        .symbols()
+        .chain(file.dynamic_symbols())
+        .filter(|s| s.kind() == SymbolKind::Text && s.size() > 0)
+        .filter_map(|s| {
+            let name = s.name().ok()?;
+            Some((
+                s.address(),
+                s.address().saturating_add(s.size()),
+                addr2line::demangle_auto(name.into(), None).into_owned(),
+            ))
+        })
+        .collect();
+    v.sort();
+    v.dedup_by(|a, b| a.0 == b.0 && a.1 == b.1);
+    v
 }
 
 /// Symbolizes frames, caching each module's tables and each answer.
@@ -52,10 +100,10 @@ fn base_name(path: &str) -> String {
         .unwrap_or_else(|| path.to_string())
 }
 
-type Segments = Vec<(u64, u64, u64)>;
+pub(crate) type Segments = Vec<(u64, u64, u64)>;
 
 /// The PT_LOAD segments and the build id of an ELF file.
-fn segments(path: &str) -> Option<(Segments, Option<Vec<u8>>)> {
+pub(crate) fn segments(path: &str) -> Option<(Segments, Option<Vec<u8>>)> {
     use object::{Object, ObjectSegment};
     // Only the headers and the build-id note are read, not the whole file
     // (the loader maps it for DWARF).
@@ -88,6 +136,7 @@ impl Symbolizer {
                     loader,
                     build_id,
                     segments,
+                    symbols: std::cell::OnceCell::new(),
                 })
             })();
             if loaded.is_none() && self.notes.len() < 100 {
@@ -226,15 +275,22 @@ impl Symbolizer {
             }
         }
         if out.is_empty() {
-            match loaded.loader.find_symbol(addr) {
+            match loaded.symbol(path, addr) {
                 Some(name) => out.push(Symbol {
-                    function: addr2line::demangle_auto(name.into(), None).into_owned(),
+                    function: name.to_string(),
                     module: module.clone(),
                     file: None,
                     line: None,
                 }),
                 None => {
-                    let note = format!("{path} has no symbols: its frames show as offsets");
+                    let none = loaded.symbols.get().is_none_or(|v| v.is_empty());
+                    let note = if none {
+                        format!("{path} has no symbols: its frames show as offsets")
+                    } else {
+                        format!(
+                            "{path} is stripped of its local functions: those frames show as offsets (install its debug symbols to name them)"
+                        )
+                    };
                     if self.notes.len() < 100 && !self.notes.contains(&note) {
                         self.notes.push(note);
                     }

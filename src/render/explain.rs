@@ -226,9 +226,32 @@ fn profile_lines(out: &mut String, t: &Trace, style: Style, top: usize) {
             name(&r.info)
         ));
     }
+    let waits = functions::top_waits(p, top.max(5));
+    if !waits.is_empty() {
+        out.push_str(
+            "\n  where the threads waited (off-CPU stacks, all threads, a run): time, kind, function\n",
+        );
+        for w in waits {
+            out.push_str(&format!(
+                "  {:>10}  {:<10}  {}{}\n",
+                dur(w.b_s),
+                w.kind,
+                name(&w.info),
+                through(&w)
+            ));
+        }
+    }
     for n in &p.notes {
         out.push_str(&style.dim(&format!("  note: {n}\n")));
     }
+}
+
+/// " in pthread_mutex_lock", when the wait went through a library.
+fn through(w: &functions::WaitDelta) -> String {
+    w.through
+        .as_ref()
+        .map(|t| format!(" in {}", t.chars().take(60).collect::<String>()))
+        .unwrap_or_default()
 }
 
 /// Two sets of runs.
@@ -331,6 +354,32 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
         if let Some(s) = &c.functions_summary {
             out.push_str(&style.bold(&format!("  {s}\n")));
         }
+        // The functions whose waits changed most (off-CPU stacks).
+        let waits: Vec<_> = c
+            .waiting_functions
+            .iter()
+            .filter(|w| w.delta_s.abs() >= 1e-4)
+            .take(top.max(5))
+            .collect();
+        if !waits.is_empty() {
+            out.push_str(
+                "\nwhere the threads waited (off-CPU stacks, all threads, a run): A, B, Δ, kind, function\n",
+            );
+            for w in waits {
+                out.push_str(&format!(
+                    "  {:>10} {:>10} {:>11}  {:<10}  {}{}\n",
+                    dur(w.a_s),
+                    dur(w.b_s),
+                    signed(w.delta_s),
+                    w.kind,
+                    name(&w.info),
+                    through(w)
+                ));
+            }
+            if let Some(s) = &c.waits_summary {
+                out.push_str(&style.bold(&format!("  {s}\n")));
+            }
+        }
         for t in [a, b] {
             for n in t.profile.iter().flat_map(|p| p.notes.iter()) {
                 out.push_str(&style.dim(&format!("  note: {n}\n")));
@@ -369,5 +418,7 @@ pub fn comparison_json(a: &Trace, b: &Trace, c: &Comparison) -> serde_json::Valu
         "functions": c.functions,
         "sampled_cpu_delta_s": c.sampled_cpu_delta_s,
         "functions_summary": c.functions_summary,
+        "waiting_functions": c.waiting_functions,
+        "waits_summary": c.waits_summary,
     })
 }

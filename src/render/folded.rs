@@ -67,6 +67,7 @@ mod tests {
                     s: vec![0.0, 0.0],
                 },
             ],
+            waits: vec![],
             notes: vec![],
         };
         assert_eq!(

@@ -67,6 +67,66 @@ pub struct Comparison {
     /// One sentence naming the functions the CPU difference is in.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub functions_summary: Option<String>,
+    /// From the off-CPU stacks: the functions that waited, by kind of
+    /// wait, ranked by their difference (empty without profiles).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub waiting_functions: Vec<functions::WaitDelta>,
+    /// One sentence naming the function behind the kind of wait that
+    /// changed most.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits_summary: Option<String>,
+}
+
+/// The kinds of wait (as the off-CPU stacks name them) behind a cause.
+fn wait_kinds(cause: &str) -> &'static [&'static str] {
+    match cause {
+        "lock-wait" => &["futex-wait", "join"],
+        "timed-sleep" => &["sleep", "timeout"],
+        "event-wait" => &["poll", "pipe-read"],
+        "child-wait" => &["wait-child"],
+        "io-wait" => &["block-io"],
+        "fsync" => &["fsync"],
+        _ => &[],
+    }
+}
+
+/// The functions that waited, A against B; the causes that are waits get
+/// the function behind them in their evidence.
+fn wait_rows(
+    a: &Trace,
+    b: &Trace,
+    causes: &mut [Cause],
+) -> (Vec<functions::WaitDelta>, Option<String>) {
+    let (Some(pa), Some(pb)) = (&a.profile, &b.profile) else {
+        return (Vec::new(), None);
+    };
+    let mut rows = functions::wait_deltas(pa, pb);
+    for c in causes.iter_mut() {
+        let kinds = wait_kinds(&c.kind);
+        let best = kinds
+            .iter()
+            .filter_map(|k| functions::wait_sentence(&rows, k))
+            .next();
+        if let Some(sentence) = best {
+            c.evidence.push_str("; ");
+            c.evidence.push_str(sentence.trim_end_matches('.'));
+        }
+    }
+    // The kind of wait that changed most.
+    let mut totals: Vec<(String, f64)> = Vec::new();
+    for r in &rows {
+        match totals.iter_mut().find(|(k, _)| *k == r.kind) {
+            Some(t) => t.1 += r.delta_s,
+            None => totals.push((r.kind.clone(), r.delta_s)),
+        }
+    }
+    totals.sort_by(|x, y| y.1.abs().total_cmp(&x.1.abs()));
+    let summary = totals
+        .iter()
+        .take(3)
+        .find_map(|(k, _)| functions::wait_sentence(&rows, k));
+    rows.truncate(MAX_FUNCTIONS);
+    (rows, summary)
 }
 
 /// Functions kept in a comparison.
@@ -476,7 +536,7 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
         CPU_USER => {
             let la = kind_mean(a, "futex-wait");
             let lb = kind_mean(b, "futex-wait");
-            let spinning = spins(a, b) && delta > 0.0;
+            let spinning = delta > 0.0 && spins(a, b, delta);
             let mut evidence = format!(
                 "user CPU on the critical path {sign}{d}; whole tree {} in B vs {} in A; {} lock waits a run in B, {} in A",
                 dur(b.mean(|r| r.cpu_user_s)),
@@ -528,9 +588,14 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
 /// counted), and the CPU is in the threads that wait on locks, the ones
 /// handing a lock to each other. More work in many threads, whose only lock
 /// waits are a runtime's idle threads (Go's, the JVM's), is not spinning.
-fn spins(a: &Trace, b: &Trace) -> bool {
-    let la = kind_mean(a, "futex-wait").count as f64;
-    let lb = kind_mean(b, "futex-wait").count as f64;
+fn spins(a: &Trace, b: &Trace, cpu_delta: f64) -> bool {
+    let (ka, kb) = (kind_mean(a, "futex-wait"), kind_mean(b, "futex-wait"));
+    let (la, lb) = (ka.count as f64, kb.count as f64);
+    // Threads that park longer while a holder works more are waiting, not
+    // spinning: spinning replaces parked time with CPU.
+    if kb.total_s - ka.total_s > 0.5 * cpu_delta {
+        return false;
+    }
     let threaded = b.mean(|r| r.threads as f64) > b.mean(|r| r.processes as f64);
     // The extra CPU is B's: is it in threads that hand a lock around?
     let locking = b.mean(|r| r.lock_thread_cpu_share);
@@ -720,6 +785,7 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             driver: e.driver.map(String::from),
         });
     }
+    let (waiting_functions, waits_summary) = wait_rows(a, b, &mut causes);
     let ratio = if a.wall_s > 0.0 {
         b.wall_s / a.wall_s
     } else {
@@ -813,6 +879,8 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         functions,
         sampled_cpu_delta_s,
         functions_summary,
+        waiting_functions,
+        waits_summary,
     }
 }
 

@@ -144,6 +144,220 @@ pub fn deltas(a: &Profile, b: &Profile) -> (Vec<FunctionDelta>, f64) {
     (out, total)
 }
 
+/// One function that waited, A against B: the time threads spent blocked
+/// with it as the innermost frame of their own code, in one kind of wait,
+/// seconds a run (all threads: waits overlap, so they can exceed the wall).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WaitDelta {
+    /// The kind of wait, as saved traces name it ("futex-wait", "sleep",
+    /// "pipe-read", "poll", "wait-child", "fsync", "block-io"...).
+    pub kind: String,
+    /// `function`, `module`, `file`, `line`.
+    #[serde(flatten)]
+    pub info: FunctionInfo,
+    /// The library or runtime function it waited in ("pthread_mutex_lock").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub through: Option<String>,
+    pub a_s: f64,
+    pub b_s: f64,
+    pub delta_s: f64,
+    /// delta / the difference of all waits of this kind (B - A).
+    pub share: f64,
+    pub ci_s: Option<[f64; 2]>,
+}
+
+/// Code that only passes a wait on: the C and C++ runtimes, the dynamic
+/// loader, the kernel, and the language runtimes' own wait loops.
+fn is_plumbing(f: &FunctionInfo) -> bool {
+    let m = f.module.as_str();
+    let lib = |p: &str| m.starts_with(p);
+    if m == "[kernel]"
+        || m == "[vdso]"
+        || lib("libc.so")
+        || lib("libc-")
+        || lib("libpthread")
+        || lib("ld-linux")
+        || lib("ld-musl")
+        || lib("libstdc++")
+        || lib("libc++")
+        || lib("libgcc_s")
+        || lib("librt")
+        || lib("libdl")
+    {
+        return true;
+    }
+    let n = f.function.as_str();
+    [
+        "runtime.",
+        "syscall.",
+        "internal/poll.",
+        "std::sys::",
+        "std::thread::park",
+        "std::sync::",
+        "parking_lot",
+    ]
+    .iter()
+    .any(|p| n.starts_with(p))
+}
+
+/// The function that waited in a stack (outermost first): the innermost
+/// frame of the program's own code, and the library function it called to
+/// wait. A stack of plumbing alone names its innermost user frame.
+pub fn waiter(p: &Profile, frames: &[u32]) -> Option<(u32, Option<u32>)> {
+    let info = |i: u32| p.functions.get(i as usize);
+    let own = frames
+        .iter()
+        .rposition(|&f| info(f).is_some_and(|f| !is_plumbing(f)))
+        .or_else(|| {
+            frames
+                .iter()
+                .rposition(|&f| info(f).is_some_and(|f| f.module != "[kernel]"))
+        })?;
+    let through = frames
+        .get(own + 1)
+        .copied()
+        .filter(|&f| info(f).is_some_and(|f| f.module != "[kernel]"));
+    Some((frames[own], through))
+}
+
+/// Per (kind, waiting function, through): seconds in each run.
+fn waiting(p: &Profile) -> HashMap<(String, u32, Option<u32>), Vec<f64>> {
+    let mut out: HashMap<(String, u32, Option<u32>), Vec<f64>> = HashMap::new();
+    for w in &p.waits {
+        let Some((f, through)) = waiter(p, &w.frames) else {
+            continue;
+        };
+        let row = out
+            .entry((w.kind.clone(), f, through))
+            .or_insert_with(|| vec![0.0; p.runs]);
+        for (r, s) in w.s.iter().enumerate().take(p.runs) {
+            row[r] += s;
+        }
+    }
+    out
+}
+
+/// A against B: the functions that waited, by kind, ranked by the size of
+/// their difference; each share is of its kind's difference.
+pub fn wait_deltas(a: &Profile, b: &Profile) -> Vec<WaitDelta> {
+    type Key = (String, String, String, Option<String>);
+    let key = |p: &Profile, (kind, f, through): &(String, u32, Option<u32>)| -> Option<Key> {
+        let fi = p.functions.get(*f as usize)?;
+        Some((
+            kind.clone(),
+            fi.function.clone(),
+            fi.module.clone(),
+            through
+                .and_then(|t| p.functions.get(t as usize))
+                .map(|t| t.function.clone()),
+        ))
+    };
+    let mut rows: HashMap<Key, (Vec<f64>, Vec<f64>, FunctionInfo)> = HashMap::new();
+    for (side, p) in [(0, a), (1, b)] {
+        for (k, v) in waiting(p) {
+            let Some(key) = key(p, &k) else { continue };
+            let info = p.functions[k.1 as usize].clone();
+            let e = rows
+                .entry(key)
+                .or_insert_with(|| (vec![0.0; a.runs], vec![0.0; b.runs], info.clone()));
+            if side == 0 {
+                e.0 = v;
+            } else {
+                e.1 = v;
+                e.2 = info;
+            }
+        }
+    }
+    let mut kind_total: HashMap<String, f64> = HashMap::new();
+    for (k, (va, vb, _)) in &rows {
+        *kind_total.entry(k.0.clone()).or_default() += mean(vb) - mean(va);
+    }
+    let mut out: Vec<WaitDelta> = rows
+        .into_iter()
+        .map(|((kind, _, _, through), (va, vb, info))| {
+            let d = mean(&vb) - mean(&va);
+            let total = kind_total.get(&kind).copied().unwrap_or(0.0);
+            WaitDelta {
+                share: if total != 0.0 { d / total } else { 0.0 },
+                kind,
+                info,
+                through,
+                a_s: mean(&va),
+                b_s: mean(&vb),
+                delta_s: d,
+                ci_s: ttest::welch(&va, &vb, 0.95)
+                    .map(|t| t.ci)
+                    .filter(|c| c.iter().all(|v| v.is_finite())),
+            }
+        })
+        .filter(|w| w.a_s > 0.0 || w.b_s > 0.0)
+        .collect();
+    out.sort_by(|x, y| {
+        y.delta_s
+            .abs()
+            .total_cmp(&x.delta_s.abs())
+            .then_with(|| x.info.function.cmp(&y.info.function))
+    });
+    out
+}
+
+/// One side alone: the functions that waited longest (seconds a run).
+pub fn top_waits(p: &Profile, n: usize) -> Vec<WaitDelta> {
+    let empty = Profile {
+        runs: 1,
+        functions: p.functions.clone(),
+        ..Profile::default()
+    };
+    let mut rows = wait_deltas(&empty, p);
+    rows.truncate(n);
+    for r in rows.iter_mut() {
+        r.ci_s = None;
+    }
+    rows
+}
+
+/// What a wait of kind `kind` is called in a sentence.
+pub fn wait_words(kind: &str) -> &str {
+    match kind {
+        "futex-wait" => "lock waits",
+        "join" => "joins",
+        "sleep" => "sleeps",
+        "timeout" => "timed-out waits",
+        "poll" => "poll waits",
+        "pipe-read" => "pipe and socket reads",
+        "wait-child" => "waits for children",
+        "fsync" => "fsyncs",
+        "block-io" => "disk waits",
+        "fork" | "exec" | "load" => "process starts",
+        other => other,
+    }
+}
+
+/// One sentence naming the function that waited more, for a kind of wait
+/// whose total grew: "lock waits +0.80 s a run (all threads): 97% of it in
+/// `take_batch` (prog, queue.c:30), through pthread_mutex_lock."
+pub fn wait_sentence(rows: &[WaitDelta], kind: &str) -> Option<String> {
+    let mine: Vec<&WaitDelta> = rows.iter().filter(|r| r.kind == kind).collect();
+    let total: f64 = mine.iter().map(|r| r.delta_s).sum();
+    let first = mine.first()?;
+    if total.abs() < 1e-3 || first.share < 0.25 {
+        return None;
+    }
+    let mut s = format!(
+        "{} {}{} a run (all threads): {:.0}% of it in {}",
+        wait_words(kind),
+        if total >= 0.0 { "+" } else { "-" },
+        super::compare::dur(total.abs()),
+        first.share * 100.0,
+        name(&first.info)
+    );
+    if let Some(t) = &first.through {
+        s.push_str(&format!(", through {t}"));
+    }
+    s.push('.');
+    Some(s)
+}
+
 /// "`checksum_blocks` (libfoo.so, src/sum.c:88)".
 pub fn name(f: &FunctionInfo) -> String {
     let short: String = f.function.chars().take(80).collect();
@@ -290,6 +504,7 @@ mod tests {
             samples: 100,
             functions,
             stacks: rows,
+            waits: vec![],
             notes: vec![],
         }
     }
@@ -349,6 +564,118 @@ mod tests {
         assert_eq!(main.children[0].name, "parse");
         assert!((main.children[1].b_s - 1.0).abs() < 1e-9);
         assert_eq!(main.children[1].a_s, 0.0);
+    }
+
+    /// A wait: kind, stack of (function, module), seconds a run.
+    type Wait<'a> = (&'a str, Vec<(&'a str, &'a str)>, Vec<f64>);
+
+    fn waits(runs: usize, rows: Vec<Wait>) -> Profile {
+        let mut p = profile(runs, vec![]);
+        for (kind, stack, s) in rows {
+            let mut frames = Vec::new();
+            for (f, m) in stack {
+                let i = match p
+                    .functions
+                    .iter()
+                    .position(|x| x.function == f && x.module == m)
+                {
+                    Some(i) => i,
+                    None => {
+                        p.functions.push(FunctionInfo {
+                            function: f.into(),
+                            module: m.into(),
+                            ..FunctionInfo::default()
+                        });
+                        p.functions.len() - 1
+                    }
+                };
+                frames.push(i as u32);
+            }
+            p.waits.push(crate::profile::WaitRow {
+                kind: kind.into(),
+                frames,
+                s,
+            });
+        }
+        p
+    }
+
+    #[test]
+    fn the_function_that_waited_is_the_programs_own_below_the_library() {
+        let lock = |f: &'static str| {
+            vec![
+                ("__libc_start_main", "libc.so.6"),
+                ("main", "prog"),
+                (f, "prog"),
+                ("__pthread_mutex_lock", "libc.so.6"),
+                ("libc.so.6+0x8612b", "libc.so.6"),
+                ("futex_wait", "[kernel]"),
+                ("schedule", "[kernel]"),
+            ]
+        };
+        let a = waits(
+            2,
+            vec![
+                ("futex-wait", lock("lookup_entry"), vec![0.05, 0.05]),
+                ("futex-wait", lock("flush_log"), vec![0.10, 0.10]),
+                (
+                    "sleep",
+                    vec![("main", "prog"), ("nanosleep", "libc.so.6")],
+                    vec![0.2, 0.2],
+                ),
+            ],
+        );
+        let b = waits(
+            2,
+            vec![
+                ("futex-wait", lock("lookup_entry"), vec![0.85, 0.81]),
+                ("futex-wait", lock("flush_log"), vec![0.10, 0.11]),
+                (
+                    "sleep",
+                    vec![("main", "prog"), ("nanosleep", "libc.so.6")],
+                    vec![0.2, 0.2],
+                ),
+            ],
+        );
+        let rows = wait_deltas(&a, &b);
+        let first = &rows[0];
+        assert_eq!(first.kind, "futex-wait");
+        assert_eq!(first.info.function, "lookup_entry");
+        assert_eq!(first.through.as_deref(), Some("__pthread_mutex_lock"));
+        assert!((first.delta_s - 0.78).abs() < 1e-9, "{first:?}");
+        assert!(first.share > 0.95 && first.share < 1.0, "{first:?}");
+        // A sleep in main itself: main waited, through nanosleep.
+        let sleep = rows.iter().find(|r| r.kind == "sleep").unwrap();
+        assert_eq!(sleep.info.function, "main");
+        assert_eq!(sleep.delta_s, 0.0);
+        let s = wait_sentence(&rows, "futex-wait").unwrap();
+        assert!(
+            s.starts_with("lock waits +785 ms a run (all threads): 99% of it in `lookup_entry` (prog), through __pthread_mutex_lock"),
+            "{s}"
+        );
+        assert!(wait_sentence(&rows, "sleep").is_none());
+        let top = top_waits(&b, 2);
+        assert_eq!(top[0].info.function, "lookup_entry");
+        assert!((top[0].b_s - 0.83).abs() < 1e-9);
+    }
+
+    #[test]
+    fn a_stack_of_plumbing_alone_names_its_innermost_user_frame() {
+        let p = waits(
+            1,
+            vec![(
+                "poll",
+                vec![
+                    ("runtime.main", "server"),
+                    ("runtime.netpoll", "server"),
+                    ("do_epoll_wait", "[kernel]"),
+                ],
+                vec![1.0],
+            )],
+        );
+        let (f, through) = waiter(&p, &p.waits[0].frames).unwrap();
+        assert_eq!(p.functions[f as usize].function, "runtime.netpoll");
+        assert!(through.is_none());
     }
 
     #[test]

@@ -18,7 +18,11 @@ pub const SAMPLE_TIME: u64 = b::PERF_SAMPLE_TIME as u64;
 pub const SAMPLE_RAW: u64 = b::PERF_SAMPLE_RAW as u64;
 pub const SAMPLE_CALLCHAIN: u64 = b::PERF_SAMPLE_CALLCHAIN as u64;
 pub const SAMPLE_PERIOD: u64 = b::PERF_SAMPLE_PERIOD as u64;
+pub const SAMPLE_REGS_USER: u64 = b::PERF_SAMPLE_REGS_USER as u64;
+pub const SAMPLE_STACK_USER: u64 = b::PERF_SAMPLE_STACK_USER as u64;
 
+/// The marker before a call chain's user frames (linux/perf_event.h).
+pub const CONTEXT_USER: u64 = (-512i64) as u64;
 pub const RECORD_LOST: u32 = b::PERF_RECORD_LOST;
 pub const RECORD_COMM: u32 = b::PERF_RECORD_COMM;
 pub const RECORD_MMAP2: u32 = b::PERF_RECORD_MMAP2;
@@ -53,14 +57,31 @@ pub enum Source {
     Tracepoint(u64),
 }
 
+/// Which call chain a sample carries, and how deep.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Chain {
+    None,
+    /// The kernel's side only (where a thread blocked).
+    Kernel(u16),
+    /// Kernel and user frames (profile samples, off-CPU stacks), with the
+    /// user registers and this many bytes of the top of the user stack
+    /// (x86-64; 0: none), for frames the frame pointers miss.
+    Both(u16, u32),
+}
+
+/// The user registers sampled with a stack copy: x86-64's bp, sp and ip
+/// (perf's register numbers 6, 7, 8), written in that order.
+pub const USER_REGS: u64 = (1 << 6) | (1 << 7) | (1 << 8);
+/// Whether this machine's registers are the ones [`USER_REGS`] names.
+pub const COPIES_STACKS: bool = cfg!(target_arch = "x86_64");
+
 /// One event to open on the command.
 #[derive(Debug, Clone, Copy)]
 pub struct Spec {
     pub source: Source,
     pub sample_type: u64,
-    /// Call chains at most this deep (0: none): the kernel's side only,
-    /// except for `CpuClock` (user and kernel).
-    pub kernel_stack: u16,
+    /// The call chain each sample carries.
+    pub chain: Chain,
     /// Opened on a CPU for every task (pid -1), enabled now, not inherited:
     /// the session's ring owners and uprobes.
     pub cpu_wide: bool,
@@ -113,13 +134,20 @@ fn attr(spec: &Spec) -> perf_event_attr {
     a.set_sample_id_all(1);
     a.set_use_clockid(1);
     a.clockid = libc::CLOCK_MONOTONIC;
-    if spec.kernel_stack > 0 {
-        // Profile samples walk the user stack too; blocking switches need
-        // the kernel's side only.
-        if !matches!(spec.source, Source::CpuClock(_)) {
+    match spec.chain {
+        Chain::None => {}
+        Chain::Kernel(depth) => {
             a.set_exclude_callchain_user(1);
+            a.sample_max_stack = depth;
         }
-        a.sample_max_stack = spec.kernel_stack;
+        Chain::Both(depth, copy) => {
+            a.sample_max_stack = depth;
+            if copy > 0 && COPIES_STACKS {
+                a.sample_type |= SAMPLE_REGS_USER | SAMPLE_STACK_USER;
+                a.sample_regs_user = USER_REGS;
+                a.sample_stack_user = copy;
+            }
+        }
     }
     a
 }

@@ -96,6 +96,13 @@ pub enum Ev {
         parent_pid: i32,
         child_pid: i32,
     },
+    /// The call chain of a thread that blocks (slot `slot`), for the
+    /// profile's off-CPU stacks.
+    WaitStack {
+        pid: i32,
+        tid: i32,
+        slot: u32,
+    },
     /// A stack sample: its call chain waits in slot `slot`.
     Sample {
         pid: i32,
@@ -238,6 +245,9 @@ pub struct Timeline {
     final_cp: Option<(u64, Cp)>,
     /// Events about threads the model never saw created.
     pub unknown_events: u64,
+    /// When set, each wait that ends: (thread, kind, ns), for the
+    /// profile's off-CPU stacks (its reader drains it).
+    pub ended_waits: Option<Vec<(i32, Kind, u64)>>,
 }
 
 fn site_doing(site: Site, d_state: bool) -> Doing {
@@ -288,6 +298,7 @@ impl Timeline {
             root_exec_seen: false,
             final_cp: None,
             unknown_events: 0,
+            ended_waits: None,
         };
         let p = tl.new_proc(root_pid, None, origin);
         tl.proc_rows[tl.procs[p as usize].row].command = command.to_string();
@@ -484,6 +495,9 @@ impl Timeline {
         }
         th.st = St::Ready;
         th.since = wake;
+        if let Some(w) = self.ended_waits.as_mut() {
+            w.push((tid, kind, dur));
+        }
         if kind == Kind::Fsync && th.phase == Phase::Fsync {
             // A wait inside a marked fsync is part of that fsync.
         } else if kind == Kind::Fork {
@@ -702,6 +716,12 @@ impl Timeline {
                             // Likewise a thread's exit wakes its joiner.
                             let row = self.threads.get(&tid).map(|th| th.row);
                             self.end_block(tid, at, Some(cp));
+                            if let Some((_, k, _)) =
+                                self.ended_waits.as_mut().and_then(|w| w.last_mut())
+                                && *k == Kind::LockWait
+                            {
+                                *k = Kind::Join;
+                            }
                             if let Some(r) = row.and_then(|r| self.tasks.get_mut(r)) {
                                 let lw = &mut r.aggs[Kind::LockWait as usize];
                                 if lw.count > 0 {
@@ -745,7 +765,11 @@ impl Timeline {
                 }
             }
             Ev::Exit { tid } => self.exit(tid, t),
-            Ev::Mapped { .. } | Ev::ExecBegins { .. } | Ev::Forked { .. } | Ev::Sample { .. } => {}
+            Ev::Mapped { .. }
+            | Ev::ExecBegins { .. }
+            | Ev::Forked { .. }
+            | Ev::Sample { .. }
+            | Ev::WaitStack { .. } => {}
         }
     }
 
@@ -922,6 +946,7 @@ mod tests {
 
     fn run(events: &[Timed], end_ms: u64) -> (Timeline, PathTotals) {
         let mut tl = Timeline::new(0, 1, "cmd", "/bin/cmd");
+        tl.ended_waits = Some(Vec::new());
         let f = tl.intern("/bin/cmd");
         tl.apply(Timed {
             t: MS,
@@ -1159,6 +1184,11 @@ mod tests {
         assert_eq!(p.ns[Doing::Cpu as usize], 34 * MS);
         let k = tl.kind_totals();
         assert_eq!(k[Kind::LockWait as usize].count, 1);
+        // The wait ended is handed to the profile: who, what, how long.
+        assert_eq!(
+            tl.ended_waits.as_deref(),
+            Some(&[(1, Kind::LockWait, 27 * MS)][..])
+        );
         assert_eq!(k[Kind::Join as usize].count, 0);
     }
 
