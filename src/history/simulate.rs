@@ -236,3 +236,81 @@ pub fn power(
         extra_per_series: extra as f64 / trials.max(1) as f64,
     }
 }
+
+/// Fraction of `trials` noise series of `n` points in which the end test
+/// alone ([`crate::stats::sequential`]), checked after every point as uploads
+/// arrive, calls a change somewhere.
+pub fn end_test_false_alarm_rate(
+    regime: Regime,
+    alpha: f64,
+    n: usize,
+    trials: usize,
+    seed: u64,
+) -> f64 {
+    use crate::stats::sequential;
+    let mut rng = SplitMix64::new(seed);
+    let hits = (0..trials)
+        .filter(|_| {
+            let s = series(regime, n, None, &mut rng);
+            (1..=n).any(|m| sequential::end_change(&s[..m], alpha).is_some())
+        })
+        .count();
+    hits as f64 / trials.max(1) as f64
+}
+
+/// How soon a step is called as the points after it arrive.
+#[derive(Debug, Clone, Copy)]
+pub struct Delay {
+    /// Median number of points after the step (the first one included) when
+    /// the first change point was reported (`max_after + 1` when never).
+    pub median: usize,
+    /// Of the steps called, the share placed within 2 points of the step.
+    pub placed: f64,
+    /// The share called within `max_after` points.
+    pub found: f64,
+}
+
+/// A step of `size` sigma after `history` points of noise, the detector run
+/// on the whole series after each new point (as a server does after each
+/// upload) until it reports a change point at or after the step's start
+/// minus 5, or `max_after` points have come.
+pub fn delay(
+    regime: Regime,
+    detector: Detector,
+    history: usize,
+    size: f64,
+    max_after: usize,
+    trials: usize,
+    seed: u64,
+) -> Delay {
+    let mut rng = SplitMix64::new(seed);
+    let mut delays = Vec::with_capacity(trials);
+    let (mut found, mut placed) = (0usize, 0usize);
+    for _ in 0..trials {
+        let s = series(
+            regime,
+            history + max_after,
+            Some((history, None, size)),
+            &mut rng,
+        );
+        let mut d = max_after + 1;
+        for after in 1..=max_after {
+            let idx = detector.indices(&s[..history + after]);
+            if let Some(&i) = idx.iter().find(|&&i| i + 5 >= history) {
+                d = after;
+                found += 1;
+                if i.abs_diff(history) <= 2 {
+                    placed += 1;
+                }
+                break;
+            }
+        }
+        delays.push(d);
+    }
+    delays.sort_unstable();
+    Delay {
+        median: delays.get(trials / 2).copied().unwrap_or(max_after + 1),
+        placed: placed as f64 / found.max(1) as f64,
+        found: found as f64 / trials.max(1) as f64,
+    }
+}

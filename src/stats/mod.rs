@@ -29,6 +29,7 @@ pub mod multiple;
 pub mod power;
 pub mod rank_cusum;
 pub mod rank_cusum_null;
+pub mod sequential;
 pub mod shift;
 pub mod ttest;
 pub mod utest;

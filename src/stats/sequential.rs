@@ -1,0 +1,299 @@
+//! A change at the end of a series, as soon as the points allow: the
+//! sequential half of tardy's detector ([`super::rank_cusum`] places the
+//! change points of the whole series; it needs about a dozen points a side).
+//!
+//! At the series' end, for each tail length k (3 to 32 points) and a few
+//! levels of the reference (the points since the last change point, the
+//! newest [`MAX_REFERENCE`] of them before the tail): its largest point, its
+//! 95th, 80th and 50th percentile (and the mirror images for a drop), the
+//! test counts the tail's points beyond that level. Under independent noise
+//! of any continuous distribution every order of the n + k points is
+//! equally likely, so the chance of m or more of the k tail points beyond
+//! the reference's j-th largest is exact: at least m of the k are among the
+//! top m + j - 1 of all n + k, a hypergeometric tail. No shape is assumed,
+//! and one outlier is never a step: the fewest points that can make one
+//! are three.
+//!
+//! A 10-sigma step puts its first points beyond the reference's largest
+//! (three of three is already rare enough against a long reference); a
+//! 2-sigma step puts most of a dozen beyond the 80th percentile. Each
+//! (k, level, direction) gets a fixed share of the per-point budget
+//! ([`share`]), the false-alarm rate per 1,000 points divided by 1,000 (so
+//! a series checked
+//! at every point stays within it by the union bound; consecutive checks
+//! overlap, so it is conservative), times a factor simulated on noise
+//! ([`CALIBRATION`], `examples/cp_delay.rs`) that gives the union bound's
+//! slack back.
+//!
+//! Correlated noise (runs of high points together) would look like a step:
+//! the lag-1 autocorrelation ρ of the reference's ranks (when positive, plus
+//! one standard error) makes each tail worth fewer independent points, and a
+//! p-value p counts as p^((1-ρ)/(1+ρ)).
+
+use std::sync::OnceLock;
+
+/// Tail lengths tested.
+pub const TAILS: [usize; 11] = [3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
+/// The newest points of the current segment used as the reference.
+pub const MAX_REFERENCE: usize = 200;
+/// The fewest reference points a tail is tested against.
+pub const MIN_REFERENCE: usize = 16;
+/// Reference levels, as the share of its points above the level (0: its
+/// largest point).
+const LEVELS: [f64; 4] = [0.0, 0.05, 0.2, 0.5];
+/// The union bound's slack, simulated on independent noise checked at every
+/// point of 1,000-point series (`examples/cp_delay.rs`): the per-test
+/// budget is multiplied by it and false alarms stay within the rate.
+pub const CALIBRATION: f64 = 10.0;
+
+/// A change found at the end of a series.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EndChange {
+    /// The tail length that made it.
+    pub tail: usize,
+    /// +1: the tail is higher; -1: lower.
+    pub direction: i8,
+    /// The test's p-value, corrected for correlation.
+    pub p: f64,
+    /// The false-alarm rate per 1,000 points at which it would just be
+    /// called (the smallest over the tests).
+    pub rate: f64,
+}
+
+fn ln_factorials() -> &'static [f64] {
+    static T: OnceLock<Vec<f64>> = OnceLock::new();
+    T.get_or_init(|| {
+        let mut v = vec![0.0; MAX_REFERENCE + 64];
+        for i in 1..v.len() {
+            v[i] = v[i - 1] + (i as f64).ln();
+        }
+        v
+    })
+}
+
+fn ln_choose(n: usize, k: usize) -> f64 {
+    let f = ln_factorials();
+    if k > n || n >= f.len() {
+        return f64::NEG_INFINITY;
+    }
+    f[n] - f[k] - f[n - k]
+}
+
+/// P(at least m of the k tail points are beyond the reference's j-th most
+/// extreme point), n reference points, independent noise.
+pub fn exceed_p(n: usize, k: usize, j: usize, m: usize) -> f64 {
+    if m == 0 {
+        return 1.0;
+    }
+    let draw = m + j - 1;
+    let total = n + k;
+    if draw > total {
+        return 0.0;
+    }
+    let denom = ln_choose(total, draw);
+    let mut p = 0.0;
+    for x in m..=k.min(draw) {
+        if draw - x > n {
+            continue;
+        }
+        p += (ln_choose(k, x) + ln_choose(n, draw - x) - denom).exp();
+    }
+    p.min(1.0)
+}
+
+/// Each level's share of a check's budget: the reference's largest point
+/// gets the most (a big step's first points go beyond it).
+const LEVEL_SHARE: [f64; 4] = [0.4, 0.2, 0.2, 0.2];
+
+/// The share of a check's budget given to one test (tail k, level index l,
+/// one direction): the level's share, split over the tails in proportion to
+/// 1/k (short tails decide early, when a step is big), then over the two
+/// directions. The shares add up to 1.
+pub fn share(k: usize, l: usize) -> f64 {
+    let sum: f64 = TAILS.iter().map(|&t| 1.0 / t as f64).sum();
+    LEVEL_SHARE.get(l).copied().unwrap_or(0.0) * (1.0 / k as f64) / sum / 2.0
+}
+
+/// The p-value at or below which one check's test of share `w` calls a
+/// change, at the false-alarm rate `alpha` per 1,000 points.
+pub fn test_level(alpha: f64, w: f64) -> f64 {
+    alpha / 1000.0 * w * CALIBRATION
+}
+
+/// The lag-1 autocorrelation of `x`'s ranks when positive, raised by its
+/// standard error (twice below 64 points), else 0.
+fn rank_rho(x: &[f64]) -> f64 {
+    let n = x.len();
+    if n < 4 {
+        return 0.0;
+    }
+    let mut idx: Vec<usize> = (0..n).collect();
+    idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
+    let mut r = vec![0.0; n];
+    for (rank, &i) in idx.iter().enumerate() {
+        r[i] = rank as f64;
+    }
+    let mean = (n - 1) as f64 / 2.0;
+    let (mut num, mut den) = (0.0, 0.0);
+    for i in 0..n {
+        let d = r[i] - mean;
+        den += d * d;
+        if i + 1 < n {
+            num += d * (r[i + 1] - mean);
+        }
+    }
+    let rho = if den > 0.0 { num / den } else { 0.0 };
+    if rho > 0.0 {
+        // On the safe side: one standard error above, two for the short
+        // references a new series has (they estimate it poorly, and a
+        // series' first points are where correlated noise looks most like
+        // a step).
+        let errors = if n < 64 { 2.0 } else { 1.0 };
+        (rho + errors / (n as f64).sqrt()).min(0.9)
+    } else {
+        0.0
+    }
+}
+
+/// The strongest test of the tail of `segment` (the points since the last
+/// change point) against the points before it: `None` when the segment is
+/// too short to test.
+pub fn strongest(segment: &[f64]) -> Option<EndChange> {
+    if segment.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let mut best: Option<EndChange> = None;
+    let mut sorted: Vec<f64> = Vec::with_capacity(MAX_REFERENCE);
+    for &k in &TAILS {
+        if segment.len() < k + MIN_REFERENCE {
+            break;
+        }
+        let tail = &segment[segment.len() - k..];
+        let before = &segment[..segment.len() - k];
+        let reference = &before[before.len().saturating_sub(MAX_REFERENCE)..];
+        let n = reference.len();
+        sorted.clear();
+        sorted.extend_from_slice(reference);
+        sorted.sort_unstable_by(|a, b| a.total_cmp(b));
+        // Measured on each reference: a shorter tail's reference holds the
+        // new level's first points, which look like correlation.
+        let rho = rank_rho(reference);
+        let shrink = (1.0 - rho) / (1.0 + rho);
+        let mut seen = Vec::with_capacity(LEVELS.len());
+        for (l, &above) in LEVELS.iter().enumerate() {
+            let j = ((above * n as f64).floor() as usize + 1).min(n);
+            if seen.contains(&j) {
+                continue;
+            }
+            seen.push(j);
+            let w = share(k, l);
+            let hi = sorted[n - j];
+            let lo = sorted[j - 1];
+            for (direction, m) in [
+                (1i8, tail.iter().filter(|&&v| v > hi).count()),
+                (-1i8, tail.iter().filter(|&&v| v < lo).count()),
+            ] {
+                let p = exceed_p(n, k, j, m).powf(shrink);
+                // The rate at which this test would just call it.
+                let rate = (p / test_level(1.0, w)).min(1.0);
+                if best.is_none_or(|b| rate < b.rate) {
+                    best = Some(EndChange {
+                        tail: k,
+                        direction,
+                        p,
+                        rate,
+                    });
+                }
+            }
+        }
+    }
+    best
+}
+
+/// A change at the end of `segment` at the false-alarm rate `alpha` per
+/// 1,000 points, or `None`.
+pub fn end_change(segment: &[f64], alpha: f64) -> Option<EndChange> {
+    strongest(segment).filter(|c| c.rate <= alpha)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::rng::SplitMix64;
+
+    #[test]
+    fn the_exceedance_tail_is_exact() {
+        // All three beyond the largest of 100: 1 / C(103, 3).
+        let p = exceed_p(100, 3, 1, 3);
+        assert!((p - 1.0 / 176_851.0).abs() < 1e-12, "{p}");
+        // At least one of one beyond the largest of n: 1 / (n + 1).
+        assert!((exceed_p(9, 1, 1, 1) - 0.1).abs() < 1e-12);
+        // Beyond the median of many, each point about a coin toss.
+        let p = exceed_p(199, 2, 100, 2);
+        assert!((p - 0.25).abs() < 0.01, "{p}");
+        // By simulation: 5 of 10 beyond the 80th percentile of 50.
+        let mut rng = SplitMix64::new(7);
+        let (trials, mut hits) = (200_000, 0);
+        for _ in 0..trials {
+            let mut r: Vec<f64> = (0..50).map(|_| rng.next_f64()).collect();
+            r.sort_by(|a, b| a.total_cmp(b));
+            let level = r[50 - 11];
+            let m = (0..10).filter(|_| rng.next_f64() > level).count();
+            hits += usize::from(m >= 5);
+        }
+        let sim = hits as f64 / trials as f64;
+        let exact = exceed_p(50, 10, 11, 5);
+        assert!(
+            (sim - exact).abs() < 4.0 * (exact / trials as f64).sqrt() + 1e-4,
+            "{sim} {exact}"
+        );
+    }
+
+    #[test]
+    fn a_big_step_is_called_within_a_few_points_and_one_outlier_never() {
+        let mut rng = SplitMix64::new(1);
+        let mut x: Vec<f64> = (0..300).map(|_| 100.0 + rng.normal()).collect();
+        // One wild point is not a step.
+        x.push(150.0);
+        assert!(end_change(&x, 0.01).is_none());
+        x.pop();
+        // A 10-sigma step: called by its third point.
+        for i in 0..3 {
+            x.push(110.0 + rng.normal());
+            let c = end_change(&x, 0.01);
+            if i < 2 {
+                assert!(c.is_none(), "{i}: {c:?}");
+            } else {
+                let c = c.expect("three points at a new level");
+                assert_eq!(c.direction, 1);
+                assert_eq!(c.tail, 3);
+            }
+        }
+    }
+
+    #[test]
+    fn correlated_noise_counts_for_less() {
+        let mut rng = SplitMix64::new(3);
+        let mut v = 0.0;
+        let x: Vec<f64> = (0..200)
+            .map(|_| {
+                v = 0.8 * v + rng.normal();
+                v
+            })
+            .collect();
+        assert!(rank_rho(&x) > 0.7);
+        // Independent noise: at most a little above its standard error.
+        let iid: Vec<f64> = (0..200).map(|_| rng.normal()).collect();
+        assert!(rank_rho(&iid) < 0.3, "{}", rank_rho(&iid));
+        // The same high points, in runs: a tail of them is not a step.
+        let mut runs: Vec<f64> = x.clone();
+        runs.extend([3.0, 3.1, 2.9, 3.2, 3.0, 2.8]);
+        let plain: Vec<f64> = iid
+            .iter()
+            .copied()
+            .chain([3.0, 3.1, 2.9, 3.2, 3.0, 2.8])
+            .collect();
+        let (pr, pp) = (strongest(&runs).unwrap(), strongest(&plain).unwrap());
+        assert!(pr.rate > pp.rate * 10.0, "{pr:?} {pp:?}");
+    }
+}
