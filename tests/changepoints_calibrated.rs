@@ -104,3 +104,53 @@ fn a_three_sigma_step_is_found_where_it_is() {
         }
     }
 }
+
+#[test]
+fn steps_are_called_within_a_few_points_of_arriving_and_placed_where_they_are() {
+    use tardy::history::simulate::delay;
+    let cal = Detector::Calibrated(0.01);
+    // After 200 points of Gaussian noise, checked after every new point:
+    // the median number of points at the new level when the step is called
+    // (docs/changepoints.md: 3, 4 and 13 with 150 series a cell; the bounds
+    // leave room for 40 series' median).
+    for (size, most, seed) in [(10.0, 4, 11), (4.0, 6, 12), (2.0, 16, 13)] {
+        let d = delay(Regime::Gaussian, cal, 200, size, 40, 40, seed);
+        assert!(
+            d.median <= most,
+            "{size} sigma: called after {} points",
+            d.median
+        );
+        assert!(
+            d.found >= 0.9,
+            "{size} sigma: found in {:.0}%",
+            d.found * 100.0
+        );
+        assert!(
+            d.placed >= 0.75,
+            "{size} sigma: placed in {:.0}%",
+            d.placed * 100.0
+        );
+    }
+    // A short series: 20 points, then a 4-sigma step.
+    let d = delay(Regime::Gaussian, cal, 20, 4.0, 30, 40, 14);
+    assert!(d.found >= 0.9 && d.median <= 14, "{d:?}");
+}
+
+#[test]
+fn the_end_test_alone_stays_within_its_half_of_the_rate_as_points_arrive() {
+    use tardy::history::simulate::end_test_false_alarm_rate;
+    // Checked after every point of 400: at most 0.5% per 1,000 points, so
+    // 0.2% of these series, within three standard errors.
+    for (k, regime) in [Regime::HeavyTailed, Regime::Autocorrelated(0.6)]
+        .into_iter()
+        .enumerate()
+    {
+        let rate = end_test_false_alarm_rate(regime, 0.005, 400, 60, 40 + k as u64);
+        assert!(
+            rate <= bound(0.002, 60),
+            "{}: {:.1}% of noise series",
+            regime.name(),
+            rate * 100.0
+        );
+    }
+}

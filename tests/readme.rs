@@ -7,6 +7,8 @@
 //!
 //! In a block of `$ command` lines, each command runs on its own, and when the output
 //! shown under it is a `tardy: error:` line, the command must fail with that line.
+//! A block marked `<!-- readme-test: golden -->` (deterministic output) must print
+//! exactly what it shows, so the page cannot drift from the program.
 //! Any other shell block runs whole, as one script, and must succeed.
 
 mod common;
@@ -19,6 +21,7 @@ struct Block {
     lang: String,
     body: Vec<String>,
     skip: Option<String>,
+    golden: bool,
 }
 
 fn blocks(readme: &str) -> Vec<Block> {
@@ -40,6 +43,7 @@ fn blocks(readme: &str) -> Vec<Block> {
                         lang: rest.trim().to_string(),
                         body: Vec::new(),
                         skip,
+                        golden: last_text.trim() == "<!-- readme-test: golden -->",
                     });
                 }
             }
@@ -73,6 +77,8 @@ fn shell(dir: &Path, script: &str) -> std::process::Output {
         .current_dir(dir)
         .env("PATH", path)
         .env("NO_COLOR", "1")
+        // Golden outputs are drawn for a 100-column terminal.
+        .env("COLUMNS", "100")
         .env_remove("TARDY_DB")
         // The scratch directory is no git repository, whatever holds it.
         .env("GIT_CEILING_DIRECTORIES", dir.parent().unwrap_or(dir))
@@ -132,12 +138,24 @@ fn every_shell_block_in_the_readme_runs_as_written() {
                             b.line
                         );
                     }
-                    None => assert!(
-                        out.status.success(),
-                        "README.md:{}: `{cmd}` failed ({:?}):\n{err}",
-                        b.line,
-                        out.status.code()
-                    ),
+                    None => {
+                        assert!(
+                            out.status.success(),
+                            "README.md:{}: `{cmd}` failed ({:?}):\n{err}",
+                            b.line,
+                            out.status.code()
+                        );
+                        if b.golden {
+                            let got = String::from_utf8_lossy(&out.stdout);
+                            let got: Vec<&str> = got.lines().map(str::trim_end).collect();
+                            let want: Vec<&str> = output.iter().map(|l| l.trim_end()).collect();
+                            assert_eq!(
+                                got, want,
+                                "README.md:{}: `{cmd}` prints something else than the README shows",
+                                b.line
+                            );
+                        }
+                    }
                 }
                 ran += 1;
                 i += 1;
