@@ -367,7 +367,7 @@ fn from_a_saved_run_to_the_culprit_commit() {
     // Six points are too few for the calibrated detector (it says so); Otava's
     // t-test calls the 8x step.
     let out = run_ok(d, &["detect"]);
-    assert!(out.contains("1 series has fewer than 24 points"), "{out}");
+    assert!(out.contains("1 series has fewer than 19 points"), "{out}");
     let report = json(d, &["detect", "--otava", "--json"]);
     // The 8x step, whatever else the noise of a loaded machine adds.
     let alert = report["new_alerts"]

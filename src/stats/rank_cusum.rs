@@ -40,9 +40,11 @@ use super::rank_cusum_null;
 
 /// The shortest interval searched.
 pub const MIN_LEN: usize = 24;
-/// Below this many points a change cannot reach the default rate: even a step
-/// with every point after it above every point before needs about 12 a side.
-pub const MIN_POINTS: usize = 24;
+/// Below this many points no change can be called: the end test
+/// ([`super::sequential`]) needs its shortest tail and a reference of
+/// [`super::sequential::MIN_REFERENCE`] points before it (the whole-series
+/// search needs [`MIN_LEN`]).
+pub const MIN_POINTS: usize = super::sequential::MIN_REFERENCE + super::sequential::TAILS[0];
 /// Splits closer than this to an interval's edge are not considered.
 pub const EDGE: usize = 3;
 
