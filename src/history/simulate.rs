@@ -170,14 +170,24 @@ pub fn sequential_false_alarm_rate(
     trials: usize,
     seed: u64,
 ) -> f64 {
+    noise_share(regime, n, trials, seed, |s| {
+        (start..=n)
+            .step_by(every.max(1))
+            .any(|m| !detector.indices(&s[..m]).is_empty())
+    })
+}
+
+/// The share of `trials` noise series of `n` points for which `alarm` is true.
+fn noise_share(
+    regime: Regime,
+    n: usize,
+    trials: usize,
+    seed: u64,
+    alarm: impl Fn(&[f64]) -> bool,
+) -> f64 {
     let mut rng = SplitMix64::new(seed);
     let hits = (0..trials)
-        .filter(|_| {
-            let s = series(regime, n, None, &mut rng);
-            (start..=n)
-                .step_by(every.max(1))
-                .any(|m| !detector.indices(&s[..m]).is_empty())
-        })
+        .filter(|_| alarm(&series(regime, n, None, &mut rng)))
         .count();
     hits as f64 / trials.max(1) as f64
 }
@@ -248,14 +258,9 @@ pub fn end_test_false_alarm_rate(
     seed: u64,
 ) -> f64 {
     use crate::stats::sequential;
-    let mut rng = SplitMix64::new(seed);
-    let hits = (0..trials)
-        .filter(|_| {
-            let s = series(regime, n, None, &mut rng);
-            (1..=n).any(|m| sequential::end_change(&s[..m], alpha).is_some())
-        })
-        .count();
-    hits as f64 / trials.max(1) as f64
+    noise_share(regime, n, trials, seed, |s| {
+        (1..=n).any(|m| sequential::end_change(&s[..m], alpha).is_some())
+    })
 }
 
 /// How soon a step is called as the points after it arrive.
