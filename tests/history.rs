@@ -433,7 +433,7 @@ fn a_corrupt_or_newer_database_is_refused_and_left_alone() {
     fails_with(
         d,
         &["list"],
-        "schema version 99, newer than this tardy understands (2)",
+        "schema version 99, newer than this tardy understands (3)",
     );
 
     // Some other application's SQLite database.

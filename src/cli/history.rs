@@ -169,7 +169,7 @@ Change points are kept when significant after Benjamini-Hochberg across all seri
 into one alert per commit range (a change found again joins the alert already open), and called an environment \
 change when the machine's fingerprint changed at the same point. --fail-on-regression exits 1 while a regression \
 alert is open, new or not, until it is acknowledged or dismissed.",
-        after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression\n  tardy history detect --false-alarm-rate 0.001      (one false alert in 1,000 series of 1,000 builds)\n  tardy history detect --otava --p-value 0.001       (Otava 0.8, exactly)"
+        after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression\n  tardy history detect --false-alarm-rate 0.001      (one false alert in 1,000 series of 1,000 builds)\n  tardy history detect --otava --p-value 0.001       (Otava 0.8, exactly)\n  tardy history detect --ends 256                    (each test's end only, as the server checks)"
     )]
     Detect {
         series: Vec<String>,
@@ -183,6 +183,12 @@ alert is open, new or not, until it is acknowledged or dismissed.",
         /// Recompute every series from scratch.
         #[arg(long)]
         full: bool,
+        /// Check each test of a suite only at its end, over the suite's
+        /// newest N points (what `tardy serve` does after each upload, with
+        /// N = 256): work bounded by N, not by the history's length. Series
+        /// (a suite's total too) are still searched whole.
+        #[arg(long, value_name = "N", conflicts_with = "full")]
+        ends: Option<usize>,
         /// Exit 1 while an open alert (new or earlier, not acknowledged or
         /// dismissed) holds a regression that is not an environment change.
         #[arg(long)]
@@ -476,9 +482,16 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             cp,
             fdr,
             full,
+            ends,
             fail_on_regression,
             json: as_json,
         } => {
+            if ends.is_some_and(|w| w < tardy::stats::rank_cusum::MIN_POINTS) {
+                return Err(format!(
+                    "--ends must be at least {} points (the end test's shortest tail and reference)",
+                    tardy::stats::rank_cusum::MIN_POINTS
+                ));
+            }
             if !(fdr > 0.0 && fdr <= 1.0) {
                 return Err(format!("--fdr must be in (0, 1], got {fdr}"));
             }
@@ -487,6 +500,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 fdr,
                 filter: filter.point_filter()?,
                 full,
+                window: ends,
                 ..DetectOptions::default()
             };
             let mut db = open(&args.db).map_err(err)?;

@@ -162,6 +162,7 @@ fn run(args: ServeArgs) -> Result<(), String> {
     )?;
     opts.detect = (!args.no_detect).then(|| tardy::history::detect::DetectOptions {
         changepoint: method,
+        window: Some(tardy::history::detect::SERVER_WINDOW),
         ..Default::default()
     });
     let tokens = opts.tokens.len();

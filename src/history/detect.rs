@@ -128,7 +128,18 @@ pub struct DetectOptions {
     /// side: with one point a side has no spread, and the t-test calls any
     /// difference certain.
     pub min_side: usize,
+    /// Check the tests of a suite only at their end, over this many of the
+    /// suite's newest points (`tardy serve` after each upload): work bounded
+    /// by the suite's size and the window, not by the history's length. The
+    /// series themselves (a suite's total too) are always searched whole.
+    pub window: Option<usize>,
 }
+
+/// The window a server checks each test's end over: the end test's longest
+/// tail and reference, and room for tests that skipped a few runs.
+pub const SERVER_WINDOW: usize = crate::stats::sequential::MAX_REFERENCE
+    + crate::stats::sequential::TAILS[crate::stats::sequential::TAILS.len() - 1]
+    + 24;
 
 impl Default for DetectOptions {
     fn default() -> Self {
@@ -138,6 +149,7 @@ impl Default for DetectOptions {
             filter: PointFilter::default(),
             full: false,
             min_side: 2,
+            window: None,
         }
     }
 }
@@ -317,8 +329,41 @@ pub fn detect(
             let points = store.points(series.id, &opts.filter)?;
             examine(None, &points)?;
             drop(points);
-            if series.kind == SeriesKind::Suite {
-                store.for_each_test(series.id, &opts.filter, &mut |t, p| examine(Some(t), p))?;
+            if series.kind != SeriesKind::Suite {
+                continue;
+            }
+            match (opts.window, &opts.changepoint) {
+                (Some(window), Method::Calibrated(o)) => {
+                    let w = store.test_window(series.id, &opts.filter, window)?;
+                    for (key, ix, cp) in window_ends(&w, &alerted, o) {
+                        report.series += 1;
+                        report.incremental += 1;
+                        report.change_points += 1;
+                        family.push(cp.stats.pvalue);
+                        let test = &w.tests[key];
+                        found.push(Found {
+                            series: si,
+                            test: Some(test.clone()),
+                            alerted: false,
+                            prev: w.points[ix - 1].clone(),
+                            point: w.points[ix].clone(),
+                            cp,
+                        });
+                    }
+                    let quiet = w.tests.len().saturating_sub(
+                        found
+                            .iter()
+                            .filter(|f| f.series == si && f.test.is_some())
+                            .count(),
+                    );
+                    report.series += quiet;
+                    report.incremental += quiet;
+                    family.extend(std::iter::repeat_n(1.0, quiet));
+                }
+                _ => {
+                    store
+                        .for_each_test(series.id, &opts.filter, &mut |t, p| examine(Some(t), p))?;
+                }
             }
         }
     }
@@ -384,6 +429,67 @@ pub fn detect(
     }
     report.new_alerts.sort_by_key(|a| a.id);
     Ok(report)
+}
+
+/// The end of every test of a suite that ran at the window's newest point,
+/// each over its points since its last alerted change: (test row, index of
+/// the first point after the change in the window's points, the change).
+fn window_ends(
+    w: &crate::store::TestWindow,
+    alerted: &HashSet<(i64, i64)>,
+    o: &rank_cusum::Options,
+) -> Vec<(usize, usize, ChangePoint)> {
+    let n = w.points.len();
+    if n < rank_cusum::MIN_POINTS {
+        return Vec::new();
+    }
+    let check = |t: usize| -> Option<(usize, usize, ChangePoint)> {
+        let row = w.row(t);
+        if row[n - 1].is_nan() {
+            return None;
+        }
+        let test_key = w.tests[t].id;
+        let mut at: Vec<usize> = (0..n).filter(|&i| !row[i].is_nan()).collect();
+        if let Some(k) = at
+            .iter()
+            .rposition(|&i| alerted.contains(&(test_key, w.points[i].id)))
+        {
+            at.drain(..k);
+        }
+        if at.len() < rank_cusum::MIN_POINTS {
+            return None;
+        }
+        let values: Vec<f64> = at.iter().map(|&i| f64::from(row[i])).collect();
+        let cp = rank_cusum::detect_end(&values, o).change_points.pop()?;
+        let ix = at[cp.index];
+        Some((t, ix, cp))
+    };
+    // Two halves on two threads: the check is pure and a suite's tests are
+    // many.
+    let rows = w.tests.len();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |p| p.get())
+        .clamp(1, 4);
+    let per = rows.div_ceil(threads).max(1);
+    let mut out: Vec<(usize, usize, ChangePoint)> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..rows)
+            .step_by(per)
+            .map(|start| {
+                let check = &check;
+                s.spawn(move || {
+                    (start..(start + per).min(rows))
+                        .filter_map(check)
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    });
+    out.sort_by_key(|f| f.0);
+    out
 }
 
 /// Merge alerts whose ranges (from, to] overlap into one whose range is

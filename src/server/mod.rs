@@ -70,7 +70,10 @@ impl ServeOptions {
             read_budget: Duration::from_secs(20),
             max_connections: 512,
             max_per_client: 64,
-            detect: Some(crate::history::detect::DetectOptions::default()),
+            detect: Some(crate::history::detect::DetectOptions {
+                window: Some(crate::history::detect::SERVER_WINDOW),
+                ..Default::default()
+            }),
         }
     }
 }

@@ -22,6 +22,7 @@ pub use compare::{Estimate, Verdict};
 pub use ratio::{RatioEstimate, ratio_of_geomeans};
 pub use summary::{Summary, summarize};
 pub mod bootstrap;
+pub mod boundary;
 pub mod changepoint;
 pub mod compare;
 pub mod ministat;

@@ -530,6 +530,23 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     finish(series, found, opts, f)
 }
 
+/// Only the check of the series' end ([`super::sequential`], at half the
+/// rate, as in [`detect`]): what a server runs on each test of a suite as
+/// an upload arrives, over the points since the test's last change. The
+/// whole-series search runs with [`detect`] (`tardy history detect`).
+pub fn detect_end(series: &[f64], opts: &Options) -> Detection {
+    if opts.validate().is_err() || series.iter().any(|v| !v.is_finite()) {
+        return Detection {
+            long_run_factor: 1.0,
+            ..Detection::default()
+        };
+    }
+    let found: Vec<Found> = end_found(series, &[], opts.false_alarm / 2.0)
+        .into_iter()
+        .collect();
+    finish(series, found, opts, 1.0)
+}
+
 /// A change at the series' end since the last change point found
 /// ([`super::sequential`]), placed where the rank CUSUM of the newest
 /// points splits best; `None` when there is none or it is one found already.

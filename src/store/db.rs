@@ -64,6 +64,27 @@ pub struct TestId {
     pub name: String,
 }
 
+/// The newest points of a suite and every test's durations at them: what a
+/// check of the series' end needs, read in one row per point.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TestWindow {
+    /// The suite's newest points, oldest first.
+    pub points: Vec<Point>,
+    /// Every test of the suite, in id order.
+    pub tests: Vec<TestId>,
+    /// Row `t` (test `tests[t]`) holds its duration at each point, NaN where
+    /// the test did not run: `values[t * points.len() + i]`.
+    pub values: Vec<f32>,
+}
+
+impl TestWindow {
+    /// Test `t`'s durations, NaN where it did not run.
+    pub fn row(&self, t: usize) -> &[f32] {
+        let n = self.points.len();
+        &self.values[t * n..(t + 1) * n]
+    }
+}
+
 /// Called with each test of a suite and its points.
 pub type TestVisitor<'a> = dyn FnMut(&TestId, &[Point]) -> Result<(), DbError> + 'a;
 
@@ -95,6 +116,14 @@ pub trait History {
         filter: &PointFilter,
         f: &mut TestVisitor<'_>,
     ) -> Result<(), DbError>;
+    /// The newest `points` points of a suite series (filtered), with every
+    /// test's durations at them.
+    fn test_window(
+        &self,
+        series_id: i64,
+        filter: &PointFilter,
+        points: usize,
+    ) -> Result<TestWindow, DbError>;
     fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError>;
     fn detection(&self, key: &DetectionKey) -> Result<Option<DetectionState>, DbError>;
     /// Point ids already in an alert for this series (and test key).

@@ -12,9 +12,10 @@ pub mod schema;
 pub mod sql;
 pub mod sqlite;
 pub mod sqlstore;
+pub mod vector;
 
 pub use atomic::{StoreError, check_writable, write_atomic};
-pub use db::{Batch, DbError, DetectionKey, History, TestId};
+pub use db::{Batch, DbError, DetectionKey, History, TestId, TestWindow};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use sqlstore::SqlStore;

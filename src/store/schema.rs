@@ -7,7 +7,7 @@
 //! [`LATEST`] was written by a newer tardy and is refused, never altered.
 
 /// The newest schema version this tardy knows.
-pub const LATEST: i64 = 2;
+pub const LATEST: i64 = 3;
 
 /// Where the SQL runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -151,6 +151,17 @@ CREATE TABLE uploads (
     UNIQUE (project_id, run_id)
 );
 CREATE INDEX uploads_by_time ON uploads (project_id, received_at)
+",
+    ),
+    (
+        3,
+        "
+CREATE TABLE test_vectors (
+    point_id BIGINT PRIMARY KEY REFERENCES points(id),
+    body TEXT NOT NULL
+);
+CREATE INDEX test_results_by_point ON test_results (point_id);
+ALTER TABLE alerts ADD COLUMN boundary TEXT
 ",
     ),
 ];

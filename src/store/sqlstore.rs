@@ -4,13 +4,14 @@
 
 use std::collections::HashMap;
 
-use super::db::{Batch, DbError, DetectionKey, History, TestId, TestVisitor};
+use super::db::{Batch, DbError, DetectionKey, History, TestId, TestVisitor, TestWindow};
 use super::history::{
     Alert, AlertMember, AlertState, Annotation, DetectionState, Direction, MachineInfo, Point,
     PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, now_s,
 };
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use super::sql::{Conn, Row, Value};
+use super::vector;
 use crate::probe::Fingerprint;
 use crate::sql_args;
 
@@ -203,6 +204,166 @@ impl<C: Conn> SqlStore<C> {
     }
 
     /// The batches' rows, inside the caller's transaction.
+    /// Every test of a suite, in id order.
+    fn tests_by_id(&self, series_id: i64) -> Result<Vec<TestId>, DbError> {
+        let mut tests: Vec<TestId> = Vec::new();
+        self.conn.query_each(
+            "SELECT id, name FROM tests WHERE series_id = ?1 ORDER BY id",
+            sql_args!(series_id),
+            &mut |r| {
+                tests.push(TestId {
+                    id: r.i64(0)?,
+                    name: r.text(1)?,
+                });
+                Ok(())
+            },
+        )?;
+        Ok(tests)
+    }
+
+    /// The durations of `tests` (in id order) at `pts`: row t, column i at
+    /// `t * pts.len() + i`, NaN where the test did not run. Points stored
+    /// before vectors existed are read from their rows once and given one.
+    fn durations(&self, pts: &[Point], tests: &[TestId]) -> Result<Vec<f32>, DbError> {
+        let n = pts.len();
+        let mut values = vec![f32::NAN; tests.len() * n];
+        if n == 0 || tests.is_empty() {
+            return Ok(values);
+        }
+        let (first, last) = (tests[0].id, tests[tests.len() - 1].id);
+        let column: HashMap<i64, usize> = pts.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+        let mut have = vec![false; n];
+        let mut place = |col: usize, entries: &[(i64, f32)]| {
+            // Entries and tests are both in id order: one merge.
+            let start = entries.partition_point(|e| e.0 < first);
+            let mut row = 0;
+            for &(id, d) in &entries[start..] {
+                if id > last {
+                    break;
+                }
+                while tests[row].id < id {
+                    row += 1;
+                }
+                if tests[row].id == id {
+                    values[row * n + col] = d;
+                }
+            }
+        };
+        for chunk in pts.chunks(500) {
+            let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
+            let ids: Vec<Value> = chunk.iter().map(|p| Value::from(p.id)).collect();
+            self.conn.query_each(
+                &format!(
+                    "SELECT point_id, body FROM test_vectors WHERE point_id IN ({})",
+                    placeholders.join(", ")
+                ),
+                &ids,
+                &mut |r| {
+                    let id = r.i64(0)?;
+                    let body = r.text(1)?;
+                    if let (Some(&col), Some(entries)) = (column.get(&id), vector::decode(&body)) {
+                        place(col, &entries);
+                        have[col] = true;
+                    }
+                    Ok(())
+                },
+            )?;
+        }
+        for (col, p) in pts.iter().enumerate() {
+            if have[col] {
+                continue;
+            }
+            let mut entries: Vec<(i64, f64)> = Vec::new();
+            self.conn.query_each(
+                "SELECT test_id, duration FROM test_results WHERE point_id = ?1",
+                sql_args!(p.id),
+                &mut |r| {
+                    entries.push((r.i64(0)?, r.f64(1)?));
+                    Ok(())
+                },
+            )?;
+            let body = vector::encode(&entries);
+            if let Some(decoded) = vector::decode(&body) {
+                place(col, &decoded);
+            }
+            self.conn.execute(
+                "INSERT INTO test_vectors (point_id, body) VALUES (?1, ?2) ON CONFLICT (point_id) DO NOTHING",
+                sql_args!(p.id, body),
+            )?;
+        }
+        Ok(values)
+    }
+
+    /// The ids of every test a batch names, the new ones inserted many per
+    /// statement (one statement per test held a 100,000-test upload to
+    /// PostgreSQL's round trips).
+    fn test_ids<'b>(
+        c: &C,
+        series_id: i64,
+        batch: &'b Batch,
+    ) -> Result<HashMap<&'b str, i64>, DbError> {
+        let mut names: Vec<&str> = batch
+            .points
+            .iter()
+            .flat_map(|p| p.tests.iter().map(|t| t.name.as_str()))
+            .collect();
+        if names.is_empty() {
+            return Ok(HashMap::new());
+        }
+        names.sort_unstable();
+        names.dedup();
+        let mut known: HashMap<String, i64> = HashMap::new();
+        c.query_each(
+            "SELECT id, name FROM tests WHERE series_id = ?1",
+            sql_args!(series_id),
+            &mut |r| {
+                known.insert(r.text(1)?, r.i64(0)?);
+                Ok(())
+            },
+        )?;
+        let missing: Vec<&str> = names
+            .iter()
+            .copied()
+            .filter(|n| !known.contains_key(*n))
+            .collect();
+        for chunk in missing.chunks(500) {
+            let mut args: Vec<Value> = Vec::with_capacity(chunk.len() * 2);
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|r| format!("(?{}, ?{})", 2 * r + 1, 2 * r + 2))
+                .collect();
+            for n in chunk {
+                args.extend_from_slice(sql_args!(series_id, *n));
+            }
+            c.execute(
+                &format!(
+                    "INSERT INTO tests (series_id, name) VALUES {} ON CONFLICT (series_id, name) DO NOTHING",
+                    rows.join(", ")
+                ),
+                &args,
+            )?;
+        }
+        if !missing.is_empty() {
+            known.clear();
+            c.query_each(
+                "SELECT id, name FROM tests WHERE series_id = ?1",
+                sql_args!(series_id),
+                &mut |r| {
+                    known.insert(r.text(1)?, r.i64(0)?);
+                    Ok(())
+                },
+            )?;
+        }
+        names
+            .into_iter()
+            .map(|n| match known.get(n) {
+                Some(&id) => Ok((n, id)),
+                None => Err(DbError::Invalid(format!(
+                    "internal: test '{n}' was not stored"
+                ))),
+            })
+            .collect()
+    }
+
     fn insert_batches(c: &C, project: i64, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
         let mut out = vec![Vec::new(); batches.len()];
         let mut fingerprints: HashMap<String, i64> = HashMap::new();
@@ -242,7 +403,7 @@ impl<C: Conn> SqlStore<C> {
                 )?
                 .i64(0)?;
             let mut ids = Vec::with_capacity(batch.points.len());
-            let mut test_ids: HashMap<String, i64> = HashMap::new();
+            let test_ids = Self::test_ids(c, series_id, batch)?;
             let mut by_ptr: HashMap<*const crate::probe::Fingerprint, i64> = HashMap::new();
             // Points go in by multi-row INSERTs of CHUNK rows (one statement per row
             // held PostgreSQL to ~10k points/s); their ids come back sorted, since
@@ -369,87 +530,33 @@ impl<C: Conn> SqlStore<C> {
                     }
                 }
                 flush(&mut sample_args)?;
-                // Test results, also many rows per statement.
-                let mut result_args: Vec<Value> = Vec::new();
-                let mut pending: HashMap<(i64, i64), usize> = HashMap::new();
-                let flush_results = |args: &mut Vec<Value>,
-                                     pending: &mut HashMap<(i64, i64), usize>|
-                 -> Result<(), DbError> {
-                    if args.is_empty() {
-                        return Ok(());
-                    }
-                    let rows: Vec<String> = (0..args.len() / 4)
-                        .map(|r| {
-                            format!(
-                                "(?{}, ?{}, ?{}, ?{})",
-                                4 * r + 1,
-                                4 * r + 2,
-                                4 * r + 3,
-                                4 * r + 4
-                            )
-                        })
-                        .collect();
-                    c.execute(
-                        &format!(
-                            "INSERT INTO test_results (test_id, point_id, duration, status) VALUES {}
-                             ON CONFLICT (test_id, point_id) DO UPDATE SET duration = excluded.duration",
-                            rows.join(", ")
-                        ),
-                        args,
-                    )?;
-                    args.clear();
-                    pending.clear();
-                    Ok(())
-                };
                 for (p, &id) in chunk.iter().zip(&chunk_ids) {
-                    for test in &p.tests {
-                        let test_id = match test_ids.get(&test.name) {
-                            Some(&t) => t,
-                            None => {
-                                c.execute(
-                                    "INSERT INTO tests (series_id, name) VALUES (?1, ?2) ON CONFLICT (series_id, name) DO NOTHING",
-                                    sql_args!(series_id, &test.name),
-                                )?;
-                                let t = c
-                                    .query_one(
-                                        "SELECT id FROM tests WHERE series_id = ?1 AND name = ?2",
-                                        sql_args!(series_id, &test.name),
-                                    )?
-                                    .i64(0)?;
-                                test_ids.insert(test.name.clone(), t);
-                                t
-                            }
-                        };
-                        if !test.duration.is_finite() {
-                            return Err(DbError::Invalid(format!(
-                                "test '{}': duration is not a finite number",
-                                test.name
-                            )));
-                        }
-                        // A repeated (test, point) keeps its last result: one row per
-                        // statement, as ON CONFLICT DO UPDATE needs.
-                        match pending.get(&(test_id, id)) {
-                            Some(&at) => {
-                                result_args[at * 4 + 2] = Value::Real(test.duration);
-                                result_args[at * 4 + 3] = Value::from(&test.status);
-                            }
-                            None => {
-                                pending.insert((test_id, id), result_args.len() / 4);
-                                result_args.extend_from_slice(sql_args!(
-                                    test_id,
-                                    id,
-                                    test.duration,
-                                    &test.status
-                                ));
-                            }
-                        }
-                        if result_args.len() >= 4 * 1000 {
-                            flush_results(&mut result_args, &mut pending)?;
-                        }
+                    if let Some(bad) = p.tests.iter().find(|t| !t.duration.is_finite()) {
+                        return Err(DbError::Invalid(format!(
+                            "test '{}': duration is not a finite number",
+                            bad.name
+                        )));
                     }
                     ids.push(id);
                 }
-                flush_results(&mut result_args, &mut pending)?;
+                // A suite point's test durations, in one row (`vector`):
+                // one row per test and point made every upload touch a page
+                // of the index per test, so storing slowed as history grew.
+                for (p, &id) in chunk.iter().zip(&chunk_ids) {
+                    if p.tests.is_empty() {
+                        continue;
+                    }
+                    let entries: Vec<(i64, f64)> = p
+                        .tests
+                        .iter()
+                        .filter_map(|t| Some((*test_ids.get(t.name.as_str())?, t.duration)))
+                        .collect();
+                    c.execute(
+                        "INSERT INTO test_vectors (point_id, body) VALUES (?1, ?2)
+                         ON CONFLICT (point_id) DO UPDATE SET body = excluded.body",
+                        sql_args!(id, vector::encode(&entries)),
+                    )?;
+                }
             }
             out[index] = ids;
         }
@@ -628,43 +735,72 @@ impl<C: Conn> History for SqlStore<C> {
             .collect()
     }
 
+    fn test_window(
+        &self,
+        series_id: i64,
+        filter: &PointFilter,
+        points: usize,
+    ) -> Result<TestWindow, DbError> {
+        let sql = format!(
+            "SELECT {POINT_COLUMNS} FROM points p WHERE p.series_id = ?1
+               AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
+               AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
+             ORDER BY p.t DESC, p.id DESC LIMIT ?4"
+        );
+        let mut pts: Vec<Point> = self
+            .conn
+            .query(
+                &sql,
+                sql_args!(series_id, &filter.branch, filter.since, points as i64),
+            )?
+            .iter()
+            .map(point_from_row)
+            .collect::<Result<_, _>>()?;
+        pts.reverse();
+        let tests = self.tests_by_id(series_id)?;
+        let values = self.durations(&pts, &tests)?;
+        Ok(TestWindow {
+            points: pts,
+            tests,
+            values,
+        })
+    }
+
     fn for_each_test(
         &self,
         series_id: i64,
         filter: &PointFilter,
         f: &mut TestVisitor<'_>,
     ) -> Result<(), DbError> {
-        let sql = "SELECT p.id, p.commit_hash, p.branch, p.commit_time, p.run_time, p.fingerprint_id, r.duration,
-                    CAST(1 AS BIGINT), t.id, t.name
-             FROM tests t JOIN test_results r ON r.test_id = t.id JOIN points p ON p.id = r.point_id
-             WHERE t.series_id = ?1 AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
-               AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
-             ORDER BY t.id, p.t, p.id";
-        let mut current: Option<TestId> = None;
-        let mut points: Vec<Point> = Vec::new();
-        self.conn.query_each(
-            sql,
-            sql_args!(series_id, &filter.branch, filter.since),
-            &mut |row| {
-                let test = TestId {
-                    id: row.i64(8)?,
-                    name: row.text(9)?,
-                };
-                if current.as_ref().is_some_and(|c| c.id != test.id) {
-                    if let Some(c) = current.take() {
-                        f(&c, &points)?;
+        let pts = self.points(series_id, filter)?;
+        let tests = self.tests_by_id(series_id)?;
+        if pts.is_empty() || tests.is_empty() {
+            return Ok(());
+        }
+        // Memory for at most this many durations at once: the tests go in
+        // groups, each reading the vectors again.
+        const AT_ONCE: usize = 16 << 20;
+        let per = (AT_ONCE / pts.len()).max(1);
+        let n = pts.len();
+        let mut series: Vec<Point> = Vec::with_capacity(n);
+        for group in tests.chunks(per) {
+            let values = self.durations(&pts, group)?;
+            for (t, test) in group.iter().enumerate() {
+                series.clear();
+                for (i, p) in pts.iter().enumerate() {
+                    let v = values[t * n + i];
+                    if !v.is_nan() {
+                        series.push(Point {
+                            value: f64::from(v),
+                            n: 1,
+                            ..p.clone()
+                        });
                     }
-                    points.clear();
                 }
-                if current.is_none() {
-                    current = Some(test);
+                if !series.is_empty() {
+                    f(test, &series)?;
                 }
-                points.push(point_from_row(&row)?);
-                Ok(())
-            },
-        )?;
-        if let Some(c) = current {
-            f(&c, &points)?;
+            }
         }
         Ok(())
     }
