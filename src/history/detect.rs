@@ -10,12 +10,13 @@
 use std::collections::{HashMap, HashSet};
 
 use crate::probe::Fingerprint;
+use crate::stats::boundary::{plausible, step_position};
 use crate::stats::changepoint::{self, ChangePoint};
 use crate::stats::multiple::benjamini_hochberg;
 use crate::stats::rank_cusum;
 use crate::store::history::{
-    Alert, AlertMember, AlertState, DetectionState, Direction, Point, PointFilter, SeriesInfo,
-    SeriesKind,
+    Alert, AlertMember, AlertState, Boundary, DetectionState, Direction, Point, PointFilter,
+    SeriesInfo, SeriesKind, boundary_span, joint_boundary,
 };
 use crate::store::{DbError, DetectionKey, History, TestId};
 
@@ -181,6 +182,45 @@ struct Found {
     point: Point,
     cp: ChangePoint,
     alerted: bool,
+    boundary: Vec<Boundary>,
+}
+
+/// How far either side of a change its place is looked for.
+const REACH: usize = 48;
+
+/// The plausible places (99% of the probability) of the change that starts
+/// at `index` of `values`, looked for in `lo..hi` (between the neighbouring
+/// changes), with the change's own place always among them. `point(i)` is
+/// the point of `values[i]`.
+fn places<'p>(
+    values: &[f64],
+    index: usize,
+    lo: usize,
+    hi: usize,
+    point: impl Fn(usize) -> &'p Point,
+) -> Vec<Boundary> {
+    let lo = lo.max(index.saturating_sub(REACH));
+    let hi = hi.min(index + REACH).min(values.len());
+    if index <= lo || index >= hi {
+        return Vec::new();
+    }
+    let p = step_position(&values[lo..hi]);
+    let mut kept = plausible(&p, 0.01);
+    if !kept.iter().any(|k| k.0 == index - lo) {
+        kept.push((index - lo, p.get(index - lo).copied().unwrap_or(0.0)));
+    }
+    kept.into_iter()
+        .map(|(k, probability)| {
+            let (prev, at) = (point(lo + k - 1), point(lo + k));
+            Boundary {
+                from_commit: prev.commit.clone(),
+                to_commit: at.commit.clone(),
+                from_time: prev.time(),
+                to_time: at.time(),
+                probability,
+            }
+        })
+        .collect()
 }
 
 fn scope(opts: &DetectOptions) -> String {
@@ -310,17 +350,35 @@ pub fn detect(
                 if cps.is_empty() {
                     family.push(1.0);
                 }
-                for cp in cps {
+                let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+                for (c, cp) in cps.iter().enumerate() {
                     family.push(cp.stats.pvalue);
                     let point = points[cp.index].clone();
                     let prev = points[cp.index - 1].clone();
+                    let lo = if c > 0 { cps[c - 1].index } else { 0 };
+                    let hi = cps.get(c + 1).map_or(points.len(), |n| n.index);
+                    let boundary = places(&values, cp.index, lo, hi, |i| &points[i]);
+                    // Found before, perhaps a point or two away (placed again
+                    // with more points after it): the same change.
+                    let near = cp.index.saturating_sub(rank_cusum::EDGE)
+                        ..(cp.index + rank_cusum::EDGE + 1).min(points.len());
+                    let alerted_here = near
+                        .map(|i| points[i].id)
+                        .chain(boundary.iter().filter_map(|b| {
+                            points
+                                .iter()
+                                .find(|p| p.time() == b.to_time && p.commit == b.to_commit)
+                                .map(|p| p.id)
+                        }))
+                        .any(|id| alerted.contains(&(key.test_key, id)));
                     found.push(Found {
                         series: si,
                         test: test.cloned(),
-                        alerted: alerted.contains(&(key.test_key, point.id)),
+                        alerted: alerted_here,
                         prev,
                         point,
-                        cp,
+                        cp: *cp,
+                        boundary,
                     });
                 }
                 states.push((key, state));
@@ -335,27 +393,29 @@ pub fn detect(
             match (opts.window, &opts.changepoint) {
                 (Some(window), Method::Calibrated(o)) => {
                     let w = store.test_window(series.id, &opts.filter, window)?;
-                    for (key, ix, cp) in window_ends(&w, &alerted, o) {
+                    let ends = window_ends(&w, &alerted, o);
+                    for end in &ends {
                         report.series += 1;
                         report.incremental += 1;
-                        report.change_points += 1;
-                        family.push(cp.stats.pvalue);
-                        let test = &w.tests[key];
-                        found.push(Found {
-                            series: si,
-                            test: Some(test.clone()),
-                            alerted: false,
-                            prev: w.points[ix - 1].clone(),
-                            point: w.points[ix].clone(),
-                            cp,
-                        });
+                        for (c, cp) in end.cps.iter().enumerate() {
+                            report.change_points += 1;
+                            family.push(cp.stats.pvalue);
+                            let lo = if c > 0 { end.cps[c - 1].index } else { 0 };
+                            let hi = end.cps.get(c + 1).map_or(end.values.len(), |n| n.index);
+                            let boundary =
+                                places(&end.values, cp.index, lo, hi, |i| &w.points[end.at[i]]);
+                            found.push(Found {
+                                series: si,
+                                test: Some(w.tests[end.row].clone()),
+                                alerted: false,
+                                prev: w.points[end.at[cp.index - 1]].clone(),
+                                point: w.points[end.at[cp.index]].clone(),
+                                cp: *cp,
+                                boundary,
+                            });
+                        }
                     }
-                    let quiet = w.tests.len().saturating_sub(
-                        found
-                            .iter()
-                            .filter(|f| f.series == si && f.test.is_some())
-                            .count(),
-                    );
+                    let quiet = w.tests.len().saturating_sub(ends.len());
                     report.series += quiet;
                     report.incremental += quiet;
                     family.extend(std::iter::repeat_n(1.0, quiet));
@@ -394,13 +454,20 @@ pub fn detect(
         let series = &selected[f.series];
         let environment = environment_change(&*store, &mut fingerprints, &f.prev, &f.point)?;
         let stats = &f.cp.stats;
+        let (from_commit, to_commit, from_time, to_time) = boundary_span(&f.boundary).unwrap_or((
+            f.prev.commit.clone(),
+            f.point.commit.clone(),
+            f.prev.time(),
+            f.point.time(),
+        ));
         singles.push(Alert {
             id: 0,
             state: AlertState::Open,
-            from_commit: f.prev.commit.clone(),
-            to_commit: f.point.commit.clone(),
-            from_time: f.prev.time(),
-            to_time: f.point.time(),
+            from_commit,
+            to_commit,
+            from_time,
+            to_time,
+            boundary: f.boundary.clone(),
             branch: f.point.branch.clone(),
             environment,
             created_at: 0,
@@ -417,6 +484,7 @@ pub fn detect(
                 pvalue: stats.pvalue,
                 qvalue: qk,
                 regression: direction_of(series).is_regression(stats.mean_before, stats.mean_after),
+                boundary: f.boundary.clone(),
             }],
         });
     }
@@ -434,16 +502,27 @@ pub fn detect(
 /// The end of every test of a suite that ran at the window's newest point,
 /// each over its points since its last alerted change: (test row, index of
 /// the first point after the change in the window's points, the change).
+struct End {
+    /// The test's row in the window.
+    row: usize,
+    /// The window's points the test ran at since its last change, and its
+    /// durations there.
+    at: Vec<usize>,
+    values: Vec<f64>,
+    /// The changes, their indices into `at`.
+    cps: Vec<ChangePoint>,
+}
+
 fn window_ends(
     w: &crate::store::TestWindow,
     alerted: &HashSet<(i64, i64)>,
     o: &rank_cusum::Options,
-) -> Vec<(usize, usize, ChangePoint)> {
+) -> Vec<End> {
     let n = w.points.len();
     if n < rank_cusum::MIN_POINTS {
         return Vec::new();
     }
-    let check = |t: usize| -> Option<(usize, usize, ChangePoint)> {
+    let check = |t: usize| -> Option<End> {
         let row = w.row(t);
         if row[n - 1].is_nan() {
             return None;
@@ -460,9 +539,19 @@ fn window_ends(
             return None;
         }
         let values: Vec<f64> = at.iter().map(|&i| f64::from(row[i])).collect();
-        let cp = rank_cusum::detect_end(&values, o).change_points.pop()?;
-        let ix = at[cp.index];
-        Some((t, ix, cp))
+        // The end test on every test; the whole search (of the window) on
+        // those the screen lets through.
+        let cps = if rank_cusum::screen(&values) {
+            rank_cusum::detect(&values, o).change_points
+        } else {
+            rank_cusum::detect_end(&values, o).change_points
+        };
+        (!cps.is_empty()).then_some(End {
+            row: t,
+            at,
+            values,
+            cps,
+        })
     };
     // Two halves on two threads: the check is pure and a suite's tests are
     // many.
@@ -471,7 +560,7 @@ fn window_ends(
         .map_or(1, |p| p.get())
         .clamp(1, 4);
     let per = rows.div_ceil(threads).max(1);
-    let mut out: Vec<(usize, usize, ChangePoint)> = std::thread::scope(|s| {
+    let mut out: Vec<End> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..rows)
             .step_by(per)
             .map(|start| {
@@ -488,7 +577,7 @@ fn window_ends(
             .flat_map(|h| h.join().unwrap_or_default())
             .collect()
     });
-    out.sort_by_key(|f| f.0);
+    out.sort_by_key(|f| f.row);
     out
 }
 
@@ -526,6 +615,9 @@ pub fn group(mut singles: Vec<Alert>) -> Vec<Alert> {
     for g in &mut out {
         g.members
             .sort_by(|x, y| y.change.abs().total_cmp(&x.change.abs()));
+        if g.members.len() > 1 {
+            g.boundary = joint_boundary(&g.members);
+        }
     }
     out
 }
@@ -662,6 +754,7 @@ mod tests {
             branch: None,
             environment: Vec::new(),
             created_at: 0,
+            boundary: Vec::new(),
             members: vec![AlertMember {
                 series_id: 1,
                 series: series.into(),
@@ -675,6 +768,7 @@ mod tests {
                 pvalue: 1e-6,
                 qvalue: 1e-5,
                 regression: true,
+                boundary: Vec::new(),
             }],
         }
     }

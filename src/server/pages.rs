@@ -327,49 +327,76 @@ fn alert_context(
         let Some(info) = list.iter().find(|i| i.name == name).cloned() else {
             continue;
         };
-        if info.kind == SeriesKind::Suite {
-            let mut matched = Vec::new();
-            s.for_each_test(info.id, &PointFilter::default(), &mut |t, points| {
-                let mean =
-                    |v: Vec<f64>| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
-                let before: Vec<f64> = points
-                    .iter()
-                    .filter(|p| p.time() <= alert.from_time)
-                    .rev()
-                    .take(SIDE_POINTS)
-                    .map(|p| p.value)
-                    .collect();
-                let after: Vec<f64> = points
-                    .iter()
-                    .filter(|p| p.time() >= alert.to_time)
-                    .take(SIDE_POINTS)
-                    .map(|p| p.value)
-                    .collect();
-                if let (Some(b), Some(a)) = (mean(before), mean(after)) {
-                    matched.push((t.name.clone(), b, a));
-                }
-                Ok(())
-            })?;
-            if matched.len() >= 3 {
-                let shapes = crate::diagnose::shape::diagnose(&crate::diagnose::shape::Input {
-                    matched,
-                    added_s: 0.0,
-                    removed_s: 0.0,
-                    added: 0,
-                    removed: 0,
-                    wall: None,
-                    spread: None,
-                });
-                if !shapes.is_empty() {
-                    context.shapes.push((info.name.clone(), shapes));
-                }
-            }
+        if info.kind == SeriesKind::Suite
+            && let Some(shapes) = suite_shapes(s, &info, alert)?
+        {
+            context.shapes.push((info.name.clone(), shapes));
         }
         context
             .charts
             .push(series_view(s, info, &PointFilter::default())?);
     }
     Ok(context)
+}
+
+/// The shape of a suite's change at an alert, from the same code as
+/// `tardy tests diff`: each of the suite's points either side of the
+/// boundary (up to [`SIDE_POINTS`]) is one run of the suite. The boundary is
+/// the point of the alert's member for this suite, by position (commits
+/// of a rebase share one time, so times cannot split them).
+fn suite_shapes(
+    s: &mut dyn History,
+    info: &crate::store::history::SeriesInfo,
+    alert: &crate::store::history::Alert,
+) -> Result<Option<Vec<crate::diagnose::shape::Shape>>, DbError> {
+    use crate::ingest::reports::{Report, Status, TestCase, TestId};
+    let points = s.points(info.id, &PointFilter::default())?;
+    let member = alert.members.iter().find(|m| m.series_id == info.id);
+    let at = match member.and_then(|m| points.iter().position(|p| p.id == m.point_id)) {
+        Some(i) => i,
+        None => match points.iter().position(|p| p.time() >= alert.to_time) {
+            Some(i) => i,
+            None => return Ok(None),
+        },
+    };
+    let lo = at.saturating_sub(SIDE_POINTS);
+    let hi = (at + SIDE_POINTS).min(points.len());
+    if at == 0 || at >= hi {
+        return Ok(None);
+    }
+    let window = s.tests_at(info.id, points[lo..hi].to_vec())?;
+    let n = window.points.len();
+    let run = |i: usize| Report {
+        sources: Vec::new(),
+        cases: window
+            .tests
+            .iter()
+            .enumerate()
+            .filter_map(|(t, test)| {
+                let d = window.values[t * n + i];
+                (!d.is_nan()).then(|| TestCase {
+                    id: TestId {
+                        suite: "".into(),
+                        class: "".into(),
+                        name: test.name.clone(),
+                        nth: 0,
+                    },
+                    duration_s: Some(f64::from(d)),
+                    status: Status::Passed,
+                    retries: 0,
+                    has_children: false,
+                })
+            })
+            .collect(),
+        suites: Vec::new(),
+        warnings: Vec::new(),
+        reruns_marked: false,
+    };
+    let split = at - lo;
+    let before: Vec<Report> = (0..split).map(run).collect();
+    let after: Vec<Report> = (split..n).map(run).collect();
+    let diff = crate::analyze::suite::diff(&before, &after);
+    Ok((diff.matched >= 3 && !diff.shapes.is_empty()).then_some(diff.shapes))
 }
 
 /// The alert page's buttons: `state=acknowledged|dismissed|open`, and either a

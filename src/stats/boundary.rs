@@ -78,6 +78,46 @@ pub fn plausible(p: &[f64], leave: f64) -> Vec<(usize, f64)> {
     kept
 }
 
+/// One change seen by several series: each list holds one series' places
+/// (any key) with their probabilities. If they share one place, the joint
+/// probability of a place is the product of theirs (a place a list leaves
+/// out counts as [`ABSENT`]); normalised, most likely first, and cut to the
+/// places holding all but `leave` of it.
+pub fn combine<K: Ord + Clone>(lists: &[Vec<(K, f64)>], leave: f64) -> Vec<(K, f64)> {
+    let mut keys: Vec<K> = lists.iter().flatten().map(|(k, _)| k.clone()).collect();
+    keys.sort();
+    keys.dedup();
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let mut logs = vec![0.0f64; keys.len()];
+    for list in lists {
+        let total: f64 = list.iter().map(|e| e.1.max(0.0)).sum();
+        if total <= 0.0 {
+            continue;
+        }
+        for (i, k) in keys.iter().enumerate() {
+            let w = list
+                .iter()
+                .find(|e| &e.0 == k)
+                .map_or(0.0, |e| e.1.max(0.0) / total);
+            logs[i] += w.max(ABSENT).ln();
+        }
+    }
+    let top = logs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let weights: Vec<f64> = logs.iter().map(|l| (l - top).exp()).collect();
+    let total: f64 = weights.iter().sum();
+    let p: Vec<f64> = weights.iter().map(|w| w / total).collect();
+    plausible(&p, leave)
+        .into_iter()
+        .map(|(i, w)| (keys[i].clone(), w))
+        .collect()
+}
+
+/// The probability a series gives a place it did not list: it found the
+/// change elsewhere, but one series can be wrong.
+pub const ABSENT: f64 = 1e-4;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +138,20 @@ mod tests {
         let places: Vec<usize> = top.iter().map(|t| t.0).collect();
         assert!(places.contains(&29) && places.contains(&30), "{top:?}");
         assert!(p[29] > 0.05 && p[30] > 0.05, "{} {}", p[29], p[30]);
+    }
+
+    #[test]
+    fn series_that_agree_sharpen_the_place() {
+        let a = vec![("c31", 0.6), ("c30", 0.4)];
+        let b = vec![("c31", 0.7), ("c30", 0.3)];
+        let both = combine(&[a.clone(), b], 0.0);
+        assert_eq!(both[0].0, "c31");
+        assert!(both[0].1 > 0.7, "{both:?}");
+        // A series that saw it elsewhere leaves both places possible.
+        let c = vec![("c29", 1.0)];
+        let all = combine(&[a, c], 0.001);
+        assert!(all.iter().any(|e| e.0 == "c29") && all.iter().any(|e| e.0 == "c31"));
+        assert!((all.iter().map(|e| e.1).sum::<f64>() - 1.0).abs() < 0.01);
     }
 
     #[test]

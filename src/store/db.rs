@@ -124,6 +124,8 @@ pub trait History {
         filter: &PointFilter,
         points: usize,
     ) -> Result<TestWindow, DbError>;
+    /// Every test's durations at these points of a suite series.
+    fn tests_at(&self, series_id: i64, points: Vec<Point>) -> Result<TestWindow, DbError>;
     fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError>;
     fn detection(&self, key: &DetectionKey) -> Result<Option<DetectionState>, DbError>;
     /// Point ids already in an alert for this series (and test key).

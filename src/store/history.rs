@@ -234,6 +234,68 @@ impl AlertState {
     }
 }
 
+/// One place a change may be: between two consecutive points' commits,
+/// with its probability ([`crate::stats::boundary`]).
+#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
+pub struct Boundary {
+    pub from_commit: Option<String>,
+    pub to_commit: Option<String>,
+    pub from_time: i64,
+    pub to_time: i64,
+    pub probability: f64,
+}
+
+impl Boundary {
+    /// What identifies the place across series: the first commit after it.
+    pub fn key(&self) -> (i64, Option<String>) {
+        (self.to_time, self.to_commit.clone())
+    }
+}
+
+/// Where a change seen by all of `members` is: their places combined
+/// ([`crate::stats::boundary::combine`], the 64 largest changes deciding),
+/// most likely first, cut to 99% of the probability.
+pub fn joint_boundary(members: &[AlertMember]) -> Vec<Boundary> {
+    let mut by_size: Vec<&AlertMember> =
+        members.iter().filter(|m| !m.boundary.is_empty()).collect();
+    by_size.sort_by(|a, b| b.change.abs().total_cmp(&a.change.abs()));
+    let lists: Vec<Vec<((i64, Option<String>), f64)>> = by_size
+        .iter()
+        .take(64)
+        .map(|m| {
+            m.boundary
+                .iter()
+                .map(|b| (b.key(), b.probability))
+                .collect()
+        })
+        .collect();
+    crate::stats::boundary::combine(&lists, 0.01)
+        .into_iter()
+        .filter_map(|(key, p)| {
+            let mut b = by_size
+                .iter()
+                .flat_map(|m| &m.boundary)
+                .find(|b| b.key() == key)?
+                .clone();
+            b.probability = p;
+            Some(b)
+        })
+        .collect()
+}
+
+/// The commit range that holds every place of `boundary`: (from commit,
+/// to commit, from time, to time).
+pub fn boundary_span(boundary: &[Boundary]) -> Option<(Option<String>, Option<String>, i64, i64)> {
+    let first = boundary.iter().min_by_key(|b| b.from_time)?;
+    let last = boundary.iter().max_by_key(|b| b.to_time)?;
+    Some((
+        first.from_commit.clone(),
+        last.to_commit.clone(),
+        first.from_time,
+        last.to_time,
+    ))
+}
+
 /// One series' change point inside an alert.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct AlertMember {
@@ -253,6 +315,8 @@ pub struct AlertMember {
     /// Benjamini-Hochberg adjusted across every series of the detection run.
     pub qvalue: f64,
     pub regression: bool,
+    /// Where this series' change may be, most likely first.
+    pub boundary: Vec<Boundary>,
 }
 
 /// A detected change: every series that changed between the same two commits.
@@ -271,6 +335,9 @@ pub struct Alert {
     pub environment: Vec<String>,
     pub created_at: i64,
     pub members: Vec<AlertMember>,
+    /// Where the change may be, from every member together, most likely
+    /// first; `from_commit..to_commit` spans these places.
+    pub boundary: Vec<Boundary>,
 }
 
 impl Alert {

@@ -161,7 +161,8 @@ CREATE TABLE test_vectors (
     body TEXT NOT NULL
 );
 CREATE INDEX test_results_by_point ON test_results (point_id);
-ALTER TABLE alerts ADD COLUMN boundary TEXT
+ALTER TABLE alerts ADD COLUMN boundary TEXT;
+ALTER TABLE alert_members ADD COLUMN boundary TEXT
 ",
     ),
 ];

@@ -6,8 +6,9 @@ use std::collections::HashMap;
 
 use super::db::{Batch, DbError, DetectionKey, History, TestId, TestVisitor, TestWindow};
 use super::history::{
-    Alert, AlertMember, AlertState, Annotation, DetectionState, Direction, MachineInfo, Point,
-    PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, now_s,
+    Alert, AlertMember, AlertState, Annotation, Boundary, DetectionState, Direction, MachineInfo,
+    Point, PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, boundary_span,
+    joint_boundary, now_s,
 };
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use super::sql::{Conn, Row, Value};
@@ -35,6 +36,17 @@ fn point_from_row(r: &Row) -> Result<Point, DbError> {
         value: r.f64(6)?,
         n: r.i64(7)?,
     })
+}
+
+/// The advisory lock (plus the project id) PostgreSQL detections of one
+/// project take turns on.
+const ALERT_LOCK: i64 = 7_355_609 << 20;
+
+/// A stored boundary (JSON); none when absent or unreadable (alerts from
+/// before boundaries were kept).
+fn parse_boundary(text: Option<String>) -> Vec<Boundary> {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
 }
 
 impl<C: Conn> SqlStore<C> {
@@ -152,7 +164,7 @@ impl<C: Conn> SqlStore<C> {
 
     fn load_alerts(&self, clause: &str, args: &[Value]) -> Result<Vec<Alert>, DbError> {
         let sql = format!(
-            "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at
+            "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at, boundary
              FROM alerts WHERE project_id = {} AND {clause} ORDER BY id DESC",
             self.project_id
         );
@@ -169,12 +181,13 @@ impl<C: Conn> SqlStore<C> {
                 environment: serde_json::from_str(&r.text(7)?).unwrap_or_default(),
                 created_at: r.i64(8)?,
                 members: Vec::new(),
+                boundary: parse_boundary(r.opt_text(9)?),
             });
         }
         for a in &mut alerts {
             let rows = self.conn.query(
                 "SELECT m.series_id, s.name, t.name, s.unit, m.point_id, m.prev_point_id, m.mean_before,
-                        m.mean_after, m.change, m.pvalue, m.qvalue, m.regression
+                        m.mean_after, m.change, m.pvalue, m.qvalue, m.regression, m.boundary
                  FROM alert_members m JOIN series s ON s.id = m.series_id
                  LEFT JOIN tests t ON t.id = m.test_key
                  WHERE m.alert_id = ?1 ORDER BY ABS(m.change) DESC, s.name, t.name",
@@ -196,6 +209,7 @@ impl<C: Conn> SqlStore<C> {
                         pvalue: r.f64(9)?,
                         qvalue: r.f64(10)?,
                         regression: r.i64(11)? != 0,
+                        boundary: parse_boundary(r.opt_text(12)?),
                     })
                 })
                 .collect::<Result<_, DbError>>()?;
@@ -204,6 +218,51 @@ impl<C: Conn> SqlStore<C> {
     }
 
     /// The batches' rows, inside the caller's transaction.
+    /// Recompute an alert's boundary from all its members (one that joined
+    /// may move or sharpen it), and its range to span the places.
+    fn rejoin_boundary(c: &C, alert: i64) -> Result<(), DbError> {
+        let mut members: Vec<AlertMember> = Vec::new();
+        c.query_each(
+            "SELECT change, boundary FROM alert_members WHERE alert_id = ?1",
+            sql_args!(alert),
+            &mut |r| {
+                members.push(AlertMember {
+                    series_id: 0,
+                    series: String::new(),
+                    test: None,
+                    unit: String::new(),
+                    point_id: 0,
+                    prev_point_id: 0,
+                    mean_before: 0.0,
+                    mean_after: 0.0,
+                    change: r.f64(0)?,
+                    pvalue: 1.0,
+                    qvalue: 1.0,
+                    regression: false,
+                    boundary: parse_boundary(r.opt_text(1)?),
+                });
+                Ok(())
+            },
+        )?;
+        let joint = joint_boundary(&members);
+        let Some((from_commit, to_commit, from_time, to_time)) = boundary_span(&joint) else {
+            return Ok(());
+        };
+        c.execute(
+            "UPDATE alerts SET boundary = ?1, from_commit = ?2, to_commit = ?3, from_time = ?4, to_time = ?5
+             WHERE id = ?6",
+            sql_args!(
+                serde_json::to_string(&joint).unwrap_or_else(|_| "[]".into()),
+                &from_commit,
+                &to_commit,
+                from_time,
+                to_time,
+                alert
+            ),
+        )?;
+        Ok(())
+    }
+
     /// Every test of a suite, in id order.
     fn tests_by_id(&self, series_id: i64) -> Result<Vec<TestId>, DbError> {
         let mut tests: Vec<TestId> = Vec::new();
@@ -766,6 +825,16 @@ impl<C: Conn> History for SqlStore<C> {
         })
     }
 
+    fn tests_at(&self, series_id: i64, points: Vec<Point>) -> Result<TestWindow, DbError> {
+        let tests = self.tests_by_id(series_id)?;
+        let values = self.durations(&points, &tests)?;
+        Ok(TestWindow {
+            points,
+            tests,
+            values,
+        })
+    }
+
     fn for_each_test(
         &self,
         series_id: i64,
@@ -843,7 +912,18 @@ impl<C: Conn> History for SqlStore<C> {
         alerts: &[Alert],
     ) -> Result<Vec<i64>, DbError> {
         let project = self.project_id;
+        let dialect = self.conn.dialect();
         self.conn.transaction(|c| {
+            if dialect == Dialect::Postgres && !alerts.is_empty() {
+                // Servers detecting at once (behind one load balancer) take
+                // turns here, so the second finds the first's alert and
+                // joins it instead of opening its own. SQLite's write
+                // transaction is already exclusive.
+                c.query(
+                    "SELECT pg_advisory_xact_lock(?1)",
+                    sql_args!(ALERT_LOCK + project),
+                )?;
+            }
             for (key, state) in states {
                 let body = serde_json::to_string(state).unwrap_or_default();
                 c.execute(
@@ -910,8 +990,8 @@ impl<C: Conn> History for SqlStore<C> {
                     };
                     inserted += c.execute(
                         "INSERT INTO alert_members (alert_id, series_id, test_key, point_id, prev_point_id,
-                           mean_before, mean_after, change, pvalue, qvalue, regression)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)
+                           mean_before, mean_after, change, pvalue, qvalue, regression, boundary)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)
                          ON CONFLICT (series_id, test_key, point_id) DO NOTHING",
                         sql_args!(
                             id,
@@ -924,9 +1004,13 @@ impl<C: Conn> History for SqlStore<C> {
                             m.change,
                             m.pvalue,
                             m.qvalue,
-                            m.regression as i64
+                            m.regression as i64,
+                            serde_json::to_string(&m.boundary).unwrap_or_else(|_| "[]".into())
                         ),
                     )?;
+                }
+                if inserted > 0 {
+                    Self::rejoin_boundary(c, id)?;
                 }
                 if existing.is_some() {
                     // Not a new alert: the members (if any were new) joined it.
