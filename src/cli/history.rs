@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use tardy::history::bisect::{bisect_argv, shell_line};
+use tardy::history::bisect::{bisect_plan, shell_line};
 use tardy::history::detect::{self, DetectOptions, Method};
 use tardy::history::import::{self, Labels};
 use tardy::ingest::sniff::{self, Kind};
@@ -297,6 +297,11 @@ series named by --series, with every test's duration.\n\n\
         /// Print the bisect command instead of running it.
         #[arg(long)]
         dry_run: bool,
+        /// Widen the alert's range N times (both ends move out by 2, 4, 8...
+        /// points): when its ends do not reproduce the change, tardy says
+        /// which N to try next.
+        #[arg(long, default_value_t = 0, value_name = "N")]
+        widen: u32,
     },
 }
 
@@ -695,7 +700,8 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             alert,
             series,
             dry_run,
-        } => bisect(&args.db, alert, series.as_deref(), dry_run),
+            widen,
+        } => bisect(&args.db, alert, series.as_deref(), dry_run, widen),
     }
 }
 
@@ -943,23 +949,50 @@ fn export(
     Ok(0)
 }
 
-fn bisect(db: &DbArgs, id: i64, series: Option<&str>, dry_run: bool) -> Result<i32, String> {
+fn bisect(
+    db: &DbArgs,
+    id: i64,
+    series: Option<&str>,
+    dry_run: bool,
+    widen: u32,
+) -> Result<i32, String> {
     let store = open(db).map_err(|e| e.to_string())?;
     let alert = store
         .alert(id)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| DbError::NoAlert(id).to_string())?;
-    let argv = bisect_argv(&*store, &alert, series)?;
-    eprintln!("tardy {}", shell_line(&argv));
+    let plan = bisect_plan(&*store, &alert, series, widen)?;
+    eprintln!("tardy {}", shell_line(&plan.argv));
+    let next = |lead: &str| match &plan.wider {
+        Some((good, bad)) => format!(
+            "{lead}the next wider range is {good}..{bad}: tardy history bisect {id} --widen {}",
+            widen + 1
+        ),
+        None => format!(
+            "{lead}the range already reaches the series' ends; the change may not be in the code (see the alert's environment) or is too small for --threshold"
+        ),
+    };
     if dry_run {
+        eprintln!("{}", next("if its ends do not reproduce the change, "));
         return Ok(0);
     }
     let exe = std::env::current_exe().map_err(|e| format!("cannot find tardy itself: {e}"))?;
     let status = std::process::Command::new(exe)
-        .args(&argv)
+        .args(&plan.argv)
         .status()
         .map_err(|e| format!("cannot start tardy bisect: {e}"))?;
-    Ok(status.code().unwrap_or(EXIT_ERROR))
+    let code = status.code().unwrap_or(EXIT_ERROR);
+    if code == 1 {
+        // `tardy bisect` exits 1 when its ends do not reproduce the change.
+        eprintln!(
+            "{}",
+            next(&format!(
+                "tardy: {}..{} did not reproduce alert #{id}'s change; ",
+                plan.good, plan.bad
+            ))
+        );
+    }
+    Ok(code)
 }
 
 #[cfg(test)]

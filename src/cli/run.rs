@@ -292,7 +292,9 @@ fn save_history(
             format!("{name}/{}", b.name)
         };
         let mut spec = SeriesSpec::new(&series, "wall", "s");
-        spec.command = Some(b.command.clone());
+        let (command, options) = tardy::ingest::json::bisect_command(&b.command, &results.options);
+        spec.command = Some(command);
+        spec.options = options;
         batches.push(tardy::store::Batch {
             spec,
             points: vec![NewPoint {

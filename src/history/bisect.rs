@@ -6,19 +6,63 @@
 use crate::store::history::Alert;
 use crate::store::{DbError, History};
 
-/// The arguments of `tardy bisect` for `alert` (on `series`, else the first
-/// member whose command is known).
-pub fn bisect_argv(
+/// What to run for an alert: the `tardy bisect` arguments over its range
+/// (widened `widen` times), and the next wider range to try when the ends
+/// do not reproduce the change.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Plan {
+    pub argv: Vec<String>,
+    pub good: String,
+    pub bad: String,
+    /// The range one widening further, when the series has points beyond.
+    pub wider: Option<(String, String)>,
+}
+
+/// The good and bad commits of `alert` widened `widen` times over the
+/// points of `series_id`: each widening moves both ends out by 2, 4, 8...
+/// points (the alert's range already spans every place its boundary may
+/// be, at 99%; a bisection whose ends do not reproduce needs wider ones).
+fn range(
+    store: &dyn History,
+    series_id: i64,
+    alert: &Alert,
+    widen: u32,
+) -> Result<Option<(String, String)>, String> {
+    let (Some(good), Some(bad)) = (&alert.from_commit, &alert.to_commit) else {
+        return Ok(None);
+    };
+    if widen == 0 {
+        return Ok(Some((good.clone(), bad.clone())));
+    }
+    let points = store
+        .points(series_id, &Default::default())
+        .map_err(|e| e.to_string())?;
+    let at = |c: &str| points.iter().rposition(|p| p.commit.as_deref() == Some(c));
+    let (Some(g), Some(b)) = (at(good), at(bad)) else {
+        return Ok(None);
+    };
+    let extra = 1usize << widen.min(20);
+    let (g, b) = (g.saturating_sub(extra), (b + extra).min(points.len() - 1));
+    match (&points[g].commit, &points[b].commit) {
+        (Some(x), Some(y)) => Ok(Some((x.clone(), y.clone()))),
+        _ => Ok(None),
+    }
+}
+
+/// The plan of `tardy bisect` for `alert` (on `series`, else the first
+/// member whose command is known), its range widened `widen` times.
+pub fn bisect_plan(
     store: &dyn History,
     alert: &Alert,
     series: Option<&str>,
-) -> Result<Vec<String>, String> {
+    widen: u32,
+) -> Result<Plan, String> {
     let id = alert.id;
-    let (Some(good), Some(bad)) = (&alert.from_commit, &alert.to_commit) else {
+    if alert.from_commit.is_none() || alert.to_commit.is_none() {
         return Err(format!(
             "alert #{id} has no commit range (its points were saved without git data)"
         ));
-    };
+    }
     let member = match series {
         Some(name) => alert
             .members
@@ -42,9 +86,13 @@ pub fn bisect_argv(
         .series(&member.series)
         .map_err(|e| e.to_string())?
         .ok_or_else(|| DbError::NoSeries(member.series.clone()).to_string())?;
+    let (good, bad) = range(store, info.id, alert, widen)?.ok_or_else(|| {
+        format!("alert #{id}'s commits are not among the points of '{}'", info.name)
+    })?;
+    let wider = range(store, info.id, alert, widen + 1)?.filter(|w| *w != (good.clone(), bad.clone()));
     let Some(command) = &info.command else {
         return Err(format!(
-            "series '{}' was not recorded by `tardy run --save`, so its command is unknown; run \
+            "series '{}' was stored without its command (push it with `tardy run --push` or a tardy or hyperfine JSON), so run \
 `tardy bisect --good {good} --bad {bad} -- CMD` yourself",
             info.name
         ));
@@ -64,9 +112,24 @@ pub fn bisect_argv(
     if !member.regression {
         argv.push("--invert".into());
     }
+    argv.extend(info.options.iter().cloned());
     argv.push("--".into());
     argv.push(command.clone());
-    Ok(argv)
+    Ok(Plan {
+        argv,
+        good,
+        bad,
+        wider,
+    })
+}
+
+/// The arguments of `tardy bisect` for `alert` over its range.
+pub fn bisect_argv(
+    store: &dyn History,
+    alert: &Alert,
+    series: Option<&str>,
+) -> Result<Vec<String>, String> {
+    bisect_plan(store, alert, series, 0).map(|p| p.argv)
 }
 
 /// The arguments as one shell line, quoted where needed.

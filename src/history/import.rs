@@ -428,6 +428,10 @@ fn dataset_batches(
         }
         let median = median_by_selection(&mut s.values.clone());
         let mut spec = SeriesSpec::new(&name_for(labels, &s.name, only_one), "wall", &s.unit);
+        if let Some((command, options)) = s.command {
+            spec.command = Some(command);
+            spec.options = options;
+        }
         spec.direction = labels.direction.unwrap_or(if s.higher_is_better {
             Direction::HigherIsBetter
         } else {

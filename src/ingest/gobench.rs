@@ -206,6 +206,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                                 higher_is_better: meta.higher.unwrap_or(higher),
                                 exact: meta.exact.unwrap_or(false),
                                 values: Vec::new(),
+                                command: None,
                             });
                             series.len() - 1
                         })

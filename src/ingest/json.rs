@@ -207,6 +207,34 @@ fn read_tardy(value: Value, source: &str) -> Result<Dataset, IngestError> {
     tardy_dataset(r, source)
 }
 
+/// The command of a benchmark as `tardy bisect` should run it: the
+/// environment `tardy run --env` gave it as an `env` prefix, and the run
+/// timeout as `--timeout`.
+pub fn bisect_command(command: &str, o: &crate::model::OptionsRecord) -> (String, Vec<String>) {
+    let quote = |a: &str| {
+        if !a.is_empty()
+            && a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_./=:,+@%".contains(c))
+        {
+            a.to_string()
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
+    };
+    let command = if o.env.is_empty() {
+        command.to_string()
+    } else {
+        let vars: Vec<String> = o.env.iter().map(|v| quote(v)).collect();
+        format!("env {} sh -c {}", vars.join(" "), quote(command))
+    };
+    let mut options = Vec::new();
+    if let Some(t) = o.timeout_s {
+        options.push("--timeout".to_string());
+        options.push(format!("{t}"));
+    }
+    (command, options)
+}
+
 fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
     let include = r.options.include_failures_in_stats;
     let series = r
@@ -219,7 +247,9 @@ fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
                 .filter(|x| x.counted(include))
                 .map(|x| crate::model::ns_to_s(x.net_wall_ns))
                 .collect();
-            series(&b.name, values)
+            let mut s = series(&b.name, values);
+            s.command = Some(bisect_command(&b.command, &r.options));
+            s
         })
         .collect();
     let mut ds = dataset(source, Format::Tardy, series);
@@ -268,7 +298,9 @@ fn hyperfine_dataset(h: Hyperfine, source: &str) -> Result<Dataset, IngestError>
                 .collect(),
             _ => times,
         };
-        out.push(series(&r.command, values));
+        let mut s = series(&r.command, values);
+        s.command = Some((r.command.clone(), Vec::new()));
+        out.push(s);
     }
     Ok(dataset(source, Format::Hyperfine, out))
 }

@@ -68,6 +68,11 @@ pub struct Series {
     /// a difference.
     pub exact: bool,
     pub values: Vec<f64>,
+    /// The command that was measured, when the file records it (tardy and
+    /// hyperfine JSON), with the `tardy bisect` options that measure it
+    /// the same way (`--timeout S`); its environment is part of it
+    /// (`env K=V CMD`).
+    pub command: Option<(String, Vec<String>)>,
 }
 
 /// Everything read from one input.

@@ -242,6 +242,27 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
             .as_deref()
             .map_or(String::new(), |b| format!("  on {b}"))
     );
+    if a.boundary.len() > 1 || a.boundary.first().is_some_and(|b| b.probability < 0.99) {
+        let places: Vec<String> = a
+            .boundary
+            .iter()
+            .take(5)
+            .map(|b| {
+                format!(
+                    "{}..{} {:.0}%",
+                    short(b.from_commit.as_deref()),
+                    short(b.to_commit.as_deref()),
+                    b.probability * 100.0
+                )
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "  where: {}{}",
+            places.join(", "),
+            if a.boundary.len() > 5 { ", ..." } else { "" }
+        );
+    }
     let n = a.members.len();
     let _ = writeln!(
         out,

@@ -292,12 +292,24 @@ pub struct AlertContext {
 
 /// The alert page: every affected series by commit range, the state with
 /// buttons to change it, the charts and the shape of the change, and the
-/// `tardy bisect` command to copy (`bisect`: the command, and a note on it;
-/// without a stored command, a template to fill in, not offered for copying).
+/// What the alert page offers to bisect with.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct BisectOffer {
+    /// The command (ready to run) or a template (to fill in).
+    pub command: Option<String>,
+    pub ready: bool,
+    /// Why there is only a template, or none.
+    pub note: Option<String>,
+    /// The next wider range, for when the ends do not reproduce.
+    pub wider: Option<String>,
+}
+
+/// `tardy bisect` command to copy (or, without a stored command, a template
+/// to fill in, not offered for copying).
 pub fn alert_page(
     project: &str,
     alert: &Alert,
-    bisect: &(Option<String>, Option<String>),
+    bisect: &BisectOffer,
     csrf: Option<&str>,
     context: &AlertContext,
 ) -> String {
@@ -340,24 +352,38 @@ pub fn alert_page(
                 }
             }
         }
+        @if alert.boundary.len() > 1 || alert.boundary.first().is_some_and(|b| b.probability < 0.99) {
+            section {
+                "Where the change is: "
+                @for (i, b) in alert.boundary.iter().take(5).enumerate() {
+                    @if i > 0 { "; " }
+                    code { (b.from_commit.as_deref().unwrap_or("?")) ".." (b.to_commit.as_deref().unwrap_or("?")) }
+                    " " (format!("{:.0}%", b.probability * 100.0))
+                }
+                @if alert.boundary.len() > 5 { "; ..." }
+                span.muted { " (the range above spans them)" }
+            }
+        }
         h2 { "Bisect this" }
         section {
-            @match (&bisect.0, &bisect.1) {
+            @match (&bisect.command, bisect.ready) {
                 // A stored command: ready to run.
-                (Some(cmd), None) => {
+                (Some(cmd), true) => {
                     pre.cmd id="bisect" { (cmd) }
                     button type="button" data-copy="bisect" { "Copy" }
                     " "
                     span.muted { "Run it in a clone of the repository." }
                 }
                 // No command stored: say why, and show the shape of the command to write.
-                (Some(template), Some(note)) => {
-                    p.muted { (note.trim_end_matches('.')) ". Put your own command in this template:" }
+                (Some(template), false) => {
+                    @if let Some(note) = &bisect.note {
+                        p.muted { (note.trim_end_matches('.')) ". Put your own command in this template:" }
+                    }
                     pre.cmd { (template) }
                 }
-                (None, Some(note)) => p.muted { (note) },
-                (None, None) => {}
+                (None, _) => @if let Some(note) = &bisect.note { p.muted { (note) } },
             }
+            @if let Some(w) = &bisect.wider { p.muted { (w) } }
         }
         @if !context.charts.is_empty() || !context.shapes.is_empty() {
             h2 { "What changed" }
@@ -375,7 +401,7 @@ pub fn alert_page(
                         }
                     }
                 }
-                p.muted { "Each test's mean over the builds before this boundary against the builds after it, as " code { "tardy tests diff" } " reads two reports." }
+                p.muted { "Each of the builds before this boundary and after it as one run of the suite, as " code { "tardy tests diff" } " reads two reports." }
             }
         }
         @for v in &context.charts {

@@ -17,7 +17,7 @@ use super::api::{alert_id, authorize, check_token, query_params, session_of};
 use super::auth::Scope;
 use super::error::ApiError;
 use super::session;
-use crate::history::bisect::{bisect_argv, shell_line};
+use crate::history::bisect::{bisect_plan, shell_line};
 use crate::history::view::{series_view, test_view};
 use crate::probe::Fingerprint;
 use crate::render::web::{self, Overview, Pipeline, PipelineRow};
@@ -277,19 +277,34 @@ pub async fn alert(
     let build = alert_id(&id).map(|id| {
         move |s: &mut dyn History, project: &str| {
             let alert = s.alert(id)?.ok_or(DbError::NoAlert(id))?;
-            let bisect = match bisect_argv(s, &alert, None) {
-                Ok(argv) => (Some(format!("tardy {}", shell_line(&argv))), None),
+            let bisect = match bisect_plan(s, &alert, None, 0) {
+                Ok(plan) => web::BisectOffer {
+                    command: Some(format!("tardy {}", shell_line(&plan.argv))),
+                    ready: true,
+                    note: None,
+                    wider: plan.wider.map(|(good, bad)| {
+                        format!(
+                            "If its ends do not reproduce the change, widen the range to {good}..{bad}: tardy history bisect {} --widen 1",
+                            alert.id
+                        )
+                    }),
+                },
                 // Without a stored command: the range, and a command to fill in.
                 Err(why) => match (&alert.from_commit, &alert.to_commit) {
-                    (Some(good), Some(bad)) => (
-                        Some(format!(
+                    (Some(good), Some(bad)) => web::BisectOffer {
+                        command: Some(format!(
                             "tardy bisect --good {} --bad {} -- 'YOUR BENCHMARK OR TEST COMMAND'",
                             shell_line(std::slice::from_ref(good)),
                             shell_line(std::slice::from_ref(bad))
                         )),
-                        Some(why),
-                    ),
-                    _ => (None, Some(why)),
+                        ready: false,
+                        note: Some(why),
+                        wider: None,
+                    },
+                    _ => web::BisectOffer {
+                        note: Some(why),
+                        ..Default::default()
+                    },
                 },
             };
             let context = alert_context(s, &alert)?;

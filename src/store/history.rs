@@ -94,6 +94,9 @@ pub struct SeriesSpec {
     pub tags: BTreeMap<String, String>,
     /// The command `tardy run --save` measured, for `tardy history bisect`.
     pub command: Option<String>,
+    /// Options of `tardy bisect` that measure it as `tardy run` did
+    /// (`--timeout 30`); the environment is part of the command.
+    pub options: Vec<String>,
     /// The smallest change worth bisecting, as a fraction (e.g. 0.05).
     pub threshold: Option<f64>,
 }
@@ -108,6 +111,7 @@ impl SeriesSpec {
             kind: SeriesKind::Bench,
             tags: BTreeMap::new(),
             command: None,
+            options: Vec::new(),
             threshold: None,
         }
     }
@@ -178,6 +182,8 @@ pub struct SeriesInfo {
     pub kind: SeriesKind,
     pub tags: BTreeMap<String, String>,
     pub command: Option<String>,
+    /// Options of `tardy bisect` stored with the command.
+    pub options: Vec<String>,
     pub threshold: Option<f64>,
     pub points: i64,
     pub last_value: Option<f64>,

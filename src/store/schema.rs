@@ -162,7 +162,8 @@ CREATE TABLE test_vectors (
 );
 CREATE INDEX test_results_by_point ON test_results (point_id);
 ALTER TABLE alerts ADD COLUMN boundary TEXT;
-ALTER TABLE alert_members ADD COLUMN boundary TEXT
+ALTER TABLE alert_members ADD COLUMN boundary TEXT;
+ALTER TABLE series ADD COLUMN options TEXT
 ",
     ),
 ];

@@ -131,6 +131,7 @@ impl<C: Conn> SqlStore<C> {
     fn series_where(&self, clause: &str, arg: Value) -> Result<Vec<SeriesInfo>, DbError> {
         let sql = format!(
             "SELECT s.id, s.name, s.metric, s.unit, s.direction, s.kind, s.tags, s.command, s.threshold,
+                s.options,
                 (SELECT COUNT(*) FROM points p WHERE p.series_id = s.id),
                 (SELECT p.value FROM points p WHERE p.series_id = s.id ORDER BY p.t DESC, p.id DESC LIMIT 1),
                 (SELECT p.commit_hash FROM points p WHERE p.series_id = s.id ORDER BY p.t DESC, p.id DESC LIMIT 1),
@@ -152,11 +153,15 @@ impl<C: Conn> SqlStore<C> {
                     tags: serde_json::from_str(&r.text(6)?).unwrap_or_default(),
                     command: r.opt_text(7)?,
                     threshold: r.opt_f64(8)?,
-                    points: r.i64(9)?,
-                    last_value: r.opt_f64(10)?,
-                    last_commit: r.opt_text(11)?,
-                    tests: r.i64(12)?,
-                    open_alerts: r.i64(13)?,
+                    options: r
+                        .opt_text(9)?
+                        .and_then(|t| serde_json::from_str(&t).ok())
+                        .unwrap_or_default(),
+                    points: r.i64(10)?,
+                    last_value: r.opt_f64(11)?,
+                    last_commit: r.opt_text(12)?,
+                    tests: r.i64(13)?,
+                    open_alerts: r.i64(14)?,
                 })
             })
             .collect()
@@ -438,11 +443,12 @@ impl<C: Conn> SqlStore<C> {
             }
             let tags = serde_json::to_string(&s.tags).unwrap_or_else(|_| "{}".into());
             c.execute(
-                "INSERT INTO series (project_id, name, metric, unit, direction, kind, tags, command, threshold)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+                "INSERT INTO series (project_id, name, metric, unit, direction, kind, tags, command, threshold, options)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
                  ON CONFLICT (project_id, name) DO UPDATE SET
                    command = COALESCE(excluded.command, series.command),
-                   threshold = COALESCE(excluded.threshold, series.threshold)",
+                   threshold = COALESCE(excluded.threshold, series.threshold),
+                   options = CASE WHEN excluded.command IS NULL THEN series.options ELSE excluded.options END",
                 sql_args!(
                     project,
                     &s.name,
@@ -452,7 +458,10 @@ impl<C: Conn> SqlStore<C> {
                     s.kind.as_str(),
                     tags,
                     &s.command,
-                    s.threshold
+                    s.threshold,
+                    s.command
+                        .as_ref()
+                        .map(|_| serde_json::to_string(&s.options).unwrap_or_else(|_| "[]".into()))
                 ),
             )?;
             let series_id = c
