@@ -13,7 +13,7 @@ use std::net::TcpStream;
 use std::path::Path;
 use std::time::Duration;
 
-use common::{Server, get, junit, post, refuses, succeeds, tardy, tokens};
+use common::{Server, get, junit, noise, post, refuses, succeeds, tardy, tokens};
 
 fn data(name: &str) -> String {
     format!("{}/tests/data/{name}", env!("CARGO_MANIFEST_DIR"))
@@ -1113,4 +1113,87 @@ fn a_parameter_given_twice_or_in_two_places_is_refused() {
         refused(&a, 400, "bad_request");
         assert!(a.text.contains(needle), "{query}: {}", a.text);
     }
+}
+
+/// Twelve series step up 30% at build 25 of 40; each build's twelve
+/// uploads (one per series, as twelve CI jobs send them) go at once, half
+/// to each server. One regression must be one alert holding each series
+/// once, over a range that holds the step, and every point stored once.
+fn one_step_through_two_servers(a: &str, b: &str, write: &str) {
+    let auth = bearer(write);
+    for build in 0..40usize {
+        std::thread::scope(|s| {
+            for k in 0..12usize {
+                let url = if k % 2 == 0 { a } else { b };
+                let auth = auth.clone();
+                s.spawn(move || {
+                    let v = 100.0
+                        * (1.0 + 0.01 * noise(build, k) * 2.0)
+                        * if build >= 25 { 1.3 } else { 1.0 };
+                    let body = format!(
+                        r#"{{"series":[{{"name":"bench{k}","unit":"s","points":[{{"value":{v},"commit":"c{build:02}","time":{}}}]}}]}}"#,
+                        1_700_000_000 + build * 3600
+                    );
+                    let r = post(
+                        &format!("{url}/api/v1/points?branch=main"),
+                        &[("Authorization", &auth), ("Content-Type", "application/json")],
+                        body.as_bytes(),
+                    );
+                    assert_eq!(r.status, 201, "{}", r.text);
+                });
+            }
+        });
+    }
+    let alerts = get(&format!("{a}/api/v1/alerts"), &[]).json();
+    let alerts = alerts.as_array().unwrap();
+    assert_eq!(alerts.len(), 1, "one regression, one alert: {alerts:#?}");
+    let alert = get(&format!("{a}/api/v1/alerts/{}", alerts[0]["id"]), &[]).json();
+    let mut series: Vec<&str> = alert["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["series"].as_str().unwrap())
+        .collect();
+    series.sort_unstable();
+    let n = series.len();
+    series.dedup();
+    assert_eq!(series.len(), n, "a series twice in the alert: {alert}");
+    assert!(n >= 10, "most of the twelve series found: {alert}");
+    // The range holds the step: c24 is before it or at its start, c25 at or after its end.
+    let (from, to) = (
+        alert["from_commit"].as_str().unwrap(),
+        alert["to_commit"].as_str().unwrap(),
+    );
+    assert!(from <= "c24" && to >= "c25", "{from}..{to}: {alert}");
+    assert!(!alert["boundary"].as_array().unwrap().is_empty(), "{alert}");
+    for k in 0..12 {
+        let p = get(&format!("{b}/api/v1/points?series=bench{k}"), &[]).json();
+        assert_eq!(p["points"].as_array().unwrap().len(), 40, "bench{k}");
+    }
+}
+
+#[test]
+fn two_servers_on_one_sqlite_file_open_one_alert_per_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let a = sqlite_server(dir.path(), &[]);
+    let b = sqlite_server(dir.path(), &[]);
+    one_step_through_two_servers(&a.url, &b.url, &write);
+}
+
+#[test]
+fn two_servers_on_one_postgres_open_one_alert_per_regression() {
+    let Some(pg) = common::temp_postgres("serve_two_servers_one_alert") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let args = ["--db", pg.url.as_str(), "--token-file", "tokens"];
+    // Both start at once on an empty database: the migrations take turns.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| Server::start(dir.path(), &args));
+        let b = s.spawn(|| Server::start(dir.path(), &args));
+        (a.join().unwrap(), b.join().unwrap())
+    });
+    one_step_through_two_servers(&a.url, &b.url, &write);
 }

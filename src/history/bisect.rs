@@ -87,9 +87,13 @@ pub fn bisect_plan(
         .map_err(|e| e.to_string())?
         .ok_or_else(|| DbError::NoSeries(member.series.clone()).to_string())?;
     let (good, bad) = range(store, info.id, alert, widen)?.ok_or_else(|| {
-        format!("alert #{id}'s commits are not among the points of '{}'", info.name)
+        format!(
+            "alert #{id}'s commits are not among the points of '{}'",
+            info.name
+        )
     })?;
-    let wider = range(store, info.id, alert, widen + 1)?.filter(|w| *w != (good.clone(), bad.clone()));
+    let wider =
+        range(store, info.id, alert, widen + 1)?.filter(|w| *w != (good.clone(), bad.clone()));
     let Some(command) = &info.command else {
         return Err(format!(
             "series '{}' was stored without its command (push it with `tardy run --push` or a tardy or hyperfine JSON), so run \

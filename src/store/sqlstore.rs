@@ -997,6 +997,18 @@ impl<C: Conn> History for SqlStore<C> {
                             }
                         },
                     };
+                    // A series (or test) is in an alert once: found again a
+                    // point away (by another server that saw one point more),
+                    // it is the same change.
+                    if c
+                        .query_opt(
+                            "SELECT 1 FROM alert_members WHERE alert_id = ?1 AND series_id = ?2 AND test_key = ?3",
+                            sql_args!(id, m.series_id, test_key),
+                        )?
+                        .is_some()
+                    {
+                        continue;
+                    }
                     inserted += c.execute(
                         "INSERT INTO alert_members (alert_id, series_id, test_key, point_id, prev_point_id,
                            mean_before, mean_after, change, pvalue, qvalue, regression, boundary)
