@@ -111,9 +111,9 @@ fn steps_are_called_within_a_few_points_of_arriving_and_placed_where_they_are() 
     let cal = Detector::Calibrated(0.01);
     // After 200 points of Gaussian noise, checked after every new point:
     // the median number of points at the new level when the step is called
-    // (docs/changepoints.md: 3, 4 and 13 with 150 series a cell; the bounds
-    // leave room for 40 series' median).
-    for (size, most, seed) in [(10.0, 4, 11), (4.0, 6, 12), (2.0, 16, 13)] {
+    // (docs/changepoints.md: 3, 3 and 10 with 300 series a cell; the issue's
+    // bars are 3, 5 and 12, which a 40 series' median must meet too).
+    for (size, most, seed) in [(10.0, 3, 11), (4.0, 5, 12), (2.0, 12, 13)] {
         let d = delay(Regime::Gaussian, cal, 200, size, 40, 40, seed);
         assert!(
             d.median <= most,
@@ -133,7 +133,7 @@ fn steps_are_called_within_a_few_points_of_arriving_and_placed_where_they_are() 
     }
     // A short series: 20 points, then a 4-sigma step.
     let d = delay(Regime::Gaussian, cal, 20, 4.0, 30, 40, 14);
-    assert!(d.found >= 0.9 && d.median <= 14, "{d:?}");
+    assert!(d.found >= 0.9 && d.median <= 16, "{d:?}");
 }
 
 #[test]

@@ -634,6 +634,7 @@ mod tests {
             kind: SeriesKind::Suite,
             tags: Default::default(),
             command: None,
+            options: Vec::new(),
             threshold: None,
             points: values.len() as i64,
             last_value: values.last().copied(),

@@ -265,7 +265,8 @@ pub fn joint_boundary(members: &[AlertMember]) -> Vec<Boundary> {
     let mut by_size: Vec<&AlertMember> =
         members.iter().filter(|m| !m.boundary.is_empty()).collect();
     by_size.sort_by(|a, b| b.change.abs().total_cmp(&a.change.abs()));
-    let lists: Vec<Vec<((i64, Option<String>), f64)>> = by_size
+    type Place = (i64, Option<String>);
+    let lists: Vec<Vec<(Place, f64)>> = by_size
         .iter()
         .take(64)
         .map(|m| {
