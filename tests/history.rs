@@ -392,6 +392,29 @@ fn from_a_saved_run_to_the_culprit_commit() {
         "{cmd}"
     );
     assert!(cmd.contains("-- 'sh app.sh'"), "{cmd}");
+    // If its ends do not reproduce the change: the next wider range, two
+    // measured points out on each side (the series' end caps it), and the
+    // command that bisects it.
+    assert!(
+        cmd.contains(&format!(
+            "the next wider range is {}..{}: tardy history bisect {id} --widen 1",
+            commits[3], commits[15]
+        )),
+        "{cmd}"
+    );
+    let out = history(d, &["bisect", &id, "--dry-run", "--widen", "1"]);
+    let cmd = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        cmd.contains(&format!(
+            "bisect --good {} --bad {}",
+            commits[3], commits[15]
+        )),
+        "{cmd}"
+    );
+    assert!(
+        cmd.contains("the range already reaches the series' ends") || cmd.contains("--widen 2"),
+        "{cmd}"
+    );
     // The real bisection names commit 10.
     let out = history(d, &["bisect", &id]);
     let text = String::from_utf8_lossy(&out.stdout);

@@ -1197,3 +1197,153 @@ fn two_servers_on_one_postgres_open_one_alert_per_regression() {
     });
     one_step_through_two_servers(&a.url, &b.url, &write);
 }
+
+/// 26 tests; from build 20 three of them take 2x, 4x and 6x as long.
+fn few_slow(build: usize) -> String {
+    let mut cases = String::new();
+    for t in 0..26 {
+        let mut d = 0.1 + 0.002 * t as f64 + noise(build, t) * 0.002;
+        if build >= 20 {
+            d *= match t {
+                3 => 2.0,
+                11 => 4.0,
+                17 => 6.0,
+                _ => 1.0,
+            };
+        }
+        cases.push_str(&format!(
+            "<testcase classname=\"pkg.B\" name=\"t{t}\" time=\"{d:.4}\"/>\n"
+        ));
+    }
+    format!(
+        "<?xml version=\"1.0\"?>\n<testsuite name=\"slow3\" tests=\"26\">\n{cases}</testsuite>\n"
+    )
+}
+
+#[test]
+fn the_alert_page_reads_a_suite_change_as_tests_diff_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let (before, after) = (dir.path().join("before"), dir.path().join("after"));
+    std::fs::create_dir_all(&before).unwrap();
+    std::fs::create_dir_all(&after).unwrap();
+    for b in 0..40 {
+        let body = few_slow(b);
+        if b < 20 {
+            std::fs::write(before.join(format!("r{b}.xml")), &body).unwrap();
+        } else {
+            std::fs::write(after.join(format!("r{b}.xml")), &body).unwrap();
+        }
+        // Every build at one commit time, as after a rebase: only the
+        // order of the uploads tells them apart.
+        let a = post(
+            &format!(
+                "{}/api/v1/tests?suite=slow3&commit=c{b:02}&branch=main&commit_time=1700000000",
+                s.url
+            ),
+            &[("Authorization", &bearer(&write))],
+            body.as_bytes(),
+        );
+        assert_eq!(a.status, 201, "{}", a.text);
+    }
+    let alerts = get(&format!("{}/api/v1/alerts", s.url), &[]).json();
+    let id = alerts
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|a| a["members"].as_array().is_some_and(|m| m.len() >= 3))
+        .unwrap_or_else(|| panic!("an alert on the three tests: {alerts}"))["id"]
+        .clone();
+    let page = get(&format!("{}/alert/{id}", s.url), &[]).text;
+    let page = page
+        .replace("&gt;", ">")
+        .replace("&lt;", "<")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    // tests diff on the same builds, twenty a side (the page's).
+    let runs = |d: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path().display().to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let out = tardy(dir.path())
+        .args(["tests", "diff", "--format", "json"])
+        .args(runs(&before))
+        .arg("--vs")
+        .args(runs(&after))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let diff: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let first = diff["shapes"][0]["summary"].as_str().unwrap();
+    assert!(
+        first.contains("of 26 tests hold"),
+        "tests diff names the few slow tests: {first}"
+    );
+    assert!(
+        page.contains(first),
+        "the page says what tests diff says ({first}):\n{page}"
+    );
+    assert!(
+        !page.contains("every test runs slower by the same factor"),
+        "{page}"
+    );
+}
+
+#[test]
+fn run_push_sends_the_command_and_the_options_bisect_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let out = tardy(dir.path())
+        .env("TARDY_TOKEN", &write)
+        .args([
+            "run",
+            "-q",
+            "--runs",
+            "3",
+            "--timeout",
+            "5",
+            "-e",
+            "GREETING=hi there",
+            "--save",
+            "greet",
+            "--push",
+            &s.url,
+            "echo $GREETING",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let series = get(&format!("{}/api/v1/series", s.url), &[]).json();
+    let greet = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "greet")
+        .unwrap_or_else(|| panic!("{series}"));
+    // The environment travels inside the command, the timeout as an option
+    // of `tardy bisect`.
+    assert_eq!(
+        greet["command"], "env 'GREETING=hi there' sh -c 'echo $GREETING'",
+        "{greet}"
+    );
+    assert_eq!(
+        greet["options"],
+        serde_json::json!(["--timeout", "5"]),
+        "{greet}"
+    );
+}
