@@ -2,7 +2,7 @@
 //! its end test alone raises a false alarm when checked after every point
 //! (docs/changepoints.md, "As uploads arrive").
 //!
-//!     cargo run --release --example cp_delay [TRIALS_PER_ROW]    (default 300)
+//!     cargo run --release --example cp_delay [TRIALS_PER_ROW] [NOISE_SERIES]    (default 300, and as many)
 //!
 //! Series are 100 + 2 x noise with unit-variance noise; steps are in units of
 //! that standard deviation, after 200 points of history (and 20, a short
@@ -15,13 +15,19 @@ fn main() {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(300);
+    let noise_trials: usize = std::env::args()
+        .nth(2)
+        .and_then(|a| a.parse().ok())
+        .unwrap_or(trials);
     let cal = Detector::Calibrated(0.01);
-    println!("{trials} series per cell; calibrated detector at 1% per 1,000 points\n");
+    println!(
+        "{trials} series per cell ({noise_trials} noise series); calibrated detector at 1% per 1,000 points\n"
+    );
     println!("### False alarms of the end test checked after every point of 1,000\n");
     println!("| noise | series with a false alarm |");
     println!("|---|---:|");
     for (k, r) in Regime::all().into_iter().enumerate() {
-        let f = end_test_false_alarm_rate(r, 0.005, 1000, trials, 700 + k as u64);
+        let f = end_test_false_alarm_rate(r, 0.005, 1000, noise_trials, 700 + k as u64);
         println!("| {} | {:.1}% |", r.name(), f * 100.0);
     }
     println!(
