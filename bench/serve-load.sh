@@ -5,7 +5,11 @@
 # and on PostgreSQL when TARDY_TEST_POSTGRES names a server (an admin URL).
 #
 #   bench/serve-load.sh                      # 32 x 50 uploads per backend
-#   UPLOADERS=32 UPLOADS=10 bench/serve-load.sh   # what CI runs
+#   UPLOADERS=32 UPLOADS=10 HISTORY_TESTS=2000 HISTORY_POINTS=30 bench/serve-load.sh   # what CI runs
+#
+# Then the upload latency of a HISTORY_TESTS-test suite (20,000) against the
+# length of the history, up to HISTORY_POINTS points (100; 1,000 for the
+# README's figures; 0 skips it), with bench/serve-history.py.
 #
 # NO_DETECT=1 measures uploads without the change-point detection that
 # follows each one.
@@ -14,6 +18,7 @@
 # or broken connections (as `tardy push` does), so an upload in flight when
 # the server dies is sent again, and must not be stored twice.
 . "$(dirname "$0")/lib.sh"
+BENCH=$(pwd)/bench
 UPLOADERS=${UPLOADERS:-32} UPLOADS=${UPLOADS:-50}
 cd "$WORK"
 "$TARDY" token add --token-file tokens --label load >token 2>/dev/null
@@ -108,4 +113,12 @@ if [ -n "${TARDY_TEST_POSTGRES:-}" ]; then
   run_backend postgres "${TARDY_TEST_POSTGRES%/*}/$DBNAME"
 else
   echo "postgres: skipped (TARDY_TEST_POSTGRES is not set)"
+fi
+
+# Upload latency against the length of the stored history (bench/serve-history.py):
+# HISTORY_POINTS uploads of a HISTORY_TESTS-test suite, with and without detection
+# (0 points: skipped).
+if [ "${HISTORY_POINTS:-100}" -gt 0 ]; then
+  TARDY="$TARDY" TESTS="${HISTORY_TESTS:-20000}" POINTS="${HISTORY_POINTS:-100}" \
+    python3 "$BENCH/serve-history.py"
 fi

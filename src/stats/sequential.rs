@@ -38,6 +38,9 @@ pub const TAILS: [usize; 11] = [3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32];
 pub const MAX_REFERENCE: usize = 200;
 /// The fewest reference points a tail is tested against.
 pub const MIN_REFERENCE: usize = 16;
+/// Below this many reference points, a tail is tested only against a
+/// reference at least four times its length.
+pub const SHORT: usize = 64;
 /// Reference levels, as the share of its points above the level (0: its
 /// largest point).
 const LEVELS: [f64; 4] = [0.0, 0.05, 0.2, 0.5];
@@ -141,9 +144,13 @@ fn rank_rho_of_ranks(r: &[f64]) -> f64 {
     // Counted only when above one standard error on a long reference
     // (independent noise shows a positive estimate half the time, and
     // paying for it cost a 2-sigma step two points); any positive estimate
-    // on a short one, which estimates it poorly and biased low.
-    let bar = if n < 64 {
-        f64::NEG_INFINITY
+    // on a short one, which estimates it poorly and biased low (and a
+    // short reference is only tested against tails a quarter its length:
+    // twenty points of AR(0.6) noise often show no correlation at all, and
+    // a tail as long as them that wandered high was the end test's only
+    // false alarm).
+    let bar = if n < SHORT {
+        0.0
     } else {
         1.0 / (n as f64).sqrt()
     };
@@ -155,7 +162,7 @@ fn rank_rho_of_ranks(r: &[f64]) -> f64 {
         // a step).
         // The estimate's bias, about -(1 + 4 rho) / n, is given back too:
         // at 16-30 points it is a tenth or more.
-        let errors = if n < 64 { 2.0 } else { 1.0 };
+        let errors = if n < SHORT { 2.0 } else { 1.0 };
         let bias = (1.0 + 4.0 * rho) / n as f64;
         (rho + bias + errors / (n as f64).sqrt()).min(0.9)
     } else {
@@ -222,6 +229,9 @@ fn scan(segment: &[f64], correlation: bool, screen: bool) -> Option<EndChange> {
         }
         let (r0, r1) = ((len - k).saturating_sub(MAX_REFERENCE), len - k);
         let n = r1 - r0;
+        if n < SHORT && k * 4 > n {
+            continue;
+        }
         let tail = &window[len - k..];
         let in_reference = |i: u32| (r0..r1).contains(&(i as usize));
         // The levels' ranks from either end, ascending.
@@ -371,6 +381,9 @@ mod tests {
             let before = &segment[..segment.len() - k];
             let reference = &before[before.len().saturating_sub(MAX_REFERENCE)..];
             let n = reference.len();
+            if n < SHORT && k * 4 > n {
+                continue;
+            }
             let mut sorted = reference.to_vec();
             sorted.sort_unstable_by(|a, b| a.total_cmp(b));
             let rho = rank_rho(reference);
