@@ -40,7 +40,7 @@ pub const MAX_REFERENCE: usize = 200;
 pub const MIN_REFERENCE: usize = 16;
 /// Below this many reference points, a tail is tested only against a
 /// reference at least four times its length.
-pub const SHORT: usize = 64;
+pub const SHORT: usize = 48;
 /// Reference levels, as the share of its points above the level (0: its
 /// largest point).
 const LEVELS: [f64; 4] = [0.0, 0.05, 0.2, 0.5];
@@ -124,7 +124,7 @@ pub fn test_level(alpha: f64, w: f64) -> f64 {
 }
 
 /// The lag-1 autocorrelation of a sequence of ranks (0..n, each once)
-/// when positive, raised by its standard error (twice below 64 points),
+/// when positive, raised by its standard error (twice below [`SHORT`] points),
 /// else 0.
 fn rank_rho_of_ranks(r: &[f64]) -> f64 {
     let n = r.len();
