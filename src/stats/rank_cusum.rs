@@ -561,16 +561,7 @@ pub fn screen(series: &[f64]) -> bool {
     if n < MIN_LEN || series.iter().any(|v| !v.is_finite()) {
         return false;
     }
-    let mut keyed: Vec<(u64, u32)> = series
-        .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let b = v.to_bits();
-            let key = if b >> 63 == 1 { !b } else { b | (1 << 63) };
-            (key, i as u32)
-        })
-        .collect();
-    keyed.sort_unstable();
+    let keyed = super::summary::sorted_keys(series);
     // Mid-ranks, so ties count as in the search.
     let mut rank = vec![0.0; n];
     let mut i = 0;

@@ -207,20 +207,10 @@ fn scan(segment: &[f64], correlation: bool, screen: bool) -> Option<EndChange> {
     let longest = TAILS[TAILS.len() - 1];
     let window = &segment[segment.len().saturating_sub(longest + MAX_REFERENCE)..];
     let len = window.len();
-    // Sorted as (order-preserving bits of the value, position): plain
-    // integers sort several times faster than positions compared through
-    // the values.
-    let mut keyed: Vec<(u64, u32)> = window
+    let order: Vec<u32> = super::summary::sorted_keys(window)
         .iter()
-        .enumerate()
-        .map(|(i, v)| {
-            let b = v.to_bits();
-            let key = if b >> 63 == 1 { !b } else { b | (1 << 63) };
-            (key, i as u32)
-        })
+        .map(|k| k.1)
         .collect();
-    keyed.sort_unstable();
-    let order: Vec<u32> = keyed.iter().map(|k| k.1).collect();
     let mut ranks: Vec<f64> = Vec::new();
     let mut best: Option<EndChange> = None;
     for &k in &TAILS {
