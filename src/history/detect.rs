@@ -307,16 +307,18 @@ pub fn detect(
     names: &[String],
     opts: &DetectOptions,
 ) -> Result<DetectReport, DbError> {
-    let all = store.list()?;
+    // Named series (an upload's) are looked up one by one: the list's
+    // summaries count every series' points, work that grows with history.
     let selected: Vec<SeriesInfo> = if names.is_empty() {
-        all
+        store.list()?
     } else {
         let mut out = Vec::new();
         for n in names {
-            match all.iter().find(|s| &s.name == n) {
-                Some(s) => out.push(s.clone()),
-                None => return Err(DbError::NoSeries(n.clone())),
-            }
+            out.push(
+                store
+                    .series(n)?
+                    .ok_or_else(|| DbError::NoSeries(n.clone()))?,
+            );
         }
         out
     };

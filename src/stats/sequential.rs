@@ -171,7 +171,8 @@ fn rank_rho_of_ranks(r: &[f64]) -> f64 {
 }
 
 /// The lag-1 autocorrelation of `x`'s ranks (see [`rank_rho_of_ranks`]).
-pub fn rank_rho(x: &[f64]) -> f64 {
+#[cfg(test)]
+fn rank_rho(x: &[f64]) -> f64 {
     let mut idx: Vec<usize> = (0..x.len()).collect();
     idx.sort_unstable_by(|&a, &b| x[a].total_cmp(&x[b]));
     let mut r = vec![0.0; x.len()];

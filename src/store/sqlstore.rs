@@ -270,8 +270,12 @@ impl<C: Conn> SqlStore<C> {
 
     /// Every test of a suite, in id order.
     fn tests_by_id(&self, series_id: i64) -> Result<Vec<TestId>, DbError> {
+        Self::tests_of(&self.conn, series_id)
+    }
+
+    fn tests_of(c: &C, series_id: i64) -> Result<Vec<TestId>, DbError> {
         let mut tests: Vec<TestId> = Vec::new();
-        self.conn.query_each(
+        c.query_each(
             "SELECT id, name FROM tests WHERE series_id = ?1 ORDER BY id",
             sql_args!(series_id),
             &mut |r| {
@@ -376,15 +380,13 @@ impl<C: Conn> SqlStore<C> {
         }
         names.sort_unstable();
         names.dedup();
-        let mut known: HashMap<String, i64> = HashMap::new();
-        c.query_each(
-            "SELECT id, name FROM tests WHERE series_id = ?1",
-            sql_args!(series_id),
-            &mut |r| {
-                known.insert(r.text(1)?, r.i64(0)?);
-                Ok(())
-            },
-        )?;
+        let known_of = || -> Result<HashMap<String, i64>, DbError> {
+            Ok(Self::tests_of(c, series_id)?
+                .into_iter()
+                .map(|t| (t.name, t.id))
+                .collect())
+        };
+        let mut known = known_of()?;
         let missing: Vec<&str> = names
             .iter()
             .copied()
@@ -407,15 +409,7 @@ impl<C: Conn> SqlStore<C> {
             )?;
         }
         if !missing.is_empty() {
-            known.clear();
-            c.query_each(
-                "SELECT id, name FROM tests WHERE series_id = ?1",
-                sql_args!(series_id),
-                &mut |r| {
-                    known.insert(r.text(1)?, r.i64(0)?);
-                    Ok(())
-                },
-            )?;
+            known = known_of()?;
         }
         names
             .into_iter()
