@@ -71,6 +71,12 @@ pub struct ServeArgs {
     /// Do not run change-point detection after each upload.
     #[arg(long)]
     no_detect: bool,
+    /// Memory for each suite's newest points, held between uploads so that
+    /// an upload's check reads only its own point: about 1.5 MiB per 1,000
+    /// tests. Beyond it, the least recently uploaded suites are read whole
+    /// again when their next upload comes.
+    #[arg(long, value_name = "MIB", default_value_t = 256)]
+    detect_memory: usize,
     /// Detection after uploads: ignore changes of at most this fraction
     /// (e.g. 0.02 = 2%; Otava's -M).
     #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
@@ -160,9 +166,11 @@ fn run(args: ServeArgs) -> Result<(), String> {
         args.false_alarm_rate,
         args.min_magnitude,
     )?;
+    opts.detect_memory = args.detect_memory.saturating_mul(1 << 20);
     opts.detect = (!args.no_detect).then(|| tardy::history::detect::DetectOptions {
         changepoint: method,
         window: Some(tardy::history::detect::SERVER_WINDOW),
+        search_every: tardy::history::detect::SERVER_SEARCH_EVERY,
         ..Default::default()
     });
     let tokens = opts.tokens.len();

@@ -20,6 +20,8 @@ use crate::store::history::{
 };
 use crate::store::{DbError, DetectionKey, History, TestId};
 
+use super::window::Windows;
+
 /// Which detector, with its knobs.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Method {
@@ -134,7 +136,18 @@ pub struct DetectOptions {
     /// by the suite's size and the window, not by the history's length. The
     /// series themselves (a suite's total too) are always searched whole.
     pub window: Option<usize>,
+    /// With `window`: the whole search (of the window) runs on each test at
+    /// every this-many-th point of the suite, in turns (1: at every point).
+    /// A server sets [`SERVER_SEARCH_EVERY`]: the end test still runs on
+    /// every test at every upload.
+    pub search_every: u64,
 }
+
+/// How often a server searches each test's window whole (see
+/// [`DetectOptions::search_every`]): the search costs a hundred times the
+/// end test, the screen before it lets a few percent of noise through, and
+/// the changes only it finds are small ones already dozens of points old.
+pub const SERVER_SEARCH_EVERY: u64 = 8;
 
 /// The window a server checks each test's end over: the end test's longest
 /// tail and reference, and room for tests that skipped a few runs.
@@ -151,6 +164,7 @@ impl Default for DetectOptions {
             full: false,
             min_side: 2,
             window: None,
+            search_every: 1,
         }
     }
 }
@@ -307,6 +321,17 @@ pub fn detect(
     names: &[String],
     opts: &DetectOptions,
 ) -> Result<DetectReport, DbError> {
+    detect_with(store, names, opts, &Windows::new(0))
+}
+
+/// [`detect`], with suites' windows ([`DetectOptions::window`]) held in
+/// `windows` between runs: what `tardy serve` does after each upload.
+pub fn detect_with(
+    store: &mut dyn History,
+    names: &[String],
+    opts: &DetectOptions,
+    windows: &Windows,
+) -> Result<DetectReport, DbError> {
     // Named series (an upload's) are looked up one by one: the list's
     // summaries count every series' points, work that grows with history.
     let selected: Vec<SeriesInfo> = if names.is_empty() {
@@ -388,15 +413,22 @@ pub fn detect(
             };
             let points = store.points(series.id, &opts.filter)?;
             examine(None, &points)?;
-            drop(points);
             if series.kind != SeriesKind::Suite {
                 continue;
             }
             match (opts.window, &opts.changepoint) {
                 (Some(window), Method::Calibrated(o)) => {
-                    let w = store.test_window(series.id, &opts.filter, window)?;
-                    let ends = window_ends(&w, &alerted, o);
-                    for end in &ends {
+                    let w = &points[points.len().saturating_sub(window)..];
+                    let checked = windows.check(
+                        store,
+                        series.id,
+                        &scope_key,
+                        w,
+                        &alerted,
+                        o,
+                        opts.search_every,
+                    )?;
+                    for end in &checked.changed {
                         report.series += 1;
                         report.incremental += 1;
                         for (c, cp) in end.cps.iter().enumerate() {
@@ -404,20 +436,19 @@ pub fn detect(
                             family.push(cp.stats.pvalue);
                             let lo = if c > 0 { end.cps[c - 1].index } else { 0 };
                             let hi = end.cps.get(c + 1).map_or(end.values.len(), |n| n.index);
-                            let boundary =
-                                places(&end.values, cp.index, lo, hi, |i| &w.points[end.at[i]]);
+                            let boundary = places(&end.values, cp.index, lo, hi, |i| &w[end.at[i]]);
                             found.push(Found {
                                 series: si,
-                                test: Some(w.tests[end.row].clone()),
+                                test: Some(end.test.clone()),
                                 alerted: false,
-                                prev: w.points[end.at[cp.index - 1]].clone(),
-                                point: w.points[end.at[cp.index]].clone(),
+                                prev: w[end.at[cp.index - 1]].clone(),
+                                point: w[end.at[cp.index]].clone(),
                                 cp: *cp,
                                 boundary,
                             });
                         }
                     }
-                    let quiet = w.tests.len().saturating_sub(ends.len());
+                    let quiet = checked.tests.saturating_sub(checked.changed.len());
                     report.series += quiet;
                     report.incremental += quiet;
                     family.extend(std::iter::repeat_n(1.0, quiet));
@@ -499,88 +530,6 @@ pub fn detect(
     }
     report.new_alerts.sort_by_key(|a| a.id);
     Ok(report)
-}
-
-/// The end of every test of a suite that ran at the window's newest point,
-/// each over its points since its last alerted change: (test row, index of
-/// the first point after the change in the window's points, the change).
-struct End {
-    /// The test's row in the window.
-    row: usize,
-    /// The window's points the test ran at since its last change, and its
-    /// durations there.
-    at: Vec<usize>,
-    values: Vec<f64>,
-    /// The changes, their indices into `at`.
-    cps: Vec<ChangePoint>,
-}
-
-fn window_ends(
-    w: &crate::store::TestWindow,
-    alerted: &HashSet<(i64, i64)>,
-    o: &rank_cusum::Options,
-) -> Vec<End> {
-    let n = w.points.len();
-    if n < rank_cusum::MIN_POINTS {
-        return Vec::new();
-    }
-    let check = |t: usize| -> Option<End> {
-        let row = w.row(t);
-        if row[n - 1].is_nan() {
-            return None;
-        }
-        let test_key = w.tests[t].id;
-        let mut at: Vec<usize> = (0..n).filter(|&i| !row[i].is_nan()).collect();
-        if let Some(k) = at
-            .iter()
-            .rposition(|&i| alerted.contains(&(test_key, w.points[i].id)))
-        {
-            at.drain(..k);
-        }
-        if at.len() < rank_cusum::MIN_POINTS {
-            return None;
-        }
-        let values: Vec<f64> = at.iter().map(|&i| f64::from(row[i])).collect();
-        // The end test on every test; the whole search (of the window) on
-        // those the screen lets through.
-        let cps = if rank_cusum::screen(&values) {
-            rank_cusum::detect(&values, o).change_points
-        } else {
-            rank_cusum::detect_end(&values, o).change_points
-        };
-        (!cps.is_empty()).then_some(End {
-            row: t,
-            at,
-            values,
-            cps,
-        })
-    };
-    // Two halves on two threads: the check is pure and a suite's tests are
-    // many.
-    let rows = w.tests.len();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |p| p.get())
-        .clamp(1, 4);
-    let per = rows.div_ceil(threads).max(1);
-    let mut out: Vec<End> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..rows)
-            .step_by(per)
-            .map(|start| {
-                let check = &check;
-                s.spawn(move || {
-                    (start..(start + per).min(rows))
-                        .filter_map(check)
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .flat_map(|h| h.join().unwrap_or_default())
-            .collect()
-    });
-    out.sort_by_key(|f| f.row);
-    out
 }
 
 /// Merge alerts whose ranges (from, to] overlap into one whose range is

@@ -11,3 +11,4 @@ pub mod import;
 pub mod simulate;
 pub mod upload;
 pub mod view;
+pub mod window;

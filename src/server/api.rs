@@ -17,7 +17,7 @@ use serde_json::json;
 use super::AppState;
 use super::auth::Scope;
 use super::error::ApiError;
-use crate::history::detect::detect;
+use crate::history::detect::detect_with;
 use crate::history::import::parse_time;
 use crate::history::upload::{self, UploadKind, UploadMeta};
 use crate::store::Batch;
@@ -354,6 +354,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
     let points: usize = batches.iter().map(|b| b.points.len()).sum();
     let detect_after = st.opts.detect.clone();
+    let windows = st.windows.clone();
     let rec = Upload {
         run_id: run_id.clone(),
         kind: kind.as_str().into(),
@@ -367,7 +368,8 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             {
                 // Stored already: a failed detection is reported, not fatal.
                 let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
-                detection = Some(detect(store, &names, &opts).map_err(|e| e.to_string()));
+                detection =
+                    Some(detect_with(store, &names, &opts, &windows).map_err(|e| e.to_string()));
             }
             // Regressions still open (not acknowledged or dismissed) in the
             // series of this upload, new or not: what `push --fail-on-regression`

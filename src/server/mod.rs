@@ -54,6 +54,9 @@ pub struct ServeOptions {
     pub max_per_client: usize,
     /// Run change-point detection after each upload, with these options.
     pub detect: Option<crate::history::detect::DetectOptions>,
+    /// Memory for the suites' windows held between uploads
+    /// ([`crate::history::window`]), in bytes.
+    pub detect_memory: usize,
 }
 
 impl ServeOptions {
@@ -72,8 +75,10 @@ impl ServeOptions {
             max_per_client: 64,
             detect: Some(crate::history::detect::DetectOptions {
                 window: Some(crate::history::detect::SERVER_WINDOW),
+                search_every: crate::history::detect::SERVER_SEARCH_EVERY,
                 ..Default::default()
             }),
+            detect_memory: crate::history::window::DEFAULT_BUDGET,
         }
     }
 }
@@ -99,6 +104,9 @@ pub struct AppState {
     /// that memory stays bounded however many arrive at once (the others wait
     /// before their bodies are read).
     pub large_uploads: tokio::sync::Semaphore,
+    /// Each suite's newest points, held so an upload's check reads only
+    /// its own.
+    pub windows: Arc<crate::history::window::Windows>,
 }
 
 /// The body size from which an upload waits for its turn.
@@ -212,9 +220,11 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             detail: e.to_string(),
         })?;
         ready(addr);
+        let windows = Arc::new(crate::history::window::Windows::new(opts.detect_memory));
         let state = Arc::new(AppState {
             pool,
             opts,
+            windows,
             sessions: session::Sessions::default(),
             large_uploads: tokio::sync::Semaphore::new(1),
         });

@@ -6,7 +6,8 @@
 //! turns them into a verdict ([`compare`]) with power ([`power`]) and
 //! multiple-comparison control ([`multiple`]), trend detection over the run sequence
 //! ([`trend`]), change points over a history ([`changepoint`], Otava's exactly, and
-//! [`rank_cusum`], calibrated), outlier scores ([`outliers`]), running accumulators used by the
+//! [`rank_cusum`], calibrated, with [`sequential`] at a series' end and
+//! [`ranked_window`] to rule most tests out cheaply), outlier scores ([`outliers`]), running accumulators used by the
 //! measurement loop's stopping rule ([`running`]), the distributions they rest
 //! on ([`dist`]) and the seeded random generator ([`rng`]).
 
@@ -30,6 +31,7 @@ pub mod multiple;
 pub mod power;
 pub mod rank_cusum;
 pub mod rank_cusum_null;
+pub mod ranked_window;
 pub mod sequential;
 pub mod shift;
 pub mod ttest;

@@ -504,7 +504,7 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     // rate on every kind of noise simulated (docs/changepoints.md): each
     // alone is well below its own.
     let alpha = opts.false_alarm;
-    let half = alpha / 2.0;
+    let half = end_rate(opts);
     if n < MIN_LEN {
         let found: Vec<Found> = end_found(series, &[], half).into_iter().collect();
         return finish(series, found, opts, 1.0);
@@ -530,6 +530,12 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
     finish(series, found, opts, f)
 }
 
+/// The rate the series' end is watched at ([`super::sequential`]): half of
+/// the options' (the whole-series search has the other half).
+pub fn end_rate(opts: &Options) -> f64 {
+    opts.false_alarm / 2.0
+}
+
 /// Only the check of the series' end ([`super::sequential`], at half the
 /// rate, as in [`detect`]): what a server runs on each test of a suite as
 /// an upload arrives, over the points since the test's last change. The
@@ -541,9 +547,7 @@ pub fn detect_end(series: &[f64], opts: &Options) -> Detection {
             ..Detection::default()
         };
     }
-    let found: Vec<Found> = end_found(series, &[], opts.false_alarm / 2.0)
-        .into_iter()
-        .collect();
+    let found: Vec<Found> = end_found(series, &[], end_rate(opts)).into_iter().collect();
     finish(series, found, opts, 1.0)
 }
 

@@ -123,6 +123,85 @@ pub fn test_level(alpha: f64, w: f64) -> f64 {
     alpha / 1000.0 * w * CALIBRATION
 }
 
+/// The number of reference levels per tail and direction.
+pub const LEVEL_COUNT: usize = LEVELS.len();
+
+/// The reference's levels as ranks from its top (or bottom): the j-th most
+/// extreme of `n` points, ascending.
+pub fn level_ranks(n: usize) -> [usize; LEVEL_COUNT] {
+    let mut js = [0; LEVEL_COUNT];
+    for (l, &above) in LEVELS.iter().enumerate() {
+        js[l] = ((above * n as f64).floor() as usize + 1).min(n);
+    }
+    js
+}
+
+/// For one false-alarm rate, the fewest tail points beyond each level that
+/// can call a change (without the correlation correction, which only
+/// raises p-values): what lets a check rule a test out from ranks alone,
+/// without finding its levels ([`super::ranked_window`]).
+#[derive(Debug, Clone)]
+pub struct Thresholds {
+    alpha: f64,
+    /// Per reference length from `MIN_REFERENCE` and tail: the distinct
+    /// levels' (j, fewest points beyond it that call), those that can call.
+    rows: Vec<([(u16, u8); LEVEL_COUNT], u8)>,
+}
+
+impl Thresholds {
+    /// The counts at `alpha` per 1,000 points, with a hair of slack so that
+    /// rounding never makes them stricter than [`end_change`].
+    pub fn new(alpha: f64) -> Thresholds {
+        let lenient = alpha * (1.0 + 1e-9);
+        let mut rows = Vec::with_capacity((MAX_REFERENCE + 1 - MIN_REFERENCE) * TAILS.len());
+        for n in MIN_REFERENCE..=MAX_REFERENCE {
+            let js = level_ranks(n);
+            for &k in &TAILS {
+                let mut row = ([(0u16, 0u8); LEVEL_COUNT], 0u8);
+                for (l, &j) in js.iter().enumerate() {
+                    if js[..l].contains(&j) {
+                        continue;
+                    }
+                    let w = share(k, l);
+                    let calls =
+                        |m: usize| (exceed_p(n, k, j, m) / test_level(1.0, w)).min(1.0) <= lenient;
+                    // The p-value falls as m grows: the first m that calls.
+                    let (mut lo, mut hi) = (0, k + 1);
+                    while lo < hi {
+                        let mid = (lo + hi) / 2;
+                        if calls(mid) {
+                            hi = mid;
+                        } else {
+                            lo = mid + 1;
+                        }
+                    }
+                    if lo <= k {
+                        row.0[row.1 as usize] = (j as u16, lo as u8);
+                        row.1 += 1;
+                    }
+                }
+                rows.push(row);
+            }
+        }
+        Thresholds { alpha, rows }
+    }
+
+    /// The rate these are for.
+    pub fn alpha(&self) -> f64 {
+        self.alpha
+    }
+
+    /// For tail `TAILS[ti]` against an `n`-point reference: each distinct
+    /// level that can call a change, as (j: the level is the reference's
+    /// j-th most extreme point, m: the fewest tail points beyond it that
+    /// call).
+    pub fn levels(&self, n: usize, ti: usize) -> &[(u16, u8)] {
+        n.checked_sub(MIN_REFERENCE)
+            .and_then(|i| self.rows.get(i * TAILS.len() + ti))
+            .map_or(&[], |(row, len)| &row[..*len as usize])
+    }
+}
+
 /// The lag-1 autocorrelation of a sequence of ranks (0..n, each once)
 /// when positive, raised by its standard error (twice below [`SHORT`] points),
 /// else 0.
@@ -225,11 +304,7 @@ fn scan(segment: &[f64], correlation: bool, screen: bool) -> Option<EndChange> {
         }
         let tail = &window[len - k..];
         let in_reference = |i: u32| (r0..r1).contains(&(i as usize));
-        // The levels' ranks from either end, ascending.
-        let mut js: [usize; LEVELS.len()] = [0; LEVELS.len()];
-        for (l, &above) in LEVELS.iter().enumerate() {
-            js[l] = ((above * n as f64).floor() as usize + 1).min(n);
-        }
+        let js = level_ranks(n);
         let deepest = js.iter().copied().max().unwrap_or(1);
         let mut hi = [0.0; LEVELS.len()];
         let mut lo = [0.0; LEVELS.len()];

@@ -85,6 +85,9 @@ impl TestWindow {
     }
 }
 
+/// Called with a point's index and its tests' durations.
+pub type VectorVisitor<'a> = dyn FnMut(usize, &[(i64, f32)]) -> Result<(), DbError> + 'a;
+
 /// Called with each test of a suite and its points.
 pub type TestVisitor<'a> = dyn FnMut(&TestId, &[Point]) -> Result<(), DbError> + 'a;
 
@@ -116,14 +119,11 @@ pub trait History {
         filter: &PointFilter,
         f: &mut TestVisitor<'_>,
     ) -> Result<(), DbError>;
-    /// The newest `points` points of a suite series (filtered), with every
-    /// test's durations at them.
-    fn test_window(
-        &self,
-        series_id: i64,
-        filter: &PointFilter,
-        points: usize,
-    ) -> Result<TestWindow, DbError>;
+    /// Each of these points' test durations, `(test id, duration)` in test
+    /// id order, one point at a time (memory for one point's durations):
+    /// `f(index into points, durations)`. A point without durations is not
+    /// visited.
+    fn each_vector(&self, points: &[Point], f: &mut VectorVisitor<'_>) -> Result<(), DbError>;
     /// Every test's durations at these points of a suite series.
     fn tests_at(&self, series_id: i64, points: Vec<Point>) -> Result<TestWindow, DbError>;
     fn fingerprint(&self, id: i64) -> Result<Option<Fingerprint>, DbError>;

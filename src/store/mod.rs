@@ -15,7 +15,7 @@ pub mod sqlstore;
 pub mod vector;
 
 pub use atomic::{StoreError, check_writable, write_atomic};
-pub use db::{Batch, DbError, DetectionKey, History, TestId, TestWindow};
+pub use db::{Batch, DbError, DetectionKey, History, TestId, TestWindow, VectorVisitor};
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use sqlstore::SqlStore;

@@ -4,7 +4,9 @@
 
 use std::collections::HashMap;
 
-use super::db::{Batch, DbError, DetectionKey, History, TestId, TestVisitor, TestWindow};
+use super::db::{
+    Batch, DbError, DetectionKey, History, TestId, TestVisitor, TestWindow, VectorVisitor,
+};
 use super::history::{
     Alert, AlertMember, AlertState, Annotation, Boundary, DetectionState, Direction, MachineInfo,
     Point, PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, boundary_span,
@@ -290,8 +292,7 @@ impl<C: Conn> SqlStore<C> {
     }
 
     /// The durations of `tests` (in id order) at `pts`: row t, column i at
-    /// `t * pts.len() + i`, NaN where the test did not run. Points stored
-    /// before vectors existed are read from their rows once and given one.
+    /// `t * pts.len() + i`, NaN where the test did not run.
     fn durations(&self, pts: &[Point], tests: &[TestId]) -> Result<Vec<f32>, DbError> {
         let n = pts.len();
         let mut values = vec![f32::NAN; tests.len() * n];
@@ -299,9 +300,7 @@ impl<C: Conn> SqlStore<C> {
             return Ok(values);
         }
         let (first, last) = (tests[0].id, tests[tests.len() - 1].id);
-        let column: HashMap<i64, usize> = pts.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
-        let mut have = vec![false; n];
-        let mut place = |col: usize, entries: &[(i64, f32)]| {
+        self.vectors(pts, &mut |col, entries| {
             // Entries and tests are both in id order: one merge.
             let start = entries.partition_point(|e| e.0 < first);
             let mut row = 0;
@@ -316,7 +315,21 @@ impl<C: Conn> SqlStore<C> {
                     values[row * n + col] = d;
                 }
             }
-        };
+            Ok(())
+        })?;
+        Ok(values)
+    }
+
+    /// Each point's `(test id, duration)` pairs, in id order: one row per
+    /// point. Points stored before vectors existed are read from their rows
+    /// once and given one.
+    fn vectors(&self, pts: &[Point], f: &mut VectorVisitor<'_>) -> Result<(), DbError> {
+        let n = pts.len();
+        if n == 0 {
+            return Ok(());
+        }
+        let column: HashMap<i64, usize> = pts.iter().enumerate().map(|(i, p)| (p.id, i)).collect();
+        let mut have = vec![false; n];
         for chunk in pts.chunks(500) {
             let placeholders: Vec<String> = (1..=chunk.len()).map(|i| format!("?{i}")).collect();
             let ids: Vec<Value> = chunk.iter().map(|p| Value::from(p.id)).collect();
@@ -330,8 +343,8 @@ impl<C: Conn> SqlStore<C> {
                     let id = r.i64(0)?;
                     let body = r.text(1)?;
                     if let (Some(&col), Some(entries)) = (column.get(&id), vector::decode(&body)) {
-                        place(col, &entries);
                         have[col] = true;
+                        f(col, &entries)?;
                     }
                     Ok(())
                 },
@@ -351,15 +364,17 @@ impl<C: Conn> SqlStore<C> {
                 },
             )?;
             let body = vector::encode(&entries);
-            if let Some(decoded) = vector::decode(&body) {
-                place(col, &decoded);
+            if let Some(decoded) = vector::decode(&body)
+                && !decoded.is_empty()
+            {
+                f(col, &decoded)?;
             }
             self.conn.execute(
                 "INSERT INTO test_vectors (point_id, body) VALUES (?1, ?2) ON CONFLICT (point_id) DO NOTHING",
                 sql_args!(p.id, body),
             )?;
         }
-        Ok(values)
+        Ok(())
     }
 
     /// The ids of every test a batch names, the new ones inserted many per
@@ -797,35 +812,8 @@ impl<C: Conn> History for SqlStore<C> {
             .collect()
     }
 
-    fn test_window(
-        &self,
-        series_id: i64,
-        filter: &PointFilter,
-        points: usize,
-    ) -> Result<TestWindow, DbError> {
-        let sql = format!(
-            "SELECT {POINT_COLUMNS} FROM points p WHERE p.series_id = ?1
-               AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
-               AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
-             ORDER BY p.t DESC, p.id DESC LIMIT ?4"
-        );
-        let mut pts: Vec<Point> = self
-            .conn
-            .query(
-                &sql,
-                sql_args!(series_id, &filter.branch, filter.since, points as i64),
-            )?
-            .iter()
-            .map(point_from_row)
-            .collect::<Result<_, _>>()?;
-        pts.reverse();
-        let tests = self.tests_by_id(series_id)?;
-        let values = self.durations(&pts, &tests)?;
-        Ok(TestWindow {
-            points: pts,
-            tests,
-            values,
-        })
+    fn each_vector(&self, points: &[Point], f: &mut VectorVisitor<'_>) -> Result<(), DbError> {
+        self.vectors(points, f)
     }
 
     fn tests_at(&self, series_id: i64, points: Vec<Point>) -> Result<TestWindow, DbError> {
