@@ -185,8 +185,8 @@ alert is open, new or not, until it is acknowledged or dismissed.",
         full: bool,
         /// Check each test of a suite only at its end, over the suite's
         /// newest N points (what `tardy serve` does after each upload, with
-        /// N = 256; the server searches each test's window whole in turns,
-        /// every 8th upload, this every time): work bounded by N, not by the
+        /// N = 256; the server searches each long test window whole in
+        /// turns, up to every 8th upload, this every time): work bounded by N, not by the
         /// history's length. Series (a suite's total too) are still searched
         /// whole.
         #[arg(long, value_name = "N", conflicts_with = "full")]

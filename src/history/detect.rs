@@ -136,10 +136,11 @@ pub struct DetectOptions {
     /// by the suite's size and the window, not by the history's length. The
     /// series themselves (a suite's total too) are always searched whole.
     pub window: Option<usize>,
-    /// With `window`: the whole search (of the window) runs on each test at
-    /// every this-many-th point of the suite, in turns (1: at every point).
-    /// A server sets [`SERVER_SEARCH_EVERY`]: the end test still runs on
-    /// every test at every upload.
+    /// With `window`: the whole search (of the window) runs on each test of
+    /// 256 points or more at every this-many-th point of the suite, in
+    /// turns, on shorter ones more often (every upload below 64 points; 1:
+    /// every test at every point). A server sets [`SERVER_SEARCH_EVERY`]:
+    /// the end test still runs on every test at every upload.
     pub search_every: u64,
 }
 

@@ -380,7 +380,10 @@ impl Moves {
 type Found = (usize, Vec<usize>, Vec<f64>, Vec<ChangePoint>);
 
 /// Whose turn it is for the whole search: test ids plus the newest point's
-/// id a multiple of `every`.
+/// id a multiple of the test's period. The period grows with the test's
+/// points (one upload in two at 64, up to `every` at 256): a short segment
+/// is searched at every upload, where the end test's short reference is
+/// weakest and the search cheapest.
 #[derive(Clone, Copy)]
 struct Turn {
     every: u64,
@@ -388,8 +391,9 @@ struct Turn {
 }
 
 impl Turn {
-    fn of(&self, test: i64) -> bool {
-        (test.wrapping_add(self.newest) as u64) % self.every == 0
+    fn of(&self, test: i64, points: usize) -> bool {
+        let every = ((points / 32) as u64).clamp(1, self.every);
+        (test.wrapping_add(self.newest) as u64) % every == 0
     }
 }
 
@@ -421,7 +425,7 @@ fn check_rows(
         if !w.ran_last() || w.count() < rank_cusum::MIN_POINTS {
             return None;
         }
-        let search = tests.get(r).is_some_and(|t| turn.of(t.id)) && w.may_search();
+        let search = tests.get(r).is_some_and(|t| turn.of(t.id, w.count())) && w.may_search();
         if !search && !w.may_end(thresholds) {
             return None;
         }
