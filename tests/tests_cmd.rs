@@ -335,3 +335,63 @@ fn deep_nesting_is_refused_at_a_documented_depth() {
     let r = json(&["tests", "show", ok.to_str().unwrap()]);
     assert_eq!(r["tests"], 1, "{r}");
 }
+
+/// Runs that failed without a failing test read as failed, whatever wrote
+/// them: `go test -json` from Go 1.26 (a package that does not build, a
+/// TestMain exit, a panic, a -timeout, a panic after the tests passed) and
+/// with the older text build errors before the events, a JUnit suite's own
+/// error, UTF-16 and UTF-32 XML, CTRF.
+#[test]
+fn failed_runs_never_read_as_passed() {
+    // gotestsum on the same file (`gotestsum --raw-command -- cat FILE`):
+    // "DONE 11 tests, 8 failures, 1 error": it counts four packages and the
+    // four tests that never ended; tardy counts the packages with no failed
+    // test of their own once each.
+    let go = json(&[
+        "tests",
+        "show",
+        &data("go-test-failures.json").to_string_lossy(),
+    ]);
+    assert_eq!(go["by_status"]["failed"], 4, "{go}");
+    assert_eq!(go["by_status"]["errored"], 3, "{go}");
+    assert_eq!(go["by_status"]["passed"], 7, "{go}");
+    let warnings = go["warnings"].to_string();
+    assert!(
+        warnings.contains("panic: test timed out after 2s"),
+        "{warnings}"
+    );
+    // gotestsum refuses this one ("failed to parse test output: ##[group]...").
+    let old = json(&[
+        "tests",
+        "show",
+        &data("go-test-buildtext.json").to_string_lossy(),
+    ]);
+    assert_eq!(old["by_status"]["errored"], 1, "{old}");
+    let suite = json(&[
+        "tests",
+        "show",
+        &data("junit-suite-error.xml").to_string_lossy(),
+    ]);
+    assert_eq!(suite["by_status"]["errored"], 1, "{suite}");
+    let ctrf = json(&["tests", "show", &data("ctrf-jest.json").to_string_lossy()]);
+    assert_eq!(ctrf["by_status"]["failed"], 1, "{ctrf}");
+    assert_eq!(ctrf["tests"], 8, "{ctrf}");
+    for (wide, utf8) in [
+        ("nunit3-utf16.xml", "nunit3.xml"),
+        ("gtest-utf32be.xml", "gtest.xml"),
+    ] {
+        let a = json(&["tests", "show", &data(wide).to_string_lossy()]);
+        let b = json(&["tests", "show", &data(utf8).to_string_lossy()]);
+        assert_eq!(a["by_status"], b["by_status"], "{wide}");
+        assert_eq!(a["total_s"], b["total_s"], "{wide}");
+    }
+    // `compare` sniffs the same way: a UTF-16 report is a test report there too.
+    let out = tardy()
+        .args(["compare"])
+        .arg(data("nunit3-utf16.xml"))
+        .arg(data("nunit3.xml"))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("binary"), "{err}");
+}

@@ -14,6 +14,7 @@ pub mod json;
 pub mod numbers;
 pub mod reports;
 pub mod sniff;
+pub mod wide;
 
 use std::path::Path;
 

@@ -72,7 +72,16 @@ pub fn sniff(head: &[u8]) -> Kind {
     if head.starts_with(&[0x1f, 0x8b]) {
         return Kind::Gzip;
     }
-    let head = strip_bom(&head[..head.len().min(HEAD)]);
+    let head = &head[..head.len().min(HEAD)];
+    if let Some((w, mark)) = super::wide::detect(head) {
+        // UTF-16 or UTF-32: the kind of its text.
+        return sniff_text(super::wide::decode(&head[mark..], w).as_bytes());
+    }
+    sniff_text(head)
+}
+
+fn sniff_text(head: &[u8]) -> Kind {
+    let head = strip_bom(head);
     if !is_text(head) {
         return Kind::Binary;
     }
@@ -145,7 +154,10 @@ mod tests {
             (b"time,metric\n", Kind::Csv),
             (b"hello world\n", Kind::OtherText),
             (b"\x00\x01\x02junk", Kind::Binary),
-            (b"\xff\xfe<\x00x\x00", Kind::Binary),
+            // UTF-16 (with its mark) and UTF-32BE (without): their text's kind.
+            (b"\xff\xfe<\x00x\x00", Kind::TestReport),
+            (b"\x00\x00\x00<\x00\x00\x00x", Kind::TestReport),
+            (b"\x00\x01\x02\x03junk", Kind::Binary),
         ];
         for (head, want) in cases {
             assert_eq!(sniff(head), *want, "{}", String::from_utf8_lossy(head));

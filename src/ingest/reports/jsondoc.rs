@@ -1,5 +1,6 @@
-//! Test reports that are one JSON document: mocha's `json` reporter, jest's `--json`
-//! and RSpec's `--format json`. Each is read into typed structures that keep only what
+//! Test reports that are one JSON document: mocha's `json` reporter, jest's `--json`,
+//! RSpec's `--format json` and CTRF (the Common Test Report Format, which reporters for
+//! Jest, Playwright, Cypress, Vitest, pytest, Go and more write). Each is read into typed structures that keep only what
 //! tardy uses (stack traces and captured output are skipped, not stored); serde_json
 //! caps nesting at 128 levels, and the whole document at [`DOCUMENT_LIMIT`].
 //!
@@ -26,12 +27,17 @@ pub enum Kind {
     Mocha,
     Jest,
     RSpec,
+    Ctrf,
 }
 
 /// Tell the kind from the head of a JSON document (the keys each tool writes first).
 pub fn sniff(head: &str) -> Option<Kind> {
     let has = |k: &str| head.contains(&format!("\"{k}\""));
-    if has("numTotalTests") || (has("testResults") && has("numFailedTests")) {
+    if (has("reportFormat") && head.contains("\"CTRF\""))
+        || (has("results") && has("tool") && has("summary"))
+    {
+        Some(Kind::Ctrf)
+    } else if has("numTotalTests") || (has("testResults") && has("numFailedTests")) {
         Some(Kind::Jest)
     } else if has("stats") && (has("passes") || has("tests") || has("pending")) {
         Some(Kind::Mocha)
@@ -54,6 +60,7 @@ pub fn read(
             Kind::Mocha => "mocha's JSON reporter output",
             Kind::Jest => "jest --json output",
             Kind::RSpec => "RSpec --format json output",
+            Kind::Ctrf => "a CTRF report (results.tool, results.summary, results.tests)",
         };
         IngestError::at(
             name,
@@ -65,6 +72,7 @@ pub fn read(
         Kind::Mocha => mocha(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::Jest => jest(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::RSpec => rspec(serde_json::from_reader(input).map_err(bad)?, name, report),
+        Kind::Ctrf => ctrf(serde_json::from_reader(input).map_err(bad)?, name, report),
     }
     Ok(())
 }
@@ -362,4 +370,136 @@ mod tests {
         );
         assert_eq!(sniff(r#"{"results":[]}"#), None);
     }
+}
+
+#[derive(Deserialize)]
+struct CtrfDoc {
+    results: CtrfResults,
+}
+
+#[derive(Deserialize)]
+struct CtrfResults {
+    #[serde(default)]
+    tool: Option<CtrfTool>,
+    #[serde(default)]
+    summary: Option<CtrfSummary>,
+    #[serde(default)]
+    tests: Vec<CtrfTest>,
+}
+
+#[derive(Deserialize)]
+struct CtrfTool {
+    #[serde(default)]
+    name: String,
+}
+
+#[derive(Deserialize)]
+struct CtrfSummary {
+    tests: Option<u64>,
+    failed: Option<u64>,
+    start: Option<f64>,
+    stop: Option<f64>,
+}
+
+/// CTRF's `suite`: a string ("file > describe") or, in later versions, the
+/// path as an array.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum CtrfSuite {
+    One(String),
+    Path(Vec<String>),
+}
+
+#[derive(Deserialize)]
+struct CtrfTest {
+    #[serde(default)]
+    name: String,
+    #[serde(default)]
+    status: String,
+    duration: Option<f64>,
+    #[serde(default)]
+    suite: Option<CtrfSuite>,
+    #[serde(rename = "filePath", default)]
+    file_path: Option<String>,
+    #[serde(default)]
+    retries: Option<u32>,
+    #[serde(default)]
+    flaky: Option<bool>,
+}
+
+fn ctrf(doc: CtrfDoc, name: &str, report: &mut Report) {
+    let first = report.cases.len();
+    let r = doc.results;
+    let prefix = common_dir(r.tests.iter().filter_map(|t| t.file_path.as_deref()));
+    let mut suites = HashMap::new();
+    for t in r.tests {
+        let retries = t.retries.unwrap_or(0);
+        let status = match t.status.as_str() {
+            "passed" if t.flaky == Some(true) || retries > 0 => Status::Flaky,
+            "passed" => Status::Passed,
+            "failed" => Status::Failed,
+            // skipped, pending, other (todo and the like)
+            _ => Status::Skipped,
+        };
+        let suite = match t.suite {
+            Some(CtrfSuite::One(s)) => s,
+            Some(CtrfSuite::Path(p)) => p.join(" > "),
+            None => t
+                .file_path
+                .as_deref()
+                .map(|f| f.strip_prefix(prefix.as_str()).unwrap_or(f).to_string())
+                .unwrap_or_default(),
+        };
+        let suite = suite_of(&mut suites, "", &suite);
+        push(report, &suite, t.name, t.duration, status);
+        if let Some(c) = report.cases.last_mut() {
+            c.retries = retries;
+        }
+    }
+    let listed = report.cases.len() - first;
+    let failing = report.cases[first..]
+        .iter()
+        .filter(|c| c.status.is_failure())
+        .count() as u64;
+    let (stated, stated_failed, time_s) = r.summary.map_or((None, None, None), |s| {
+        let time = match (s.start, s.stop) {
+            (Some(a), Some(b)) if b >= a && a > 0.0 => Some((b - a) / 1e3),
+            _ => None,
+        };
+        (s.tests, s.failed, time)
+    });
+    if let Some(n) = stated
+        && n != listed as u64
+    {
+        report.warnings.push(format!(
+            "{name} says it holds {n} tests but lists {listed} results"
+        ));
+    }
+    if let Some(f) = stated_failed
+        && f != failing
+    {
+        report.warnings.push(format!(
+            "{name} says {f} tests failed but lists {failing} failed results"
+        ));
+        if f > failing {
+            // Never green on a failed run: the failures it counts and does
+            // not list are one failed entry.
+            let suite: Arc<str> = Arc::from(r.tool.map(|t| t.name).unwrap_or_default().as_str());
+            push(
+                report,
+                &suite,
+                format!(
+                    "({} failures the report counts but does not list)",
+                    f - failing
+                ),
+                None,
+                Status::Failed,
+            );
+        }
+    }
+    report.suites.push(Suite {
+        name: name.to_string(),
+        time_s,
+        tests: report.cases.len() - first,
+    });
 }

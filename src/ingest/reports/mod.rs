@@ -361,6 +361,10 @@ fn sniff(head: &[u8]) -> Option<Kind> {
         Some(Kind::Dart)
     } else if t.starts_with('{') {
         jsondoc::sniff(t).map(Kind::Doc)
+    } else if t.lines().any(gojson::is_event_line) {
+        // `go test -json ./... 2>&1`: build errors or a CI log before the
+        // events.
+        Some(Kind::GoJson)
     } else {
         None
     }
@@ -396,10 +400,20 @@ fn read_reader(
         let gz = flate2::read::GzDecoder::new(reader);
         reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
     }
-    let head = reader
+    let mut head = reader
         .fill_buf()
         .map_err(|e| IngestError::io(&name, e))?
         .to_vec();
+    if let Some((wide, mark)) = crate::ingest::wide::detect(&head) {
+        // UTF-16 or UTF-32 (Windows tools): read as UTF-8.
+        reader.consume(mark);
+        let decoded = crate::ingest::wide::WideReader::new(reader, wide);
+        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, decoded));
+        head = reader
+            .fill_buf()
+            .map_err(|e| IngestError::io(&name, e))?
+            .to_vec();
+    }
     report.sources.push(name.clone());
     match sniff(&head) {
         Some(Kind::Xml) => xml::read(reader, &name, report),
@@ -414,7 +428,7 @@ fn read_reader(
         None => Err(IngestError::at(
             &name,
             None,
-            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML, `go test -json`, mocha or jest JSON, RSpec JSON, or Dart's JSON reporter output".into(),
+            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML (UTF-8, UTF-16 or UTF-32), `go test -json`, mocha or jest JSON, RSpec JSON, CTRF JSON, or Dart's JSON reporter output".into(),
         )),
     }
 }
@@ -544,6 +558,177 @@ mod tests {
             // Leaves only: a (20 ms) + b (30 ms) + fail (10 ms) + skip (0), at 10 ms resolution.
             assert!((r.total_s() - 0.06).abs() < 0.015, "{f}: {}", r.total_s());
         }
+    }
+
+    fn status_of(r: &Report, suite: &str, name: &str) -> Status {
+        r.cases
+            .iter()
+            .find(|c| c.id.name == name && c.id.suite.ends_with(suite))
+            .unwrap_or_else(|| panic!("no {suite} {name} in {:?}", r.cases))
+            .status
+    }
+
+    #[test]
+    fn a_go_run_that_failed_never_reads_as_passed() {
+        // Go 1.26 (make.sh): a package that does not build, a TestMain that
+        // exits 2, a panic in a goroutine while tests run, a -timeout while
+        // two parallel tests run, a panic after the tests passed.
+        let r = read("go-test-failures.json");
+        assert_eq!(status_of(&r, "/broken", "[build failed]"), Status::Errored);
+        assert_eq!(
+            status_of(&r, "/mainexit", "[package failed]"),
+            Status::Errored
+        );
+        assert_eq!(status_of(&r, "/late", "[package failed]"), Status::Errored);
+        assert_eq!(status_of(&r, "/late", "TestA"), Status::Passed);
+        // Tests that started and never ended failed; the package that ran
+        // them is not counted again.
+        for (pkg, test) in [
+            ("/timeout", "TestSlowA"),
+            ("/timeout", "TestSlowB"),
+            ("/crash", "TestWaits"),
+            ("/crash", "TestBoom"),
+        ] {
+            assert_eq!(status_of(&r, pkg, test), Status::Failed, "{pkg} {test}");
+        }
+        assert!(
+            !r.cases
+                .iter()
+                .any(|c| c.id.suite.ends_with("/timeout") && c.id.name.starts_with('['))
+        );
+        assert_eq!(status_of(&r, "/timeout", "TestQuick"), Status::Passed);
+        assert!(
+            !r.cases
+                .iter()
+                .any(|c| c.id.suite.ends_with("/ok") && c.status.is_failure())
+        );
+        let failing = r.cases.iter().filter(|c| c.status.is_failure()).count();
+        assert_eq!(failing, 7, "{:?}", r.cases);
+        // The causes, from the packages' output.
+        let warned = r.warnings.join("\n");
+        for cause in [
+            "cannot use \"no\"",
+            "setup: cannot reach the database",
+            "panic: test timed out after 2s",
+            "panic: worker exploded",
+            "panic: cleanup: could not remove the scratch database",
+        ] {
+            assert!(warned.contains(cause), "{cause} not in {warned}");
+        }
+    }
+
+    #[test]
+    fn text_around_go_events_is_output_and_old_build_failures_count() {
+        // GODEBUG=gotestjsonbuildtext=1 (Go before 1.24): the compiler's
+        // errors as text before the events, after a CI log's lines.
+        let r = read("go-test-buildtext.json");
+        assert_eq!(status_of(&r, "/broken", "[build failed]"), Status::Errored);
+        assert_eq!(status_of(&r, "/ok", "TestFine"), Status::Passed);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("cannot use \"no\"")),
+            "{:?}",
+            r.warnings
+        );
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("not test2json events"))
+        );
+        // Text alone is not a report.
+        let mut none = Report::default();
+        let e = gojson::read("FAIL\tx [build failed]\n".as_bytes(), "t", &mut none).unwrap_err();
+        assert!(e.to_string().contains("no test2json event"), "{e}");
+    }
+
+    #[test]
+    fn a_go_stream_cut_off_fails_the_tests_it_was_running() {
+        // Derived from go-test-failures.json: the timeout package's lines up
+        // to its tests' start (a CI job killed mid-run).
+        let text = std::fs::read_to_string(data("go-test-failures.json")).unwrap();
+        let cut: String = text
+            .lines()
+            .filter(|l| l.contains("gofail/timeout"))
+            .take_while(|l| !l.contains("\"Action\":\"cont\""))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        let mut r = Report::default();
+        gojson::read(cut.as_bytes(), "cut", &mut r).unwrap();
+        assert_eq!(status_of(&r, "/timeout", "TestSlowA"), Status::Failed);
+        assert_eq!(status_of(&r, "/timeout", "TestQuick"), Status::Passed);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("the stream ends")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    #[test]
+    fn wide_encodings_read_as_their_utf8_originals() {
+        for (wide, utf8) in [
+            ("nunit3-utf16.xml", "nunit3.xml"),
+            ("gtest-utf32be.xml", "gtest.xml"),
+        ] {
+            let (a, b) = (read(wide), read(utf8));
+            assert!(!b.cases.is_empty());
+            assert_eq!(a.cases, b.cases, "{wide}");
+            let shape = |r: &Report| -> Vec<(Option<f64>, usize)> {
+                r.suites.iter().map(|s| (s.time_s, s.tests)).collect()
+            };
+            assert_eq!(shape(&a), shape(&b), "{wide}");
+            let head = std::fs::read(data(wide)).unwrap();
+            assert_eq!(
+                crate::ingest::sniff::sniff(&head),
+                crate::ingest::sniff::Kind::TestReport,
+                "{wide}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_suite_level_error_is_one_errored_test_named_for_the_suite() {
+        let r = read("junit-suite-error.xml");
+        assert_eq!(r.cases.len(), 3, "{:?}", r.cases);
+        let broken = case(&r, "calc.BrokenTest");
+        assert_eq!(broken.status, Status::Errored);
+        assert_eq!(case(&r, "adds").status, Status::Passed);
+        // It is among the three tests the file states: no disagreement.
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+    }
+
+    #[test]
+    fn ctrf_from_jests_reporter() {
+        // jest 30 + jest-ctrf-json-reporter (make.sh).
+        let r = read("ctrf-jest.json");
+        assert_eq!(r.cases.len(), 8, "{:?}", r.cases);
+        assert_eq!(case(&r, "Calc fails").status, Status::Failed);
+        assert_eq!(case(&r, "Calc later").status, Status::Skipped);
+        assert_eq!(case(&r, "Calc someday").status, Status::Skipped);
+        let flaky = case(&r, "flaky once");
+        assert_eq!((flaky.status, flaky.retries), (Status::Flaky, 1));
+        assert_eq!(
+            &*case(&r, "Calc nested param 2").id.suite,
+            "calc.test.js > Calc > nested"
+        );
+        assert!(case(&r, "Calc sleeps").duration_s.unwrap() >= 0.02);
+        assert!(r.suite_wall_s().unwrap() > 0.0);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        // A summary that counts more failures than it lists never reads as
+        // passed (derived: the failed test's status edited to passed).
+        let text = std::fs::read_to_string(data("ctrf-jest.json")).unwrap();
+        let edited = text.replacen("\"status\": \"failed\"", "\"status\": \"passed\"", 1);
+        assert_ne!(edited, text);
+        let mut r = Report::default();
+        read_bytes(edited.as_bytes(), "edited", &mut r).unwrap();
+        assert!(
+            r.cases.iter().any(|c| c.status.is_failure()),
+            "{:?}",
+            r.cases
+        );
+        assert!(
+            r.warnings.iter().any(|w| w.contains("says 1 tests failed")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

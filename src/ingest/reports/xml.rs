@@ -365,6 +365,21 @@ impl Parser<'_> {
                     self.finish_case(report);
                 }
             }
+            (Dialect::JUnit, "failure" | "error")
+                if self.pending.is_none() && !self.suites.is_empty() =>
+            {
+                // A suite's own failure, outside any test case: Surefire's
+                // when a test class fails to load. Jenkins counts it as a
+                // failed test; it is one, named for the suite.
+                let suite = self.suites.last().cloned().unwrap_or_default();
+                let status = if tag == "error" {
+                    Status::Errored
+                } else {
+                    Status::Failed
+                };
+                self.start_case("", suite, None, status);
+                self.finish_case(report);
+            }
             (Dialect::JUnit, "failure") => self.set_status(Status::Failed),
             (Dialect::JUnit, "error") => {
                 if self.pytest

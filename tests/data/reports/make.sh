@@ -39,6 +39,30 @@ GO
 (cd "$work/go" && go test -json ./... > "$here/go-test.json" || true)
 (cd "$work/go" && go test -v ./... 2>&1 | go-junit-report > "$here/go-junit-report.xml" || true)
 
+# go test -json runs that failed without a failing test event (Go 1.26): a package that does
+# not build, a TestMain that exits 2, a test binary that panics in a goroutine while tests
+# run, a -timeout while two parallel tests run, a panic after m.Run passed; one package passes.
+mkdir -p "$work/gofail" && (cd "$work/gofail" && printf 'module example.com/gofail\ngo 1.22\n' > go.mod \
+  && mkdir ok broken mainexit timeout crash late \
+  && printf 'package ok\nimport ("testing"; "time")\nfunc TestFine(t *testing.T) { time.Sleep(5 * time.Millisecond) }\nfunc TestSub(t *testing.T) { t.Run("a", func(t *testing.T) {}) }\n' > ok/ok_test.go \
+  && printf 'package broken\nimport "testing"\nfunc TestNope(t *testing.T) { var x int = "no"; _ = x }\n' > broken/b_test.go \
+  && printf 'package mainexit\nimport ("fmt"; "os"; "testing")\nfunc TestMain(m *testing.M) { fmt.Println("setup: cannot reach the database"); os.Exit(2) }\nfunc TestNever(t *testing.T) {}\n' > mainexit/m_test.go \
+  && printf 'package timeout\nimport ("testing"; "time")\nfunc TestQuick(t *testing.T) {}\nfunc TestSlowA(t *testing.T) { t.Parallel(); time.Sleep(10 * time.Second) }\nfunc TestSlowB(t *testing.T) { t.Parallel(); time.Sleep(10 * time.Second) }\n' > timeout/t_test.go \
+  && printf 'package crash\nimport ("testing"; "time")\nfunc TestOK(t *testing.T) {}\nfunc TestWaits(t *testing.T) { t.Parallel(); time.Sleep(2 * time.Second) }\nfunc TestBoom(t *testing.T) { t.Parallel(); go func() { panic("worker exploded") }(); time.Sleep(time.Second) }\n' > crash/c_test.go \
+  && printf 'package late\nimport ("os"; "testing")\nfunc TestA(t *testing.T) {}\nfunc TestB(t *testing.T) {}\nfunc TestMain(m *testing.M) { code := m.Run(); if code == 0 { panic("cleanup: could not remove the scratch database") }; os.Exit(code) }\n' > late/l_test.go \
+  && { go test -json -timeout 2s ./... > "$here/go-test-failures.json" 2>/dev/null || true; } \
+  && { (echo "##[group]Run go test -json ./..."; echo "go: downloading example.com/dep v1.2.0"; \
+        GODEBUG=gotestjsonbuildtext=1 go test -json ./broken ./ok 2>&1) > "$here/go-test-buildtext.json" || true; })
+
+# Wide encodings, derived with iconv (Windows tools write UTF-16 XML): nunit3.xml as UTF-16
+# with its byte-order mark, gtest.xml (below) as UTF-32BE without one, each declaring it.
+# junit-suite-error.xml is written by hand (see its comment).
+derive_wide() {
+  sed 's/encoding="utf-8"/encoding="UTF-16"/I' "$here/nunit3.xml" | iconv -f UTF-8 -t UTF-16 > "$here/nunit3-utf16.xml"
+  sed 's/encoding="UTF-8"/encoding="UTF-32"/I' "$here/gtest.xml" | iconv -f UTF-8 -t UTF-32BE > "$here/gtest-utf32be.xml"
+}
+trap 'derive_wide; rm -rf "$work"' EXIT
+
 # GoogleTest from Debian, --gtest_output=xml.
 cat > "$work/g.cc" <<'CC'
 #include <gtest/gtest.h>
@@ -128,6 +152,14 @@ JS
 (cd "$work/js" && JEST_JUNIT_OUTPUT_FILE="$here/jest-junit.xml" npx jest __tests__ --reporters=default --reporters=jest-junit >/dev/null 2>&1 || true)
 (cd "$work/js" && MOCHA_FILE="$here/mocha-junit.xml" npx mocha --reporter mocha-junit-reporter test/ >/dev/null 2>&1 || true)
 (cd "$work/js" && npx mocha --reporter xunit --reporter-option output="$here/mocha-xunit.xml" test/ >/dev/null 2>&1 || true)
+
+# CTRF from jest-ctrf-json-reporter: the same Calc suite with a todo, and a test that passes on
+# its retry (jest.retryTimes).
+mkdir -p "$work/ctrf/__tests__" && cp "$work/js/__tests__/calc.test.js" "$work/ctrf/__tests__/" \
+  && sed -i "s/  test.skip('later', () => {});/  test.skip('later', () => {});\n  test.todo('someday');/" "$work/ctrf/__tests__/calc.test.js" \
+  && printf "let n = 0;\njest.retryTimes(2);\ntest('flaky once', () => { n += 1; expect(n).toBeGreaterThan(1); });\n" > "$work/ctrf/__tests__/retry.test.js"
+(cd "$work/ctrf" && npm init -y >/dev/null && npm install --no-audit --no-fund jest@30 jest-ctrf-json-reporter >/dev/null 2>&1 \
+  && npx jest --reporters=default --reporters=jest-ctrf-json-reporter >/dev/null 2>&1; cp ctrf/ctrf-report.json "$here/ctrf-jest.json" || true)
 
 # PHPUnit 9.6 (Debian) --log-junit: nested suites, data sets as a suite of their own.
 mkdir -p "$work/php/tests" && cat > "$work/php/tests/CalcTest.php" <<'PHP'
