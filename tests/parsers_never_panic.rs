@@ -94,6 +94,18 @@ fn xmlish() -> impl Strategy<Value = String> {
         Just("{\"testID\":1,\"result\":\"success\",\"hidden\":false,\"type\":\"testDone\",\"time\":3}\n".to_string()),
         Just("{\"stats\":{\"duration\":3},\"tests\":[{\"fullTitle\":\"a\",\"duration\":1,\"err\":{}}],\"pending\":[]}".to_string()),
         Just("{\"examples\":[{\"full_description\":\"a\",\"status\":\"passed\",\"run_time\":0.1}]}".to_string()),
+        Just("TAP version 14\n1..3\n".to_string()),
+        Just("ok 1 - a # SKIP\n".to_string()),
+        Just("not ok 2 - b # TODO\n".to_string()),
+        Just("    ok 1 - child\n".to_string()),
+        Just("  ---\n  duration_ms: 3.5\n  type: 'suite'\n  ...\n".to_string()),
+        Just("Bail out! x\n".to_string()),
+        Just("{\"results\":{\"tool\":{\"name\":\"j\"},\"summary\":{\"tests\":1,\"failed\":2},\"tests\":[{\"name\":\"a\",\"status\":\"failed\",\"duration\":1,\"suite\":[\"x\"]}]}}".to_string()),
+        Just("{\"uuid\":\"u\",\"historyId\":\"h\",\"name\":\"t\",\"status\":\"broken\",\"start\":1,\"stop\":0}".to_string()),
+        Just("{\"ImportPath\":\"p [p.test]\",\"Action\":\"build-fail\"}\n".to_string()),
+        Just("{\"Action\":\"run\",\"Package\":\"p\",\"Test\":\"T\"}\n".to_string()),
+        Just("FAIL\tp [build failed]\n".to_string()),
+        Just("\u{feff}\u{0}<".to_string()),
         any::<char>().prop_map(String::from),
     ];
     proptest::collection::vec(piece, 0..30).prop_map(|v| v.concat())
@@ -104,15 +116,26 @@ proptest! {
 
     #[test]
     fn report_readers_never_panic(text in xmlish()) {
-        use tardy::ingest::reports::{Report, dart, gojson, jsondoc, xml};
+        use tardy::ingest::reports::{Report, allure, dart, gojson, jsondoc, tap, xml};
         let mut r = Report::default();
         let _ = xml::read(text.as_bytes(), "prop", &mut r);
         let mut g = Report::default();
         let _ = gojson::read(text.as_bytes(), "prop", &mut g);
         let _ = dart::read(text.as_bytes(), "prop", &mut g);
-        for kind in [jsondoc::Kind::Mocha, jsondoc::Kind::Jest, jsondoc::Kind::RSpec] {
+        for kind in [jsondoc::Kind::Mocha, jsondoc::Kind::Jest, jsondoc::Kind::RSpec, jsondoc::Kind::Ctrf] {
             let _ = jsondoc::read(text.as_bytes(), kind, "prop", &mut g);
         }
+        let _ = tap::read(text.as_bytes(), "prop", &mut g);
+        let _ = allure::read(text.as_bytes(), "prop", &mut g);
+        let _ = allure::read(text.as_bytes(), "prop", &mut g);
+        allure::merge_attempts(&mut g);
+        // Every format through the one entry point (sniffed), wide text too.
+        let _ = tardy::ingest::reports::read_run_bytes(text.as_bytes(), "prop");
+        let wide: Vec<u8> = std::iter::once(0xFEFFu16)
+            .chain(text.encode_utf16())
+            .flat_map(|u| u.to_le_bytes())
+            .collect();
+        let _ = tardy::ingest::reports::read_run_bytes(&wide, "prop");
         r.resolve_repeats();
         r.mark_parents();
         let _ = tardy::analyze::suite::diff(&[r.clone()], &[g]);

@@ -1347,3 +1347,35 @@ fn run_push_sends_the_command_and_the_options_bisect_needs() {
         "{greet}"
     );
 }
+
+/// A folder of results is one run: an Allure results folder (allure-pytest,
+/// make.sh) pushed whole, and a UTF-16 report pushed as a test report.
+#[test]
+fn push_of_a_results_folder_and_a_utf16_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let err = succeeds(
+        tardy(dir.path())
+            .env("TARDY_TOKEN", &write)
+            .args(["push", &s.url, &data("reports/allure-pytest")])
+            .args(["--series", "e2e", "--commit", "c1", "--no-fingerprint"]),
+    );
+    assert!(err.contains("stored 1 point in 1 series"), "{err}");
+    assert!(err.contains("earlier attempts of a test"), "{err}");
+    let series = get(&format!("{}/api/v1/series", s.url), &[]).json();
+    let e2e = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "e2e")
+        .unwrap_or_else(|| panic!("{series}"));
+    assert_eq!(e2e["tests"], 8, "{e2e}");
+    let err = succeeds(
+        tardy(dir.path())
+            .env("TARDY_TOKEN", &write)
+            .args(["push", &s.url, &data("reports/nunit3-utf16.xml")])
+            .args(["--series", "nunit", "--commit", "c1", "--no-fingerprint"]),
+    );
+    assert!(err.contains("stored 1 point in 1 series"), "{err}");
+}

@@ -22,7 +22,7 @@ JSON to /api/v1/points. Each upload carries the commit, branch and commit time (
 a run id (a hash of the upload), so a retried upload is stored once. Failures that may pass (refused \
 connections, timeouts, 429, 5xx) are retried with exponential backoff.",
     after_help = "Examples:\n  TARDY_TOKEN=... tardy push http://perf.example:8080 results.json\n  \
-tardy push $URL build/test-results/*.xml --suite unit --fail-on-regression\n  tardy push $URL history.csv --kind points"
+tardy push $URL build/test-results/*.xml --suite unit --fail-on-regression\n  tardy push $URL allure-results/ --suite e2e      (a folder: one run)\n  tardy push $URL history.csv --kind points"
 )]
 pub struct PushArgs {
     /// The server, e.g. http://127.0.0.1:8080.
@@ -218,8 +218,19 @@ fn run(args: &PushArgs) -> Result<i32, String> {
     let mut answers = Vec::new();
     for f in &args.files {
         let name = f.display().to_string();
-        let body = std::fs::read(f).map_err(|e| format!("cannot read '{name}': {e}"))?;
+        let (body, folder) = if f.is_dir() {
+            // A results folder (Allure's, or many report files): one run.
+            let (body, warnings) = tardy::server::client::folder_body(f)?;
+            for w in warnings {
+                eprintln!("tardy: {name}: warning: {w}");
+            }
+            (body, true)
+        } else {
+            let body = std::fs::read(f).map_err(|e| format!("cannot read '{name}': {e}"))?;
+            (body, false)
+        };
         let kind = match args.kind.as_deref() {
+            _ if folder => UploadKind::Tests,
             Some("tests") => UploadKind::Tests,
             Some("points") => UploadKind::Points,
             Some(_) => UploadKind::Runs,

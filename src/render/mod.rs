@@ -12,6 +12,7 @@ pub mod flame;
 pub mod folded;
 pub mod history;
 pub mod json;
+pub mod junit;
 pub mod ministat;
 pub mod plot;
 pub mod pprof;

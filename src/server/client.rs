@@ -227,19 +227,32 @@ pub fn push_with(
 /// Which endpoint a file goes to, from its name and first bytes: test
 /// reports (XML, `go test -json`, gzip) to tests, CSV and points JSON to
 /// points, results (tardy, hyperfine, Go benchmarks...) to runs.
+/// A folder of test reports (an Allure results folder, a directory of
+/// JUnit files...) read as one run and written as one JUnit body, what
+/// `tardy push DIR` uploads; with the reader's warnings.
+pub fn folder_body(dir: &std::path::Path) -> Result<(Vec<u8>, Vec<String>), String> {
+    let report =
+        crate::ingest::reports::read_run(&[dir.to_path_buf()], false).map_err(|e| e.to_string())?;
+    Ok((
+        crate::render::junit::write(&report).into_bytes(),
+        report.warnings,
+    ))
+}
+
 pub fn guess_kind(name: &str, body: &[u8]) -> UploadKind {
-    let lower = name.to_ascii_lowercase();
-    let head = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
-    let t = head.trim_start_matches('\u{feff}').trim_start();
-    if body.starts_with(&[0x1f, 0x8b]) || t.starts_with('<') {
-        return UploadKind::Tests;
+    use crate::ingest::sniff::{Kind, sniff};
+    // The same sniffing as every reader (gzip is a test report: reports
+    // are what CI compresses).
+    match sniff(body) {
+        Kind::TestReport | Kind::Gzip => return UploadKind::Tests,
+        Kind::Csv => return UploadKind::Points,
+        _ => {}
     }
-    if t.starts_with('{') && t.lines().next().is_some_and(|l| l.contains("\"Action\"")) {
-        return UploadKind::Tests;
-    }
-    if lower.ends_with(".csv") {
+    if name.to_ascii_lowercase().ends_with(".csv") {
         return UploadKind::Points;
     }
+    let head = String::from_utf8_lossy(&body[..body.len().min(4096)]).to_string();
+    let t = head.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('{')
         && let Ok(v) = serde_json::from_slice::<serde_json::Value>(body)
         && v.get("series")

@@ -403,9 +403,7 @@ fn suite_shapes(
                 })
             })
             .collect(),
-        suites: Vec::new(),
-        warnings: Vec::new(),
-        reruns_marked: false,
+        ..Report::default()
     };
     let split = at - lo;
     let before: Vec<Report> = (0..split).map(run).collect();

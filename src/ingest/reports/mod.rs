@@ -14,11 +14,13 @@
 //! `flakyFailure`/`rerunFailure`, pytest-rerunfailures' `rerun` elements)
 //! are the attempts of one test merged into one flaky or failed test.
 
+pub mod allure;
 pub mod bounded;
 pub mod dart;
 pub mod duration;
 pub mod gojson;
 pub mod jsondoc;
+pub mod tap;
 pub mod xml;
 
 use std::collections::{HashMap, HashSet};
@@ -204,6 +206,10 @@ pub struct Report {
     /// repeated identities are attempts of one test, not distinct tests.
     #[serde(default)]
     pub reruns_marked: bool,
+    /// Allure results read, to merge the attempts of one test once the run
+    /// is read ([`allure::merge_attempts`]).
+    #[serde(skip)]
+    pub attempts: Vec<allure::Attempt>,
 }
 
 impl Report {
@@ -252,6 +258,7 @@ impl Report {
     /// After every file of a run is read: repeats resolved, Go parents marked, and an
     /// empty run (a valid report with no test, like an empty CI shard) said so.
     fn finish(&mut self) {
+        allure::merge_attempts(self);
         self.resolve_repeats();
         self.mark_parents();
         if self.cases.is_empty() {
@@ -341,6 +348,8 @@ impl Report {
 enum Kind {
     Xml,
     GoJson,
+    Tap,
+    Allure,
     Dart,
     Doc(jsondoc::Kind),
 }
@@ -357,10 +366,14 @@ fn sniff(head: &[u8]) -> Option<Kind> {
         Some(Kind::Xml)
     } else if t.starts_with('{') && t.contains("\"Action\"") {
         Some(Kind::GoJson)
+    } else if t.starts_with('{') && allure::sniff(t) {
+        Some(Kind::Allure)
     } else if t.starts_with('{') && dart::sniff(t) {
         Some(Kind::Dart)
     } else if t.starts_with('{') {
         jsondoc::sniff(t).map(Kind::Doc)
+    } else if tap::sniff(t) {
+        Some(Kind::Tap)
     } else if t.lines().any(gojson::is_event_line) {
         // `go test -json ./... 2>&1`: build errors or a CI log before the
         // events.
@@ -418,6 +431,8 @@ fn read_reader(
     match sniff(&head) {
         Some(Kind::Xml) => xml::read(reader, &name, report),
         Some(Kind::GoJson) => gojson::read(reader, &name, report),
+        Some(Kind::Tap) => tap::read(reader, &name, report),
+        Some(Kind::Allure) => allure::read(reader, &name, report),
         Some(Kind::Dart) => dart::read(reader, &name, report),
         Some(Kind::Doc(kind)) => jsondoc::read(reader, kind, &name, report),
         None if head.is_empty() => Err(IngestError::at(
@@ -428,7 +443,7 @@ fn read_reader(
         None => Err(IngestError::at(
             &name,
             None,
-            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML (UTF-8, UTF-16 or UTF-32), `go test -json`, mocha or jest JSON, RSpec JSON, CTRF JSON, or Dart's JSON reporter output".into(),
+            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML (UTF-8, UTF-16 or UTF-32), `go test -json`, mocha or jest JSON, RSpec JSON, CTRF JSON, Allure results, TAP, or Dart's JSON reporter output".into(),
         )),
     }
 }
@@ -456,7 +471,7 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>, IngestError> {
                     .map(|n| n.to_string_lossy().to_lowercase())
                     .unwrap_or_default();
                 let n = n.strip_suffix(".gz").unwrap_or(&n);
-                if [".xml", ".trx", ".json", ".jsonl", ".ndjson"]
+                if [".xml", ".trx", ".json", ".jsonl", ".ndjson", ".tap"]
                     .iter()
                     .any(|ext| n.ends_with(ext))
                 {
@@ -465,12 +480,29 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>, IngestError> {
             }
         }
     }
+    // An Allure results folder: its results only (not its containers,
+    // attachments, executor.json...).
+    let allure_dirs: std::collections::HashSet<PathBuf> = out
+        .iter()
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| allure::is_result_file(&n.to_string_lossy()))
+        })
+        .filter_map(|p| p.parent().map(Path::to_path_buf))
+        .collect();
+    if !allure_dirs.is_empty() {
+        out.retain(|p| {
+            !p.parent().is_some_and(|d| allure_dirs.contains(d))
+                || p.file_name()
+                    .is_some_and(|n| allure::is_result_file(&n.to_string_lossy()))
+        });
+    }
     out.sort();
     if out.is_empty() {
         return Err(IngestError::at(
             &name,
             None,
-            "is a directory without report files (*.xml, *.trx, *.json, .gz)".into(),
+            "is a directory without report files (*.xml, *.trx, *.json, *.tap, .gz)".into(),
         ));
     }
     Ok(out)
@@ -729,6 +761,79 @@ mod tests {
             "{:?}",
             r.warnings
         );
+    }
+
+    #[test]
+    fn tap_from_node_and_perl() {
+        // node 20 --test --test-reporter=tap, Test::More (make.sh).
+        for f in ["node-test.tap", "perl-test-more.tap"] {
+            let r = read(f);
+            assert_eq!(case(&r, "fails").status, Status::Failed, "{f}");
+            assert_eq!(case(&r, "someday").status, Status::Skipped, "{f}");
+            assert_eq!(case(&r, "param 2").status, Status::Passed, "{f}");
+            assert_eq!(&*case(&r, "param 2").id.suite, "nested", "{f}");
+            let counts = |s: Status| {
+                r.cases
+                    .iter()
+                    .filter(|c| c.status == s && !c.has_children)
+                    .count()
+            };
+            assert_eq!(counts(Status::Failed), 1, "{f}");
+            assert_eq!(counts(Status::Skipped), 2, "{f}");
+            assert!(r.warnings.is_empty(), "{f}: {:?}", r.warnings);
+        }
+        // node: as its own counts say (tests 8, pass 5): describe groups
+        // are not tests, a nested group names its tests.
+        let n = read("node-test.tap");
+        assert_eq!(n.cases.len(), 8, "{:?}", n.cases);
+        assert_eq!(&*case(&n, "inner").id.suite, "nested > deeper");
+        assert!(case(&n, "sleeps").duration_s.unwrap() >= 0.02);
+        assert!(n.suite_wall_s().is_some());
+        // Test::More's subtest is a test holding its own (not summed).
+        let p = read("perl-test-more.tap");
+        assert!(case(&p, "nested").has_children);
+        // A script that died after 2 of its 4 planned tests.
+        let d = read("perl-dies.tap");
+        assert!(
+            d.cases.iter().any(|c| c.status == Status::Errored),
+            "{:?}",
+            d.cases
+        );
+        assert!(
+            d.warnings
+                .iter()
+                .any(|w| w.contains("promises 4 tests and 2 reported"))
+        );
+        // Bail out! is a failed run too (derived).
+        let mut b = Report::default();
+        read_bytes(
+            b"1..3\nok 1 - a\nBail out! database is down\n",
+            "bail",
+            &mut b,
+        )
+        .unwrap();
+        assert!(
+            b.cases
+                .iter()
+                .any(|c| c.status == Status::Errored && c.id.name == "Bail out!")
+        );
+    }
+
+    #[test]
+    fn allure_results_folder_from_allure_pytest() {
+        // allure-pytest with pytest-rerunfailures (make.sh): pytest says
+        // "2 failed, 5 passed, 1 skipped, 1 rerun".
+        let r = read("allure-pytest");
+        assert_eq!(r.cases.len(), 8, "{:?}", r.cases);
+        assert_eq!(case(&r, "test_broken").status, Status::Errored);
+        assert_eq!(case(&r, "test_fails").status, Status::Failed);
+        assert_eq!(case(&r, "test_skipped").status, Status::Skipped);
+        let flaky = case(&r, "test_flaky");
+        assert_eq!((flaky.status, flaky.retries), (Status::Flaky, 1));
+        assert_eq!(&*case(&r, "test_param[2]").id.suite, "test_sample");
+        assert!(case(&r, "test_sleepy").duration_s.unwrap() >= 0.015);
+        // The folder's containers are not results.
+        assert!(r.sources.iter().all(|s| s.ends_with("-result.json")));
     }
 
     #[test]

@@ -161,6 +161,60 @@ mkdir -p "$work/ctrf/__tests__" && cp "$work/js/__tests__/calc.test.js" "$work/c
 (cd "$work/ctrf" && npm init -y >/dev/null && npm install --no-audit --no-fund jest@30 jest-ctrf-json-reporter >/dev/null 2>&1 \
   && npx jest --reporters=default --reporters=jest-ctrf-json-reporter >/dev/null 2>&1; cp ctrf/ctrf-report.json "$here/ctrf-jest.json" || true)
 
+# TAP: node's test runner (--test-reporter=tap) and Perl's Test::More, the same Calc tests with
+# a todo and a nested group; a Perl script that dies after 2 of its 4 planned tests.
+mkdir -p "$work/tap/t" && cat > "$work/tap/calc.test.mjs" <<'JS'
+import { test, describe, it } from 'node:test';
+import assert from 'node:assert';
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+test('adds', () => { assert.strictEqual(1 + 1, 2); });
+test('sleeps', async () => { await sleep(25); });
+test('fails', () => { assert.strictEqual(1, 2); });
+test('later', { skip: 'not today' }, () => {});
+test('someday', { todo: 'write it' }, () => {});
+describe('nested', () => {
+  it('param 1', async () => { await sleep(5); });
+  it('param 2', async () => { await sleep(10); });
+  describe('deeper', () => { it('inner', () => {}); });
+});
+JS
+cat > "$work/tap/t/calc.t" <<'PL'
+use strict; use warnings;
+use Test::More tests => 6;
+use Time::HiRes qw(sleep);
+ok(1 + 1 == 2, 'adds');
+sleep 0.02; ok(1, 'sleeps');
+is(1, 2, 'fails');
+SKIP: { skip 'not today', 1; ok(1, 'later'); }
+TODO: { local $TODO = 'write it'; ok(0, 'someday'); }
+subtest 'nested' => sub { plan tests => 2; ok(1, 'param 1'); ok(1, 'param 2'); };
+PL
+printf 'use strict; use warnings;\nuse Test::More tests => 4;\nok(1, "first");\nok(1, "second");\ndie "cannot open fixture: No such file or directory\\n";\n' > "$work/tap/t/dies.t"
+(cd "$work/tap" && node --test --test-reporter=tap calc.test.mjs > "$here/node-test.tap" || true)
+(cd "$work/tap" && perl t/calc.t > "$here/perl-test-more.tap" 2>/dev/null || true)
+(cd "$work/tap" && perl t/dies.t > "$here/perl-dies.tap" 2>/dev/null || true)
+
+# Allure 2 results from allure-pytest, with pytest-rerunfailures (a test that passes on its
+# rerun: two results with one historyId) and a test that raises (broken).
+mkdir -p "$work/allure" && cat > "$work/allure/test_sample.py" <<'PY'
+import time, pytest
+def test_fast(): pass
+def test_sleepy(): time.sleep(0.02)
+@pytest.mark.parametrize("n", [1, 2])
+def test_param(n): time.sleep(0.005 * n)
+def test_fails(): assert 1 == 2
+def test_broken(): raise RuntimeError("boom")
+@pytest.mark.skip(reason="not today")
+def test_skipped(): pass
+_calls = {"n": 0}
+@pytest.mark.flaky(reruns=2)
+def test_flaky():
+    _calls["n"] += 1
+    assert _calls["n"] > 1
+PY
+rm -rf "$here/allure-pytest"
+(cd "$work/allure" && python3 -m pytest -q -p no:cacheprovider --alluredir="$here/allure-pytest" >/dev/null || true)
+
 # PHPUnit 9.6 (Debian) --log-junit: nested suites, data sets as a suite of their own.
 mkdir -p "$work/php/tests" && cat > "$work/php/tests/CalcTest.php" <<'PHP'
 <?php
