@@ -763,3 +763,65 @@ fn files_of_differently_named_commands_pair_by_position_and_say_so() {
         "{err}"
     );
 }
+
+/// Go files whose configuration differs in a key other than the machine's
+/// are not compared across it, as benchstat does (benchstat a.txt b.txt on
+/// these files prints two tables, one per `note:`; `benchstat -ignore note`
+/// one comparison: "A-2 10.50n 12.50n ~ (p=0.100 n=3)").
+#[test]
+fn go_files_differing_in_a_label_are_compared_only_when_told() {
+    let d = tempfile::tempdir().unwrap();
+    let file = |name: &str, extra: &str, values: [f64; 3]| {
+        let mut t = format!("goos: linux\ngoarch: amd64\npkg: x\n{extra}");
+        for v in values {
+            t.push_str(&format!("BenchmarkA-2 100 {v} ns/op\n"));
+        }
+        let p = d.path().join(name);
+        std::fs::write(&p, t).unwrap();
+        p.to_string_lossy().to_string()
+    };
+    let a = file(
+        "a.txt",
+        "note: before\ntoolchain: go1.26\n",
+        [10.0, 11.0, 10.5],
+    );
+    let b = file(
+        "b.txt",
+        "note: after\ntoolchain: go1.26\n",
+        [12.0, 13.0, 12.5],
+    );
+    let out = tardy().args(["compare", &a, &b]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("`note:`") && err.contains("before") && err.contains("--ignore note"),
+        "{err}"
+    );
+    // A key one side does not state differs too.
+    let c = file("c.txt", "toolchain: go1.26\n", [12.0, 13.0, 12.5]);
+    let out = tardy()
+        .args(["compare", &a, &c, "--ignore", "toolchain"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Told to ignore it: one comparison, benchstat's p.
+    let v = json(&[&a, &b, "--ignore", "note"]);
+    let rows = v["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{v}");
+    assert!(
+        (rows[0]["p_value"].as_f64().unwrap() - 0.1).abs() < 1e-9,
+        "{v}"
+    );
+    // Keys that agree, and the machine's keys, never stop a comparison.
+    let e = file(
+        "e.txt",
+        "note: before\ntoolchain: go1.26\n",
+        [12.0, 13.0, 12.5],
+    );
+    assert_eq!(json(&[&a, &e])["rows"].as_array().unwrap().len(), 1);
+}

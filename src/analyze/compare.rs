@@ -113,6 +113,92 @@ pub enum CompareError {
         name: String,
         source: engine::CompareError,
     },
+    #[error(
+        "{base} and {candidate} differ in their `{key}:` configuration ({base}: {base_values}; {candidate}: {candidate_values}): benchstat compares nothing across a differing key, and neither does tardy; --ignore {key} compares across it"
+    )]
+    Config {
+        key: String,
+        base: String,
+        candidate: String,
+        base_values: String,
+        candidate_values: String,
+    },
+}
+
+/// Go configuration keys that set a file's results apart (`note:`,
+/// `toolchain:`, a `commit:` label, any custom key), as benchstat's tables
+/// do: when the sides hold different values of one (a key the side does not
+/// state counts as empty), nothing is compared across it unless `ignore`
+/// names it. The machine's keys (goos, goarch, cpu) are compared with a
+/// warning instead, and `pkg` names benchmarks. Keys that vary within a file
+/// are part of its benchmarks' names already.
+pub fn check_config(sides: &[Side], ignore: &[String]) -> Result<(), CompareError> {
+    use std::collections::BTreeMap;
+    use std::collections::BTreeSet;
+    // Per side: each file-level key's values (keys constant within a file).
+    let keys_of = |side: &Side| -> BTreeMap<String, BTreeSet<String>> {
+        let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for d in side
+            .datasets
+            .iter()
+            .filter(|d| d.format == crate::ingest::Format::Go)
+        {
+            let mut seen: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+            for (k, v) in &d.config {
+                seen.entry(k).or_default().insert(v);
+            }
+            for (k, vs) in seen {
+                if vs.len() == 1 {
+                    out.entry(k.to_string())
+                        .or_default()
+                        .extend(vs.into_iter().map(str::to_string));
+                }
+            }
+        }
+        out
+    };
+    let Some((base, candidates)) = sides.split_first() else {
+        return Ok(());
+    };
+    if !base
+        .datasets
+        .iter()
+        .any(|d| d.format == crate::ingest::Format::Go)
+    {
+        return Ok(());
+    }
+    let b = keys_of(base);
+    for cand in candidates {
+        let c = keys_of(cand);
+        let keys: BTreeSet<&String> = b.keys().chain(c.keys()).collect();
+        for key in keys {
+            if GO_MACHINE_KEYS.contains(&key.as_str())
+                || key == "pkg"
+                || ignore.iter().any(|i| i == key)
+            {
+                continue;
+            }
+            let empty = BTreeSet::new();
+            let (bv, cv) = (b.get(key).unwrap_or(&empty), c.get(key).unwrap_or(&empty));
+            if bv != cv {
+                let show = |v: &BTreeSet<String>| {
+                    if v.is_empty() {
+                        "none".to_string()
+                    } else {
+                        v.iter().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                };
+                return Err(CompareError::Config {
+                    key: key.clone(),
+                    base: base.label.clone(),
+                    candidate: cand.label.clone(),
+                    base_values: show(bv),
+                    candidate_values: show(cv),
+                });
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A series as compared: what names it, and its values, borrowed from the input

@@ -31,6 +31,7 @@ are pooled into the baseline and the files after it into the candidate. Files wi
     after_help = "Examples:\n  tardy compare base.json new.json\n  tardy compare old.txt new.txt --fail-if-slower 5\n  \
 tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
 tardy compare old.txt new.txt --correction none   # each row's own p, as benchstat prints it\n  \
+tardy compare old.txt new.txt --ignore note,commit  # Go files whose labels differ\n  \
 tardy compare --ministat -s -w 60 iguana chameleon"
 )]
 pub struct CompareArgs {
@@ -45,6 +46,11 @@ pub struct CompareArgs {
     /// Candidate files, pooled; the files before --vs are pooled into the baseline.
     #[arg(long, num_args = 1.., value_name = "FILE")]
     vs: Vec<String>,
+    /// Go benchmark files: compare across this configuration key although
+    /// the sides differ in it (`note:`, `toolchain:`, `commit:`...), as
+    /// benchstat's -ignore; repeat it or give a comma-separated list.
+    #[arg(long, value_name = "KEY", value_delimiter = ',')]
+    ignore: Vec<String>,
 
     /// Confidence level in percent.
     #[arg(
@@ -225,6 +231,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
             ));
         }
     };
+    compare::check_config(&sides, &args.ignore).map_err(|e| e.to_string())?;
     let report = compare::compare(&sides, &opts, correction).map_err(|e| e.to_string())?;
 
     let stdout = std::io::stdout();
