@@ -825,3 +825,38 @@ fn go_files_differing_in_a_label_are_compared_only_when_told() {
     );
     assert_eq!(json(&[&a, &e])["rows"].as_array().unwrap().len(), 1);
 }
+
+/// One file of benchmarks is summarised per benchmark and unit, never
+/// compared across benchmarks: `benchstat go-two-packages-old.txt` prints
+/// "Encode-2 82.33n ± 46%", "Decode-2 200.0n ± 30%" for package a.
+#[test]
+fn one_file_of_benchmarks_is_summarised_not_compared_across_benchmarks() {
+    let v = json(&[&bench("go-two-packages-old.txt")]);
+    assert_eq!(v["rows"].as_array().unwrap().len(), 0, "{v}");
+    let s = v["summaries"].as_array().unwrap();
+    assert_eq!(s.len(), 12, "two packages, two benchmarks, three units");
+    let encode = s
+        .iter()
+        .find(|x| {
+            x["name"] == "Encode-2"
+                && x["unit"] == "sec/op"
+                && x["group"] == "pkg=example.com/bench/a"
+        })
+        .unwrap();
+    assert!(
+        (encode["summary"]["median"].as_f64().unwrap() - 82.33e-9).abs() < 0.01e-9,
+        "{encode}"
+    );
+    let text = compare_text(&[&bench("go-two-packages-old.txt")]);
+    assert!(
+        text.contains("± 46.2%") && text.contains("none compared"),
+        "{text}"
+    );
+    assert!(
+        !text.contains("slower") && !text.contains("faster"),
+        "{text}"
+    );
+    // Commands in one file (hyperfine) are still compared with each other.
+    let h = json(&[data("hyperfine.json").to_str().unwrap()]);
+    assert!(!h["rows"].as_array().unwrap().is_empty(), "{h}");
+}

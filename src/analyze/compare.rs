@@ -90,6 +90,18 @@ pub struct Geomean {
     pub center: [f64; 2],
 }
 
+/// One benchmark of a single file, summarised (benchstat's one-file table):
+/// what `tardy compare` gives for one file of benchmarks, where comparing
+/// one benchmark with another would mean nothing.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Summarised {
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub group: String,
+    pub name: String,
+    pub unit: String,
+    pub summary: Summary,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
     pub schema: String,
@@ -101,6 +113,9 @@ pub struct Report {
     pub sides: Vec<String>,
     pub rows: Vec<Row>,
     pub geomeans: Vec<Geomean>,
+    /// One file of benchmarks: each benchmark summarised, none compared.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summaries: Vec<Summarised>,
     pub warnings: Vec<String>,
 }
 
@@ -305,6 +320,11 @@ pub fn compare(
     let mut pairs: Vec<(String, String, String, View, View)> = Vec::new(); // name, base label, cand label, a, b
     match sides {
         [] => return Err(CompareError::Nothing("no inputs".into())),
+        [only] if of_benchmarks(only) => {
+            let mut r = summarise_only(only, opts, correction);
+            r.warnings.extend(warnings);
+            return Ok(r);
+        }
         [only] => {
             let series = pooled(only);
             if series.len() < 2 {
@@ -526,8 +546,66 @@ pub fn compare(
         sides: sides.iter().map(|s| s.label.clone()).collect(),
         rows,
         geomeans,
+        summaries: Vec::new(),
         warnings,
     })
+}
+
+/// A file whose entries are benchmarks (Go, pytest-benchmark, criterion),
+/// not commands run side by side: comparing its entries with each other
+/// means nothing.
+fn of_benchmarks(side: &Side) -> bool {
+    use crate::ingest::Format;
+    side.datasets.iter().all(|d| {
+        matches!(
+            d.format,
+            Format::Go | Format::PytestBenchmark | Format::Criterion
+        )
+    })
+}
+
+/// One side of benchmarks: each summarised (benchstat's one-file table).
+fn summarise_only(side: &Side, opts: &Options, correction: Correction) -> Report {
+    let mut series = pooled(side);
+    // Unit by unit within each group, as benchstat's tables (stable: the
+    // file's order within).
+    let first_seen = |keys: Vec<&str>| -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        for k in keys {
+            if !seen.iter().any(|x| x == k) {
+                seen.push(k.to_string());
+            }
+        }
+        seen
+    };
+    let groups = first_seen(series.iter().map(|v| v.group.as_str()).collect());
+    let units = first_seen(series.iter().map(|v| v.unit.as_str()).collect());
+    let at = |list: &[String], x: &str| list.iter().position(|y| y == x).unwrap_or(0);
+    series.sort_by_key(|s| (at(&groups, &s.group), at(&units, &s.unit)));
+    let summaries: Vec<Summarised> = series
+        .iter()
+        .filter_map(|s| {
+            Some(Summarised {
+                group: s.group.clone(),
+                name: s.name.clone(),
+                unit: s.unit.clone(),
+                summary: crate::stats::summarize(&s.values, opts.confidence)?,
+            })
+        })
+        .collect();
+    Report {
+        schema: SCHEMA.to_string(),
+        schema_version: SCHEMA_VERSION,
+        confidence: opts.confidence,
+        test: opts.test,
+        correction,
+        target_effect: opts.target_effect,
+        sides: vec![side.label.clone()],
+        rows: Vec::new(),
+        geomeans: Vec::new(),
+        summaries,
+        warnings: Vec::new(),
+    }
 }
 
 /// Geometric means per candidate and unit, per group (`pkg`) when there are several,

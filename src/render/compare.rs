@@ -47,11 +47,14 @@ fn si(v: f64) -> String {
 
 /// "± 1.2%": the half-width of the median's interval relative to it.
 fn spread(row: &Row, side: usize) -> String {
-    let s = if side == 0 {
+    spread_of(if side == 0 {
         &row.baseline_summary
     } else {
         &row.candidate_summary
-    };
+    })
+}
+
+fn spread_of(s: &crate::stats::Summary) -> String {
     match s.median_ci {
         // Every value the same (0 allocs/op eight times): no spread at all.
         _ if s.min == s.max => "± 0%".to_string(),
@@ -77,11 +80,50 @@ fn verdict_word(row: &Row) -> &'static str {
     }
 }
 
+/// One file of benchmarks: a line per benchmark (median, its interval's
+/// half-width, n), grouped by `pkg`, as benchstat's one-file table.
+fn summaries(r: &Report, style: Style) -> String {
+    let mut out = String::new();
+    let name_w = r
+        .summaries
+        .iter()
+        .map(|s| display_width(&s.name))
+        .max()
+        .unwrap_or(4)
+        .max(4);
+    let mut group: Option<&str> = None;
+    for s in &r.summaries {
+        if group != Some(s.group.as_str()) {
+            group = Some(&s.group);
+            if !s.group.is_empty() {
+                out.push_str(&format!("{}\n", style.bold(&s.group)));
+            }
+        }
+        out.push_str(&format!(
+            "  {}  {:>14} {:<8} n={}\n",
+            pad_to(&s.name, name_w),
+            value(s.summary.median, &s.unit),
+            spread_of(&s.summary),
+            s.summary.n
+        ));
+    }
+    out.push_str(&style.dim(&format!(
+        "One file of benchmarks ({}): each summarised (median ± the half-width of its {:.0}% interval), none compared with another; give a second file, or --vs FILES, to compare.\n",
+        r.sides.join(", "),
+        r.confidence * 100.0
+    )));
+    out
+}
+
 /// The text report.
 pub fn text(r: &Report, style: Style, with_plot: bool, unicode: bool, width: usize) -> String {
     let mut out = String::new();
     for w in &r.warnings {
         out.push_str(&format!("{} {w}\n", style.yellow("Warning:")));
+    }
+    if !r.summaries.is_empty() {
+        out.push_str(&summaries(r, style));
+        return out;
     }
     if r.rows.len() == 1 {
         out.push_str(&detail(&r.rows[0], style, with_plot, unicode, width));
@@ -320,6 +362,24 @@ fn table(r: &Report, style: Style) -> String {
 
 /// A Markdown table of every row.
 pub fn markdown(r: &Report) -> String {
+    if !r.summaries.is_empty() {
+        let mut out = String::from("| Benchmark | Median | ± | n |\n|:---|---:|:---|---:|\n");
+        for s in &r.summaries {
+            let name = if s.group.is_empty() {
+                s.name.clone()
+            } else {
+                format!("{} ({})", s.name, s.group)
+            };
+            out.push_str(&format!(
+                "| {} | {} | {} | {} |\n",
+                name.replace('|', "\\|"),
+                value(s.summary.median, &s.unit),
+                spread_of(&s.summary).trim_start_matches("± "),
+                s.summary.n
+            ));
+        }
+        return out;
+    }
     let mut out = String::from(
         "| Benchmark | Baseline | Candidate | Δ (HL) | CI | p (adjusted) | Verdict |\n|:---|---:|---:|---:|:---|---:|:---|\n",
     );
@@ -359,9 +419,37 @@ pub fn markdown(r: &Report) -> String {
     out
 }
 
-/// One CSV row per comparison.
+/// One CSV row per comparison (per benchmark for one file of them).
 pub fn csv(r: &Report) -> String {
     let opt = |v: Option<f64>| v.map_or(String::new(), |v| v.to_string());
+    if !r.summaries.is_empty() {
+        let mut out = super::csv::Table::new(&[
+            "group",
+            "name",
+            "unit",
+            "n",
+            "median",
+            "median_ci_low",
+            "median_ci_high",
+            "mean",
+            "stddev",
+        ]);
+        for s in &r.summaries {
+            let m = &s.summary;
+            out.row([
+                s.group.clone(),
+                s.name.clone(),
+                s.unit.clone(),
+                m.n.to_string(),
+                m.median.to_string(),
+                opt(m.median_ci.map(|c| c[0])),
+                opt(m.median_ci.map(|c| c[1])),
+                m.mean.to_string(),
+                m.stddev.to_string(),
+            ]);
+        }
+        return out.finish();
+    }
     let mut out = super::csv::Table::new(&[
         "group",
         "name",
