@@ -860,3 +860,75 @@ fn one_file_of_benchmarks_is_summarised_not_compared_across_benchmarks() {
     let h = json(&[data("hyperfine.json").to_str().unwrap()]);
     assert!(!h["rows"].as_array().unwrap().is_empty(), "{h}");
 }
+
+/// benchstat's smaller rules: zero baselines named row by row, an exact
+/// unit with one value a side has a ratio and no p-value, and heavily tied
+/// rows whose interval is exactly [1, 1] are the same.
+#[test]
+fn zero_baselines_exact_units_and_tied_rows() {
+    let d = tempfile::tempdir().unwrap();
+    let write = |name: &str, text: String| {
+        let p = d.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_string_lossy().to_string()
+    };
+    // Four rows with a zero baseline: four warnings, each naming its row.
+    let go = |bop: u32, sec: f64| {
+        let mut t = String::from("pkg: x\n");
+        for name in ["A", "B", "C", "D"] {
+            for k in 0..6 {
+                t.push_str(&format!(
+                    "Benchmark{name}-2 100 {} ns/op {bop} B/op\n",
+                    sec + k as f64 * 0.1
+                ));
+            }
+        }
+        t
+    };
+    let (a, b) = (write("a.txt", go(0, 10.0)), write("b.txt", go(8, 10.0)));
+    let v = json(&[&a, &b]);
+    let w: Vec<&str> = v["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap())
+        .collect();
+    for name in ["'A-2'", "'B-2'", "'C-2'", "'D-2'"] {
+        assert_eq!(
+            w.iter().filter(|x| x.contains(name)).count(),
+            1,
+            "{name}: {w:?}"
+        );
+    }
+    // assume=exact, one value a side: the ratio, no p-value.
+    let exact = |v: f64| format!("Unit B/op assume=exact\npkg: x\nBenchmarkE-2 1 {v} B/op\n");
+    let (a, b) = (
+        write("ea.txt", exact(1.0)),
+        write("eb.txt", exact(1.000000000006)),
+    );
+    let v = json(&[&a, &b]);
+    let row = &v["rows"][0];
+    assert!(
+        row["p_value"].is_null() && row["p_adjusted"].is_null(),
+        "{row}"
+    );
+    assert_eq!(row["verdict"], "slower", "{row}");
+    let text = compare_text(&[&a, &b]);
+    assert!(
+        !text.contains("p<0.0001") && !text.contains("p=0"),
+        "{text}"
+    );
+    // 40 values of 16 against 30 of 16 and 10 of 17: the ranks differ
+    // (p = 0.0008) but the shift and its interval are exactly nothing.
+    let nums =
+        |sixteens: usize, seventeens: usize| "16\n".repeat(sixteens) + &"17\n".repeat(seventeens);
+    let (a, b) = (write("ta.txt", nums(40, 0)), write("tb.txt", nums(30, 10)));
+    let v = json(&[&a, &b]);
+    let row = &v["rows"][0];
+    assert_eq!(
+        (row["ci_low"].as_f64(), row["ci_high"].as_f64()),
+        (Some(1.0), Some(1.0)),
+        "{row}"
+    );
+    assert_eq!(row["verdict"], "same", "{row}");
+}

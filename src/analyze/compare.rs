@@ -469,8 +469,9 @@ pub fn compare(
         let e = match result {
             Ok(e) => exact(e, &a, &b),
             Err(source) => {
+                // Named by the row (one file's rows share their labels).
                 let err = CompareError::Stats {
-                    name: format!("{cand_label} vs {base_label}"),
+                    name: format!("{}: {cand_label} vs {base_label}", label(&a)),
                     source,
                 };
                 warnings.push(format!("not compared: {err}"));
@@ -520,8 +521,19 @@ pub fn compare(
         Correction::None
     };
     {
-        let mut family: Vec<&mut Estimate> = rows.iter_mut().map(|r| &mut r.estimate).collect();
+        // Exact units are not tested (any difference is one): they are not
+        // in the family, and have no p-value (null in JSON).
+        let mut family: Vec<&mut Estimate> = rows
+            .iter_mut()
+            .map(|r| &mut r.estimate)
+            .filter(|e| !is_exact(e))
+            .collect();
         engine::adjust(&mut family, correction);
+    }
+    for r in rows.iter_mut().filter(|r| is_exact(&r.estimate)) {
+        r.estimate.p_value = f64::NAN;
+        r.estimate.p_adjusted = f64::NAN;
+        r.p_value = f64::NAN;
     }
     // Verdicts after the family's control; for throughput-like units a larger
     // value is an improvement, so the words flip, not the numbers.
@@ -737,6 +749,13 @@ fn single_run_advice(rows: &mut [Row]) {
     }
 }
 
+/// The test named for an exact unit's rows.
+const EXACT_TEST: &str = "none (exact unit: any difference is a difference)";
+
+fn is_exact(e: &Estimate) -> bool {
+    e.test == EXACT_TEST
+}
+
 /// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
 fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     if !(a.exact || b.exact) {
@@ -761,7 +780,7 @@ fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     } else {
         engine::Verdict::Same
     };
-    e.test = "none (exact unit: any difference is a difference)".into();
+    e.test = EXACT_TEST.into();
     e.min_detectable_effect = None;
     e.runs_needed = None;
     e.notes.retain(|n| !n.contains("run on a side"));

@@ -277,7 +277,11 @@ fn table(r: &Report, style: Style) -> String {
                     change,
                     format!(
                         "{} n={}+{}",
-                        p_value(x.p_adjusted).trim_start_matches("p="),
+                        if x.p_adjusted.is_nan() {
+                            "exact".to_string()
+                        } else {
+                            p_value(x.p_adjusted).trim_start_matches("p=").to_string()
+                        },
                         x.n[0],
                         x.n[1]
                     ),
@@ -400,7 +404,11 @@ pub fn markdown(r: &Report) -> String {
             value(x.center[0], &x.unit),
             value(x.center[1], &x.unit),
             (x.ratio - 1.0) * 100.0,
-            p_value(x.p_adjusted).trim_start_matches("p="),
+            if x.p_adjusted.is_nan() {
+                "exact".to_string()
+            } else {
+                p_value(x.p_adjusted).trim_start_matches("p=").to_string()
+            },
             verdict_word(x)
         ));
     }
@@ -484,8 +492,8 @@ pub fn csv(r: &Report) -> String {
             x.ratio.to_string(),
             opt(x.ci_low),
             opt(x.ci_high),
-            x.p_value.to_string(),
-            x.p_adjusted.to_string(),
+            opt(Some(x.p_value).filter(|p| !p.is_nan())),
+            opt(Some(x.p_adjusted).filter(|p| !p.is_nan())),
             x.test.clone(),
             verdict_word(x).replace('~', "inconclusive"),
             opt(x.min_detectable_effect),

@@ -44,6 +44,10 @@ pub fn size(e: &Estimate) -> String {
 
 /// The test and its p-value: "mann-whitney-u (exact) p=0.0004, n=30+30".
 pub fn evidence(e: &Estimate) -> String {
+    if e.p_value.is_nan() {
+        // Not tested (an exact unit): no p-value to show.
+        return format!("{}, n={}+{}", e.test, e.n_baseline, e.n_candidate);
+    }
     let adjusted = if (e.p_adjusted - e.p_value).abs() > 1e-15 {
         format!(
             " ({} adjusted)",

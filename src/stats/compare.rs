@@ -350,20 +350,27 @@ pub fn compare(
 /// The verdict from the (adjusted) p-value, the direction and the interval.
 pub fn verdict(e: &Estimate) -> Verdict {
     let alpha = 1.0 - e.confidence;
+    let te = e.target_effect;
+    let within = matches!(
+        (e.ci_low, e.ci_high),
+        (Some(lo), Some(hi)) if lo >= 1.0 / (1.0 + te) && hi <= 1.0 + te
+    );
     if e.p_adjusted < alpha {
         if e.ratio > 1.0 {
             Verdict::Slower
         } else if e.ratio < 1.0 {
             Verdict::Faster
+        } else if within {
+            // Heavily tied values (16 B/op, once 17): the ranks differ, but
+            // the shift and its whole interval are exactly nothing.
+            Verdict::Same
         } else {
             Verdict::Inconclusive
         }
+    } else if within {
+        Verdict::Same
     } else {
-        let te = e.target_effect;
-        match (e.ci_low, e.ci_high) {
-            (Some(lo), Some(hi)) if lo >= 1.0 / (1.0 + te) && hi <= 1.0 + te => Verdict::Same,
-            _ => Verdict::Inconclusive,
-        }
+        Verdict::Inconclusive
     }
 }
 
