@@ -343,6 +343,39 @@ impl Report {
     }
 }
 
+/// A file's stated number of failing tests against the failing results it
+/// lists from `first` on: a warning when they disagree, and when it states
+/// more, one failed entry for those it does not list, so that a run its
+/// own totals call failed never reads as passed.
+pub(crate) fn check_failing(report: &mut Report, name: &str, first: usize, stated: usize) {
+    let listed = report.cases[first.min(report.cases.len())..]
+        .iter()
+        .filter(|c| c.status.is_failure())
+        .count();
+    if stated == listed {
+        return;
+    }
+    report.warnings.push(format!(
+        "{name} says {stated} tests failed but lists {listed} failed results"
+    ));
+    if stated > listed {
+        report.cases.push(TestCase {
+            id: TestId::new(
+                Arc::from(""),
+                Arc::from(""),
+                format!(
+                    "({} failures the report counts but does not list)",
+                    stated - listed
+                ),
+            ),
+            duration_s: None,
+            status: Status::Failed,
+            retries: 0,
+            has_children: false,
+        });
+    }
+}
+
 /// What a file holds, from its first bytes.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Kind {
@@ -834,6 +867,58 @@ mod tests {
         assert!(case(&r, "test_sleepy").duration_s.unwrap() >= 0.015);
         // The folder's containers are not results.
         assert!(r.sources.iter().all(|s| s.ends_with("-result.json")));
+    }
+
+    #[test]
+    fn stated_failures_a_file_does_not_list_keep_the_run_failed() {
+        // Derived: totals that say a test failed over results that all
+        // passed (a producer that lost a result), in each dialect that
+        // states failures.
+        for (what, x) in [
+            (
+                "junit",
+                "<testsuites tests=\"1\" failures=\"1\"><testsuite name=\"s\"><testcase name=\"a\"/></testsuite></testsuites>",
+            ),
+            (
+                "nunit3",
+                "<test-run total=\"1\" failed=\"2\"><test-suite type=\"Assembly\" name=\"x\"><test-case name=\"a\" result=\"Passed\"/></test-suite></test-run>",
+            ),
+            (
+                "xunit",
+                "<assemblies><assembly name=\"x\" total=\"1\" failed=\"1\"><collection name=\"c\"><test name=\"a\" type=\"T\" result=\"Pass\"/></collection></assembly></assemblies>",
+            ),
+        ] {
+            let r = read_run_bytes(x.as_bytes(), what).unwrap();
+            assert!(
+                r.cases.iter().any(|c| c.status == Status::Failed),
+                "{what}: {:?}",
+                r.cases
+            );
+            assert!(
+                r.warnings
+                    .iter()
+                    .any(|w| w.contains("tests failed but lists 0")),
+                "{what}: {:?}",
+                r.warnings
+            );
+        }
+        let text = std::fs::read_to_string(data("vstest.trx")).unwrap();
+        assert!(
+            read("vstest.trx")
+                .warnings
+                .iter()
+                .all(|w| !w.contains("tests failed"))
+        );
+        let edited = text.replacen("outcome=\"Failed\"", "outcome=\"Passed\"", 1);
+        assert_ne!(edited, text);
+        let r = read_run_bytes(edited.as_bytes(), "trx").unwrap();
+        assert!(
+            r.warnings
+                .iter()
+                .any(|w| w.contains("tests failed but lists")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

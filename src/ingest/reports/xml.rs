@@ -148,6 +148,23 @@ struct Parser<'a> {
     /// The root stated the total (the suites' are not added), or a suite did not (no check).
     stated_by_root: bool,
     stated_unknown: bool,
+    /// The failing tests (failures and errors) the file says it holds, in
+    /// every dialect that states them; a run it calls failed never reads
+    /// as passed.
+    failing: Option<usize>,
+    failing_by_root: bool,
+    failing_unknown: bool,
+}
+
+/// The sum of these numeric attributes, `None` when none is there.
+fn count(list: &[Attribute], keys: &[&str], lenient: bool) -> Result<Option<usize>, String> {
+    let mut total: Option<usize> = None;
+    for k in keys {
+        if let Some(v) = attr(list, k, lenient)?.and_then(|v| v.trim().parse::<usize>().ok()) {
+            *total.get_or_insert(0) += v;
+        }
+    }
+    Ok(total)
 }
 
 /// How a pending test case's status gets decided.
@@ -310,6 +327,14 @@ impl Parser<'_> {
                     self.root_time = self.duration(attr(list, "time", lenient)?, false);
                     self.stated = attr(list, "tests", lenient)?.and_then(|t| t.parse().ok());
                     self.stated_by_root = self.stated.is_some();
+                    self.failing = count(list, &["failures", "errors"], lenient)?;
+                    self.failing_by_root = self.failing.is_some();
+                }
+                // The roots that state the run's failures.
+                match tag {
+                    "test-run" => self.failing = count(list, &["failed"], lenient)?,
+                    "test-results" => self.failing = count(list, &["failures", "errors"], lenient)?,
+                    _ => {}
                 }
                 if matches!(
                     tag,
@@ -327,6 +352,12 @@ impl Parser<'_> {
                     match tests.and_then(|t| t.parse::<usize>().ok()) {
                         Some(n) => *self.stated.get_or_insert(0) += n,
                         None => self.stated_unknown = true,
+                    }
+                }
+                if self.suites.is_empty() && !self.failing_by_root {
+                    match count(list, &["failures", "errors"], lenient)? {
+                        Some(n) => *self.failing.get_or_insert(0) += n,
+                        None => self.failing_unknown = true,
                     }
                 }
                 if name.as_deref() == Some("pytest") {
@@ -520,7 +551,16 @@ impl Parser<'_> {
                     self.trx_class.insert(id, class);
                 }
             }
+            (Dialect::Trx, "Counters") => {
+                self.failing = count(list, &["failed", "error", "timeout", "aborted"], lenient)?;
+            }
             (Dialect::XUnit, "assembly" | "collection") => {
+                if tag == "assembly" {
+                    match count(list, &["failed"], lenient)? {
+                        Some(n) => *self.failing.get_or_insert(0) += n,
+                        None => self.failing_unknown = true,
+                    }
+                }
                 let [name, time] = attrs(list, ["name", "time"], lenient)?;
                 self.open_suite(
                     report,
@@ -606,6 +646,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         stated: None,
         stated_by_root: false,
         stated_unknown: false,
+        failing: None,
+        failing_by_root: false,
+        failing_unknown: false,
     };
     // "line L, column C" of a byte offset, or the offset when it is too far back.
     let place = |offset: u64| match budget.locate(offset) {
@@ -747,6 +790,11 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         report.warnings.push(format!(
             "{name} says it holds {stated} tests but lists {listed} results (its producer counts reruns, or leaves out tests it counts, such as pending ones)"
         ));
+    }
+    if let Some(stated) = p.failing
+        && !p.failing_unknown
+    {
+        super::check_failing(report, name, p.first_case, stated);
     }
     if p.bad_durations > 0 {
         report.warnings.push(format!(
