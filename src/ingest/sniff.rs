@@ -158,6 +158,10 @@ mod tests {
             (b"\xff\xfe<\x00x\x00", Kind::TestReport),
             (b"\x00\x00\x00<\x00\x00\x00x", Kind::TestReport),
             (b"\x00\x01\x02\x03junk", Kind::Binary),
+            // An HTML page is not a test report here either (`tests show`
+            // says so too): only a report's root element makes one.
+            (b"<!DOCTYPE html>\n<html><body>x</body></html>", Kind::OtherText),
+            (b"<?xml version=\"1.0\"?><!-- c --><ns:testsuites/>", Kind::TestReport),
         ];
         for (head, want) in cases {
             assert_eq!(sniff(head), *want, "{}", String::from_utf8_lossy(head));

@@ -141,8 +141,20 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let unfinished = started.len();
     if unfinished > 0 {
         report.warnings.push(format!(
-            "{name}: {unfinished} test(s) started but never finished (the run was cut short?)"
+            "{name}: {unfinished} test(s) started but never finished (the run was cut short?); counted as failed"
         ));
+        // A run cut short never reads as passed: the tests it was running failed.
+        let mut left: Vec<_> = started.into_iter().collect();
+        left.sort_by_key(|e| e.0);
+        for (_, (test, suite, _)) in left {
+            report.cases.push(TestCase {
+                id: TestId::new(suite, empty.clone(), test),
+                duration_s: None,
+                status: Status::Failed,
+                retries: 0,
+                has_children: false,
+            });
+        }
     }
     report.suites.push(Suite {
         name: name.to_string(),

@@ -387,6 +387,54 @@ enum Kind {
     Doc(jsondoc::Kind),
 }
 
+/// The head as text, without its byte-order mark and leading space (the
+/// head is read as UTF-8, wide text already decoded).
+fn head_text(head: &[u8]) -> &str {
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => t,
+        Err(e) => std::str::from_utf8(&head[..e.valid_up_to()]).unwrap_or(""),
+    };
+    text.trim_start_matches('\u{feff}').trim_start()
+}
+
+/// The root elements of the XML reports read.
+const REPORT_ROOTS: [&str; 8] = [
+    "testsuites",
+    "testsuite",
+    "test-run",
+    "test-suite",
+    "test-results",
+    "TestRun",
+    "assemblies",
+    "assembly",
+];
+
+/// The local name of the first element of XML text, past its declaration,
+/// comments and doctype; `None` when the head ends first.
+fn xml_root(t: &str) -> Option<&str> {
+    let mut rest = t;
+    loop {
+        rest = rest.trim_start();
+        if let Some(r) = rest.strip_prefix("<?") {
+            rest = &r[r.find("?>")? + 2..];
+        } else if let Some(r) = rest.strip_prefix("<!--") {
+            rest = &r[r.find("-->")? + 3..];
+        } else if let Some(r) = rest.strip_prefix("<!") {
+            // A doctype, perhaps with an internal subset.
+            let end = match (r.find('['), r.find('>')) {
+                (Some(b), Some(g)) if b < g => b + r[b..].find("]>")? + 1,
+                (_, g) => g?,
+            };
+            rest = &r[end + 1..];
+        } else {
+            let r = rest.strip_prefix('<')?;
+            let end = r.find(|c: char| c.is_whitespace() || c == '>' || c == '/')?;
+            let name = &r[..end];
+            return Some(name.rsplit(':').next().unwrap_or(name));
+        }
+    }
+}
+
 /// Whether text (BOM and leading space removed) starts like a test report.
 pub fn is_report_head(t: &str) -> bool {
     sniff(t.as_bytes()).is_some()
@@ -396,7 +444,12 @@ fn sniff(head: &[u8]) -> Option<Kind> {
     let text = String::from_utf8_lossy(head);
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('<') {
-        Some(Kind::Xml)
+        // XML whose root is a report's (an HTML page is not one, for every
+        // entry point alike); a root past the head is left to the reader.
+        match xml_root(t) {
+            Some(root) if !REPORT_ROOTS.contains(&root) => None,
+            _ => Some(Kind::Xml),
+        }
     } else if t.starts_with('{') && t.contains("\"Action\"") {
         Some(Kind::GoJson)
     } else if t.starts_with('{') && allure::sniff(t) {
@@ -468,6 +521,17 @@ fn read_reader(
         Some(Kind::Allure) => allure::read(reader, &name, report),
         Some(Kind::Dart) => dart::read(reader, &name, report),
         Some(Kind::Doc(kind)) => jsondoc::read(reader, kind, &name, report),
+        None if xml_root(head_text(&head)).is_some() => {
+            let root = xml_root(head_text(&head)).unwrap_or("?");
+            Err(IngestError::at(
+                &name,
+                None,
+                format!(
+                    "is not a test report: the root element is <{root}>, expected {}",
+                    REPORT_ROOTS.join(", ")
+                ),
+            ))
+        }
         None if head.is_empty() => Err(IngestError::at(
             &name,
             None,
@@ -916,6 +980,30 @@ mod tests {
             r.warnings
                 .iter()
                 .any(|w| w.contains("tests failed but lists")),
+            "{:?}",
+            r.warnings
+        );
+    }
+
+    #[test]
+    fn a_dart_stream_cut_off_fails_the_tests_it_was_running() {
+        // Derived from dart.json: its lines up to the last test's start.
+        let text = std::fs::read_to_string(data("dart.json")).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        let last_start = lines
+            .iter()
+            .rposition(|l| l.contains("\"type\":\"testStart\""))
+            .unwrap();
+        let cut = lines[..=last_start].join("\n");
+        let mut r = Report::default();
+        dart::read(cut.as_bytes(), "cut", &mut r).unwrap();
+        assert!(
+            r.cases.iter().any(|c| c.status == Status::Failed),
+            "{:?}",
+            r.cases
+        );
+        assert!(
+            r.warnings.iter().any(|w| w.contains("counted as failed")),
             "{:?}",
             r.warnings
         );
