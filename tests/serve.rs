@@ -33,9 +33,14 @@ fn bearer(t: &str) -> String {
 /// Upload 30 builds of a suite whose test t7 slows down at build 18, and
 /// check what the server makes of it. Returns the alert id.
 fn thirty_builds(url: &str, write: &str) -> i64 {
-    let auth = bearer(write);
     let mut alert = None;
     for b in 0..30 {
+        // The scheme is case-insensitive: some clients write BEARER or bearer.
+        let auth = match b % 3 {
+            0 => bearer(write),
+            1 => format!("BEARER {write}"),
+            _ => format!("bearer {write}"),
+        };
         let a = post(
             &format!(
                 "{url}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&commit_time={}",

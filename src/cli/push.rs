@@ -20,7 +20,9 @@ use super::{EXIT_ERROR, fail};
 test reports (JUnit, NUnit, TRX, xUnit XML, `go test -json`, gzipped or not) to /api/v1/tests, CSV and points \
 JSON to /api/v1/points. Each upload carries the commit, branch and commit time (from git here unless given) and \
 a run id (a hash of the upload), so a retried upload is stored once. Failures that may pass (refused \
-connections, timeouts, 429, 5xx) are retried with exponential backoff.",
+connections, timeouts, 408, 429, 5xx) are retried with exponential backoff for at least 60 s (--retry-for), \
+a Retry-After answer setting the least pause, so a server restart or a database failover is ridden out; \
+other 4xx answers (401, 413, 422...) are shown with the server's message and not retried.",
     after_help = "Examples:\n  TARDY_TOKEN=... tardy push http://perf.example:8080 results.json\n  \
 tardy push $URL build/test-results/*.xml --suite unit --fail-on-regression\n  tardy push $URL allure-results/ --suite e2e      (a folder: one run)\n  tardy push $URL history.csv --kind points"
 )]
@@ -54,9 +56,15 @@ pub struct PushArgs {
     /// Do not send this machine's fingerprint with test reports.
     #[arg(long)]
     no_fingerprint: bool,
-    /// Retries after the first attempt.
-    #[arg(long, default_value_t = 5)]
-    retries: u32,
+    /// Retries after the first attempt (given alone, exactly this many;
+    /// by default as many as --retry-for needs).
+    #[arg(long, value_name = "N")]
+    retries: Option<u32>,
+    /// Keep retrying connection errors and 5xx answers for at least this
+    /// many seconds (exponential backoff; a Retry-After answer is a floor
+    /// under the pause), so a short outage is ridden out.
+    #[arg(long, value_name = "S", default_value_t = 60.0)]
+    retry_for: f64,
     /// Seconds per attempt.
     #[arg(long, default_value_t = 60.0)]
     timeout: f64,
@@ -185,15 +193,32 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
 }
 
 /// The options of an upload with `token`.
-pub fn options(token: Option<String>, retries: u32, timeout: f64) -> Result<PushOptions, String> {
+/// `retries` given: exactly that many; else as many as `retry_for` seconds
+/// need.
+pub fn options(
+    token: Option<String>,
+    retries: Option<u32>,
+    retry_for: f64,
+    timeout: f64,
+) -> Result<PushOptions, String> {
     if !(timeout.is_finite() && timeout > 0.0) {
         return Err(format!(
             "--timeout must be a positive number of seconds, not {timeout}"
         ));
     }
+    if !(retry_for.is_finite() && retry_for >= 0.0) {
+        return Err(format!(
+            "--retry-for must be a number of seconds of at least 0, not {retry_for}"
+        ));
+    }
     Ok(PushOptions {
         token,
-        retries,
+        retries: retries.unwrap_or(5),
+        retry_for: if retries.is_some() {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(retry_for)
+        },
         timeout: Duration::from_secs_f64(timeout),
         ..PushOptions::default()
     })
@@ -212,7 +237,12 @@ fn run(args: &PushArgs) -> Result<i32, String> {
         args.series.as_deref(),
     )?;
     meta.direction = args.direction.as_deref().and_then(Direction::parse);
-    let opts = options(args.token.clone(), args.retries, args.timeout)?;
+    let opts = options(
+        args.token.clone(),
+        args.retries,
+        args.retry_for,
+        args.timeout,
+    )?;
     let mut failed = 0;
     let mut regression = false;
     let mut answers = Vec::new();

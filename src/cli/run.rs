@@ -237,7 +237,7 @@ fn push_results(args: &RunArgs, url: &str, results: &Results) -> Result<bool, St
         args.history.branch.as_deref(),
         args.save.as_deref(),
     )?;
-    let opts = super::push::options(args.push_token.clone(), 5, 60.0)?;
+    let opts = super::push::options(args.push_token.clone(), None, 60.0, 60.0)?;
     let body = render::json::results(results);
     let pushed = tardy::server::client::push_with(
         url,

@@ -57,8 +57,9 @@ fn bearer(headers: &HeaderMap) -> Option<String> {
         .get(header::AUTHORIZATION)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| {
-            v.strip_prefix("Bearer ")
-                .or_else(|| v.strip_prefix("bearer "))
+            // The scheme is case-insensitive (RFC 9110): Bearer, bearer, BEARER.
+            let (scheme, token) = v.trim_start().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
         })
         .map(|t| t.trim().to_string())
 }
@@ -374,20 +375,26 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             // Regressions still open (not acknowledged or dismissed) in the
             // series of this upload, new or not: what `push --fail-on-regression`
             // fails on.
-            let open: Vec<crate::store::history::Alert> =
+            // The upload is committed: from here on nothing turns the answer
+            // into a failure (a client would send it again, or think it lost).
+            let open: Result<Vec<crate::store::history::Alert>, String> =
                 if matches!(outcome, UploadOutcome::Stored(_)) {
                     store
-                        .alerts(&[AlertState::Open])?
-                        .into_iter()
-                        .filter(|a| {
-                            a.environment.is_empty()
-                                && a.members.iter().any(|m| {
-                                    m.regression && batches.iter().any(|b| b.spec.name == m.series)
+                        .alerts(&[AlertState::Open])
+                        .map(|all| {
+                            all.into_iter()
+                                .filter(|a| {
+                                    a.environment.is_empty()
+                                        && a.members.iter().any(|m| {
+                                            m.regression
+                                                && batches.iter().any(|b| b.spec.name == m.series)
+                                        })
                                 })
+                                .collect()
                         })
-                        .collect()
+                        .map_err(|e| e.to_string())
                 } else {
-                    Vec::new()
+                    Ok(Vec::new())
                 };
             Ok((outcome, detection, open))
         })
@@ -421,6 +428,10 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                     .collect(),
                 _ => Vec::new(),
             };
+            let (open, open_error) = match open {
+                Ok(v) => (v, None),
+                Err(e) => (Vec::new(), Some(e)),
+            };
             let open: Vec<serde_json::Value> = open
                 .iter()
                 .map(|a| {
@@ -434,6 +445,12 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                                   "open_regressions": open});
             if !warnings.is_empty() {
                 body["warnings"] = json!(warnings);
+            }
+            if let Some(e) = open_error {
+                eprintln!(
+                    "tardy serve: upload {run_id} stored; its open alerts could not be read: {e}"
+                );
+                body["open_regressions_error"] = json!(e);
             }
             if let Some(Err(e)) = detection {
                 eprintln!("tardy serve: detection after upload {run_id} failed: {e}");

@@ -18,6 +18,9 @@ pub struct PushOptions {
     pub backoff: Duration,
     /// Per attempt.
     pub timeout: Duration,
+    /// Keep trying for at least this long (more attempts than `retries` when
+    /// the pauses would not cover it): a short outage is ridden out.
+    pub retry_for: Duration,
 }
 
 impl Default for PushOptions {
@@ -25,6 +28,7 @@ impl Default for PushOptions {
         PushOptions {
             token: None,
             retries: 5,
+            retry_for: Duration::ZERO,
             backoff: Duration::from_millis(500),
             timeout: Duration::from_secs(60),
         }
@@ -109,6 +113,23 @@ fn backoff(base: Duration, attempt: u32) -> Duration {
     d.mul_f64(jitter)
 }
 
+/// How many attempts `opts` allows: `retries` after the first, and more
+/// when their pauses (exponential, at their shortest jitter) would not
+/// cover `retry_for`.
+pub fn attempts(opts: &PushOptions) -> u32 {
+    let mut pauses = 0u32;
+    let mut covered = Duration::ZERO;
+    while covered < opts.retry_for && pauses < 1000 {
+        covered += opts
+            .backoff
+            .saturating_mul(1u32 << pauses.min(16))
+            .min(Duration::from_secs(30))
+            .mul_f64(0.75);
+        pauses += 1;
+    }
+    (pauses + 1).max(opts.retries.saturating_add(1))
+}
+
 /// Upload `body` as `kind`. A 2xx answer is Ok, as is a 4xx (the server
 /// will not change its mind; the caller reports it); transport failures and
 /// 408/429/5xx are retried, and the last one is the error.
@@ -157,15 +178,19 @@ pub fn push_with(
         .into();
     let mut last = String::new();
     let mut retry_after: Option<u64> = None;
-    for attempt in 0..=opts.retries {
+    let of = attempts(opts);
+    for attempt in 0..of {
         if attempt > 0 {
-            let wait = match retry_after.take() {
-                Some(s) => Duration::from_secs(s.min(60)),
-                None => backoff(opts.backoff, attempt - 1),
-            };
+            // The server's Retry-After is a floor under the backoff, never
+            // the whole pause: a "1" must not spend every attempt in seconds.
+            let wait = backoff(opts.backoff, attempt - 1).max(
+                retry_after
+                    .take()
+                    .map_or(Duration::ZERO, |s| Duration::from_secs(s.min(60))),
+            );
             on_retry(Retry {
                 failed: attempt,
-                of: opts.retries + 1,
+                of,
                 wait,
                 why: last.clone(),
             });
@@ -218,15 +243,11 @@ pub fn push_with(
         }
     }
     Err(format!(
-        "gave up after {} attempt{}: {last}",
-        opts.retries + 1,
-        if opts.retries == 0 { "" } else { "s" }
+        "gave up after {of} attempt{}: {last}",
+        if of == 1 { "" } else { "s" }
     ))
 }
 
-/// Which endpoint a file goes to, from its name and first bytes: test
-/// reports (XML, `go test -json`, gzip) to tests, CSV and points JSON to
-/// points, results (tardy, hyperfine, Go benchmarks...) to runs.
 /// A folder of test reports (an Allure results folder, a directory of
 /// JUnit files...) read as one run and written as one JUnit body, what
 /// `tardy push DIR` uploads; with the reader's warnings.
@@ -239,6 +260,9 @@ pub fn folder_body(dir: &std::path::Path) -> Result<(Vec<u8>, Vec<String>), Stri
     ))
 }
 
+/// Which endpoint a file goes to, from its name and first bytes: test
+/// reports (XML, `go test -json`, gzip) to tests, CSV and points JSON to
+/// points, results (tardy, hyperfine, Go benchmarks...) to runs.
 pub fn guess_kind(name: &str, body: &[u8]) -> UploadKind {
     use crate::ingest::sniff::{Kind, sniff};
     // The same sniffing as every reader (gzip is a test report: reports
@@ -267,6 +291,33 @@ pub fn guess_kind(name: &str, body: &[u8]) -> UploadKind {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_window_of_retries_covers_an_outage() {
+        let o = PushOptions {
+            retries: 5,
+            retry_for: Duration::from_secs(60),
+            ..PushOptions::default()
+        };
+        // 0.5, 1, 2, 4, 8, 16, 30, 30 s (at 0.75 of each: 68 s): 9 attempts.
+        let n = attempts(&o);
+        assert!(n > 6, "{n}");
+        let mut covered = Duration::ZERO;
+        for k in 0..n - 1 {
+            covered += o
+                .backoff
+                .saturating_mul(1 << k)
+                .min(Duration::from_secs(30))
+                .mul_f64(0.75);
+        }
+        assert!(covered >= Duration::from_secs(60), "{covered:?}");
+        // A count alone (no window) is the count.
+        let plain = PushOptions {
+            retries: 2,
+            ..PushOptions::default()
+        };
+        assert_eq!(attempts(&plain), 3);
+    }
 
     #[test]
     fn kinds_from_content() {

@@ -496,7 +496,8 @@ fn read_reader(
         .map_err(|e| IngestError::io(&name, e))?
         .to_vec();
     if head.starts_with(&[0x1f, 0x8b]) {
-        let gz = flate2::read::GzDecoder::new(reader);
+        // Every member: `cat a.gz b.gz` is valid gzip.
+        let gz = flate2::read::MultiGzDecoder::new(reader);
         reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
     }
     let mut head = reader
@@ -1134,6 +1135,20 @@ mod tests {
         let r = read_run(&[dir.path().to_path_buf()], false).unwrap();
         assert_eq!(r.cases.len(), 4 + 3);
         assert_eq!(r.sources.len(), 2);
+        // Two gzip members one after the other (`cat a.gz b.gz`) are one
+        // valid gzip stream: both are read.
+        let text = std::fs::read_to_string(data("ctest.xml")).unwrap();
+        let cut = text.len() / 2;
+        let mut both = Vec::new();
+        for part in [&text[..cut], &text[cut..]] {
+            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut enc, part.as_bytes()).unwrap();
+            both.extend(enc.finish().unwrap());
+        }
+        let one = dir.path().join("cat.xml.gz");
+        std::fs::write(&one, both).unwrap();
+        let r = read_run(&[one], false).unwrap();
+        assert_eq!(r.cases.len(), 3);
     }
 
     #[test]
