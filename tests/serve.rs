@@ -903,6 +903,160 @@ fn bad_values_and_deep_nesting_are_refused_or_warned_never_dropped_silently() {
     assert!(a.text.contains("more than 256 deep"), "{}", a.text);
 }
 
+/// A gzip body of `members` copies of one member holding `chunk`: `cat`
+/// of one small .gz many times, valid gzip that inflates to
+/// `members * chunk.len()` bytes.
+fn gzip_repeated(head: &[u8], chunk: &[u8], members: usize) -> Vec<u8> {
+    let gz = |b: &[u8]| {
+        let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(b).unwrap();
+        e.finish().unwrap()
+    };
+    let mut body = gz(head);
+    let one = gz(chunk);
+    for _ in 0..members {
+        body.extend_from_slice(&one);
+    }
+    body
+}
+
+#[test]
+fn compressed_bombs_are_refused_by_what_they_become_and_memory_stays_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    // The default caps (500,000 results, 4 x 32 MiB inflated) are measured by
+    // bench/hostile.sh on a release build; a smaller result cap keeps this
+    // debug-build test short, while the inflated cap stays the default.
+    let s = sqlite_server(dir.path(), &["--max-results", "50000"]);
+    let t0 = std::time::Instant::now();
+    let w = bearer(&write);
+    // Mocha JSON: 8 MiB of test entries (200 names) per member, 15 members:
+    // under 1 MiB on the wire, 126 MB inflated, 1.3 million results.
+    let mut chunk = Vec::new();
+    for i in 0..200 {
+        write!(
+            chunk,
+            "{{\"title\":\"t\",\"fullTitle\":\"suite t{i}\",\"file\":\"/w/a.js\",\"duration\":1,\"currentRetry\":0,\"err\":{{}}}},"
+        )
+        .unwrap();
+    }
+    let repeat = (8 << 20) / chunk.len() + 1;
+    let chunk = chunk.repeat(repeat);
+    let mocha = gzip_repeated(b"{\"stats\":{\"tests\":1},\"tests\":[", &chunk, 15);
+    // JUnit XML with one name repeated (results, not names, are the cost).
+    let xml_chunk = "<testcase classname=\"c\" name=\"same\" time=\"0.001\"/>".repeat(100_000);
+    let repeated = gzip_repeated(b"<testsuite name=\"s\">", xml_chunk.as_bytes(), 60);
+    // Few results, each a huge name: only the inflated size stops it.
+    let long = format!(
+        "<testcase classname=\"c\" name=\"{}\" time=\"1\"/>",
+        "n".repeat(4 << 20)
+    );
+    let names = gzip_repeated(b"<testsuite name=\"s\">", long.as_bytes(), 200);
+    for b in [&mocha, &repeated, &names] {
+        assert!(b.len() < 1 << 20, "{}", b.len());
+    }
+    eprintln!("built in {:?}", t0.elapsed());
+    // Four at once, one sent as if it were plain XML.
+    let bombs: Vec<(&str, &Vec<u8>, &str)> = vec![
+        ("application/gzip", &mocha, "--max-results"),
+        ("application/gzip", &repeated, "--max-results"),
+        ("application/gzip", &names, "--max-inflated-mib"),
+        ("application/xml", &mocha, "--max-results"),
+    ];
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = bombs
+            .iter()
+            .enumerate()
+            .map(|(k, (ct, body, limit))| {
+                let url = format!("{}/api/v1/tests?suite=bomb{k}&commit=c1", s.url);
+                let w = &w;
+                scope.spawn(move || {
+                    let a = post(&url, &[("Authorization", w), ("Content-Type", ct)], body);
+                    refused(&a, 413, "too_large");
+                    assert!(a.text.contains(limit), "{}", a.text);
+                    assert!(a.text.contains("nothing was stored"), "{}", a.text);
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+    });
+    let peak = s.peak_rss_mib();
+    eprintln!("peak {peak:.0} MiB after {:?}", t0.elapsed());
+    assert!(peak < 512.0, "the server peaked at {peak:.0} MiB");
+    let series = get(&format!("{}/api/v1/series", s.url), &[]).text;
+    assert!(!series.contains("bomb"), "{series}");
+    // Far fewer results than the cap go in, compressed.
+    let ok = gzip_repeated(b"", junit(0, 99).as_bytes(), 1);
+    let a = post(
+        &format!("{}/api/v1/tests?suite=fine&commit=c1", s.url),
+        &[("Authorization", &w), ("Content-Type", "application/gzip")],
+        &ok,
+    );
+    assert_eq!(a.status, 201, "{}", a.text);
+}
+
+#[test]
+fn a_small_cap_on_distinct_tests_and_results_names_the_option() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &["--max-tests", "5", "--max-results", "100000"]);
+    let w = bearer(&write);
+    let a = post(
+        &format!("{}/api/v1/tests?suite=wide&commit=c1", s.url),
+        &[("Authorization", &w)],
+        junit(0, 99).as_bytes(),
+    );
+    refused(&a, 413, "too_large");
+    assert!(a.text.contains("--max-tests"), "{}", a.text);
+    // Points: a column per series counts the same way.
+    let csv = "time,a,b,c,d,e,f\n2026-01-01,1,2,3,4,5,6\n";
+    let a = post(
+        &format!("{}/api/v1/points?commit=c1", s.url),
+        &[("Authorization", &w), ("Content-Type", "text/csv")],
+        csv.as_bytes(),
+    );
+    refused(&a, 413, "too_large");
+    assert!(a.text.contains("--max-tests"), "{}", a.text);
+    // Labels inside a body follow the query's rules; errors quote at most
+    // 200 characters of them, control characters escaped.
+    let points = |name: &str| {
+        format!(
+            r#"{{"series":[{{"name":{},"points":[{{"value":1}}]}}]}}"#,
+            serde_json::json!(name)
+        )
+    };
+    for (name, expect) in [
+        ("red\u{1b}[31m", "control character"),
+        (&"n".repeat(1 << 20), "1 to 200 characters"),
+    ] {
+        let a = post(
+            &format!("{}/api/v1/points?commit=c2", s.url),
+            &[("Authorization", &w), ("Content-Type", "application/json")],
+            points(name).as_bytes(),
+        );
+        refused(&a, 422, "invalid_body");
+        assert!(a.text.contains(expect), "{}", a.text);
+        assert!(a.text.len() < 1000, "{}", a.text.len());
+        assert!(!a.text.contains('\u{1b}'), "{}", a.text);
+    }
+    // A CSV naming a column twice is refused at once (it used to be stored
+    // as one series per column, each checked again: quadratic).
+    let dup = format!(
+        "time,{}\n2026-01-01,{}\n",
+        vec!["x"; 5000].join(","),
+        vec!["1"; 5000].join(",")
+    );
+    let a = post(
+        &format!("{}/api/v1/points?commit=c3", s.url),
+        &[("Authorization", &w), ("Content-Type", "text/csv")],
+        dup.as_bytes(),
+    );
+    refused(&a, 422, "invalid_body");
+    assert!(a.text.contains("same name as column 2"), "{}", a.text);
+}
+
 #[test]
 fn an_upload_that_takes_too_long_to_read_is_stopped_and_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -933,7 +1087,7 @@ fn an_upload_that_takes_too_long_to_read_is_stopped_and_refused() {
     refused(&a, 422, "invalid_body");
     assert!(
         a.text
-            .contains("longer than the 0.02 s allowed for reading one upload"),
+            .contains("longer than the 0.02 s allowed for reading and storing one upload"),
         "{}",
         a.text
     );

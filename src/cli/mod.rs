@@ -298,7 +298,12 @@ pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {
 }
 
 /// Print `tardy: error: MESSAGE` and return the error exit code.
+/// Input the message echoes is cut to 200 characters, control characters
+/// escaped (a 1 GB name gives a one-line error).
 pub fn fail(message: impl std::fmt::Display) -> i32 {
-    eprintln!("tardy: error: {message}");
+    eprintln!(
+        "tardy: error: {}",
+        tardy::render::clip::message(&message.to_string())
+    );
     EXIT_ERROR
 }

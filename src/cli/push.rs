@@ -281,7 +281,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
             &mut tell,
         ) {
             Err(e) => {
-                eprintln!("tardy: error: {name}: {e}");
+                eprintln!("tardy: error: {name}: {}", tardy::render::clip::message(&e));
                 failed += 1;
             }
             Ok(p) if p.status >= 400 => {
@@ -290,6 +290,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
                     .pointer("/error/message")
                     .and_then(|m| m.as_str())
                     .map_or_else(|| p.body.to_string(), str::to_string);
+                let msg = tardy::render::clip::message(&msg);
                 eprintln!(
                     "tardy: error: {name}: the server refused it (HTTP {}): {msg}",
                     p.status

@@ -48,15 +48,28 @@ pub struct ServeArgs {
     /// Largest request body, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 32)]
     max_body_mib: usize,
+    /// Largest size a compressed (gzip) body may inflate to, in MiB
+    /// [default: 4 times --max-body-mib]. A bomb is refused (413) as soon
+    /// as it passes this, and nothing is stored.
+    #[arg(long, value_name = "MIB")]
+    max_inflated_mib: Option<usize>,
+    /// Most test results one upload may hold (reruns of a test count each
+    /// time); past it the upload is refused (413) while being read.
+    #[arg(long, value_name = "N", default_value_t = 500_000)]
+    max_results: u64,
+    /// Most distinct tests (or series, for results and points) one upload may
+    /// name; each becomes a row kept for good.
+    #[arg(long, value_name = "N", default_value_t = 250_000)]
+    max_tests: u64,
     /// Seconds a client has to send its request headers (slow clients are cut off).
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     header_timeout: f64,
     /// Seconds a client has to send its request body.
     #[arg(long, value_name = "S", default_value_t = 60.0)]
     body_timeout: f64,
-    /// Seconds one upload may take to be read once its body is in (a 32 MiB report
-    /// takes well under a second); past it the upload is refused (422) and nothing is
-    /// stored, so no body can hold a thread for long.
+    /// Seconds one upload may take to be read and stored once its body is in (a
+    /// 32 MiB report takes well under a second); past it the upload is refused (422)
+    /// and nothing is stored, so no body can hold a thread for long.
     #[arg(long, value_name = "S", default_value_t = 20.0)]
     read_budget: f64,
     /// Connections served at once. When fewer than an eighth are free, a new
@@ -148,6 +161,17 @@ fn run(args: ServeArgs) -> Result<(), String> {
         return Err("--max-body-mib must be at least 1".into());
     }
     opts.max_body = args.max_body_mib << 20;
+    let inflated_mib = args
+        .max_inflated_mib
+        .unwrap_or(args.max_body_mib.saturating_mul(4));
+    if inflated_mib == 0 || args.max_results == 0 || args.max_tests == 0 {
+        return Err("--max-inflated-mib, --max-results and --max-tests must be at least 1".into());
+    }
+    opts.limits = tardy::ingest::limits::Limits {
+        inflated: (inflated_mib as u64).saturating_mul(1 << 20),
+        results: args.max_results,
+        names: args.max_tests,
+    };
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
     opts.read_budget = seconds("read-budget", args.read_budget)?;

@@ -169,6 +169,22 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
             ),
         )
     })?;
+    // A name twice would make one series of two columns' values.
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, h) in header.iter().enumerate() {
+        if let Some(first) = seen.insert(h.as_str(), i) {
+            return Err(IngestError::at(
+                source,
+                Some(1),
+                format!(
+                    "column {} has the same name as column {}: {} (each column is a series; name them apart)",
+                    i + 1,
+                    first + 1,
+                    crate::render::clip::quote(h)
+                ),
+            ));
+        }
+    }
     let commit_i = find("commit").or_else(|| find("version"));
     let branch_i = find("branch");
     let metric_cols: Vec<usize> = (0..header.len())
@@ -486,10 +502,11 @@ pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Bat
             Status::Skipped => "skipped",
             Status::Flaky => "flaky",
         };
+        let name = super::names::test_name(&c.id.display()).into_owned();
         tests.insert(
-            c.id.display(),
+            name.clone(),
             TestResult {
-                name: c.id.display(),
+                name,
                 duration: d,
                 status: status.into(),
             },

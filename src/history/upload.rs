@@ -95,6 +95,58 @@ pub fn batches(
     source: &str,
     meta: &UploadMeta,
 ) -> Result<(Vec<Batch>, Vec<String>), IngestError> {
+    let (batches, warnings) = read_batches(kind, body, source, meta)?;
+    Ok((settle(batches, source)?, warnings))
+}
+
+/// Batches as stored: their labels follow the rules query labels follow
+/// ([`names`](crate::history::names)), one batch per series (a series named
+/// twice has its points joined), and no more series than this thread's cap
+/// on distinct names ([`crate::ingest::limits`]).
+fn settle(batches: Vec<Batch>, source: &str) -> Result<Vec<Batch>, IngestError> {
+    use crate::history::names;
+    let bad = |e: String| IngestError::at(source, None, e);
+    let mut out: Vec<Batch> = Vec::with_capacity(batches.len());
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    for mut b in batches {
+        b.spec.name = names::label(&b.spec.name, "series name").map_err(bad)?;
+        b.spec.metric = names::label(&b.spec.metric, "metric name").map_err(bad)?;
+        if !b.spec.unit.is_empty() {
+            b.spec.unit = names::label(&b.spec.unit, "unit").map_err(bad)?;
+        }
+        for p in &b.points {
+            for (what, v) in [
+                ("commit", &p.provenance.commit),
+                ("branch", &p.provenance.branch),
+            ] {
+                if let Some(v) = v {
+                    names::label(v, what).map_err(bad)?;
+                }
+            }
+            for t in &p.tests {
+                names::check_test_name(&t.name).map_err(bad)?;
+            }
+        }
+        match seen.get(&b.spec.name) {
+            Some(&i) => out[i].points.extend(b.points),
+            None => {
+                seen.insert(b.spec.name.clone(), out.len());
+                out.push(b);
+            }
+        }
+        if let Some(why) = crate::ingest::limits::names(out.len()) {
+            return Err(IngestError::at(source, None, why));
+        }
+    }
+    Ok(out)
+}
+
+fn read_batches(
+    kind: UploadKind,
+    body: &[u8],
+    source: &str,
+    meta: &UploadMeta,
+) -> Result<(Vec<Batch>, Vec<String>), IngestError> {
     let labels = meta.labels();
     match kind {
         UploadKind::Runs => Ok((
@@ -116,17 +168,20 @@ pub fn batches(
             }
             let name = meta.series.clone().unwrap_or_else(|| "tests".into());
             let warnings = report.warnings.clone();
-            Ok((
-                vec![suite_batch(
-                    &name,
-                    &report,
-                    &Labels {
-                        series: None,
-                        ..labels
-                    },
-                )],
-                warnings,
-            ))
+            let batch = suite_batch(
+                &name,
+                &report,
+                &Labels {
+                    series: None,
+                    ..labels
+                },
+            );
+            // Each distinct name is a test kept for good: capped per upload.
+            let names = batch.points.first().map_or(0, |p| p.tests.len());
+            if let Some(why) = crate::ingest::limits::names(names) {
+                return Err(IngestError::at(source, None, why));
+            }
+            Ok((vec![batch], warnings))
         }
         UploadKind::Points => {
             let t = text(body, source)?;

@@ -39,7 +39,8 @@ pub fn over() -> Option<Duration> {
 /// The error text for a read stopped by its budget.
 pub fn message(limit: Duration) -> String {
     format!(
-        "took longer than the {} s allowed for reading one upload, and was not read further",
+        "took longer than the {} s allowed for reading and storing one upload (--read-budget); \
+         nothing was stored",
         limit.as_secs_f64()
     )
 }
@@ -57,6 +58,56 @@ pub fn check(n: u64) -> Option<String> {
     }
 }
 
+/// A reader that checks this thread's budget every MiB it passes on, for
+/// readers that hand the whole input to a parser with no events of their own
+/// (a JSON document deserialised at once).
+pub struct Timed<R> {
+    inner: R,
+    since: usize,
+}
+
+impl<R> Timed<R> {
+    pub fn new(inner: R) -> Self {
+        Timed { inner, since: 0 }
+    }
+
+    fn passed(&mut self, n: usize) -> std::io::Result<()> {
+        self.since += n;
+        if self.since >= 1 << 20 {
+            self.since = 0;
+            if let Some(l) = over() {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::TimedOut,
+                    message(l),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl<R: std::io::Read> std::io::Read for Timed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.passed(n)?;
+        Ok(n)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for Timed<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        if self.since >= 1 << 20 {
+            self.passed(0)?;
+        }
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, amt: usize) {
+        self.since += amt;
+        self.inner.consume(amt);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,5 +122,15 @@ mod tests {
             assert!(message(Duration::from_millis(1500)).contains("1.5 s"));
         }
         assert_eq!(over(), None);
+    }
+
+    #[test]
+    fn a_timed_reader_stops_a_read_past_its_budget() {
+        use std::io::Read;
+        let _g = start(Duration::from_millis(1));
+        std::thread::sleep(Duration::from_millis(5));
+        let mut r = Timed::new(std::io::repeat(b' ').take(4 << 20));
+        let e = std::io::copy(&mut r, &mut std::io::sink()).unwrap_err();
+        assert!(e.to_string().contains("took longer"), "{e}");
     }
 }

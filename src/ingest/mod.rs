@@ -11,6 +11,7 @@ pub mod cnum;
 pub mod error;
 pub mod gobench;
 pub mod json;
+pub mod limits;
 pub mod numbers;
 pub mod reports;
 pub mod sniff;

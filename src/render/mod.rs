@@ -4,6 +4,7 @@
 //! formats what `analyze` put into the results.
 
 pub mod cfmt;
+pub mod clip;
 pub mod compare;
 pub mod csv;
 pub mod doctor;

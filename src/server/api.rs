@@ -205,13 +205,7 @@ async fn read_body(st: &AppState, headers: &HeaderMap, body: Body) -> Result<Byt
 }
 
 fn clean(v: &str, what: &str) -> Result<String, ApiError> {
-    let v = v.trim();
-    if v.is_empty() || v.len() > 200 {
-        return Err(ApiError::bad_request(format!(
-            "{what} must be 1 to 200 characters"
-        )));
-    }
-    Ok(v.to_string())
+    crate::history::names::label(v, what).map_err(ApiError::bad_request)
 }
 
 /// The upload's metadata (query parameters and `X-Tardy-*` headers) and
@@ -303,6 +297,17 @@ fn upload_meta(
     Ok((meta, run_id))
 }
 
+/// The turn of a large upload (one at a time).
+async fn large_turn(st: &AppState) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
+    st.large_uploads.acquire().await.map_err(|_| {
+        ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "shutting_down",
+            "the server is stopping",
+        )
+    })
+}
+
 async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Response, ApiError> {
     let (parts, body) = req.into_parts();
     authorize(&st, &parts.headers, Scope::Write)?;
@@ -310,20 +315,22 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     let (meta, run_id) = upload_meta(parts.uri.query(), &parts.headers)?;
     // A large upload (or one of unknown length) waits for its turn before its body
     // is read: one at a time, whatever arrives at once.
-    let large = parts
+    // What a body weighs says little when it is compressed: a gzip body
+    // always takes the turn.
+    let compressed = parts
         .headers
-        .get(header::CONTENT_LENGTH)
+        .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok())
-        .is_none_or(|n| n >= super::LARGE_UPLOAD);
-    let _turn = if large {
-        Some(st.large_uploads.acquire().await.map_err(|_| {
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "shutting_down",
-                "the server is stopping",
-            )
-        })?)
+        .is_some_and(|v| v.to_ascii_lowercase().contains("gzip"));
+    let large = compressed
+        || parts
+            .headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .is_none_or(|n| n >= super::LARGE_UPLOAD);
+    let mut turn = if large {
+        Some(large_turn(&st).await?)
     } else {
         None
     };
@@ -331,11 +338,35 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     if bytes.is_empty() {
         return Err(ApiError::bad_request("the body is empty"));
     }
+    let large = large || bytes.starts_with(&[0x1f, 0x8b]);
+    if large && turn.is_none() {
+        // Gzip sent under another content type: its turn once it is in
+        // (it is small on the wire, so waiting with it costs little).
+        turn = Some(large_turn(&st).await?);
+    }
+    let _turn = turn;
     let run_id = run_id.unwrap_or_else(|| upload::content_run_id(kind, &meta, &bytes));
     let budget = st.opts.read_budget;
+    let limits = st.opts.limits;
+    let started = std::time::Instant::now();
     let parsed = tokio::task::spawn_blocking(move || {
         let _budget = crate::ingest::budget::start(budget);
-        upload::batches(kind, &bytes, "body", &meta)
+        let _limits = crate::ingest::limits::start(limits);
+        upload::batches(kind, &bytes, "body", &meta).map_err(|e| {
+            // A limit on what the body became is 413, naming the limit.
+            match crate::ingest::limits::hit() {
+                Some(w) => ApiError::new(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "too_large",
+                    format!("the body {}", w.message()),
+                ),
+                None => ApiError::new(
+                    StatusCode::UNPROCESSABLE_ENTITY,
+                    "invalid_body",
+                    e.to_string(),
+                ),
+            }
+        })
     })
     .await
     .map_err(|_| {
@@ -345,13 +376,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             "reading the body failed",
         )
     })?;
-    let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed.map_err(|e| {
-        ApiError::new(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "invalid_body",
-            e.to_string(),
-        )
-    })?;
+    let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed?;
     let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
     let points: usize = batches.iter().map(|b| b.points.len()).sum();
     let detect_after = st.opts.detect.clone();
@@ -362,7 +387,12 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     };
     let (outcome, detection, open) = st
         .db(move |store| {
-            let outcome = store.save_upload(&rec, &batches)?;
+            // Storing shares the upload's time budget with reading.
+            let outcome = {
+                let _budget =
+                    crate::ingest::budget::start(budget.saturating_sub(started.elapsed()));
+                store.save_upload(&rec, &batches)?
+            };
             let mut detection = None;
             if let Some(opts) = detect_after
                 && matches!(outcome, UploadOutcome::Stored(_))

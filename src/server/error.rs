@@ -14,11 +14,13 @@ pub struct ApiError {
 }
 
 impl ApiError {
+    /// The message is made safe to send back: input it echoes is cut to
+    /// 200 characters, control characters escaped.
     pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> ApiError {
         ApiError {
             status,
             code,
-            message: message.into(),
+            message: crate::render::clip::message(&message.into()),
         }
     }
 

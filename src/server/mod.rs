@@ -49,6 +49,8 @@ pub struct ServeOptions {
     /// Time one upload may take to be read (parsed) once its body is in; past it
     /// the upload is refused (422) and the reading thread stops.
     pub read_budget: Duration,
+    /// What one upload may become: inflated bytes, results, distinct names.
+    pub limits: crate::ingest::limits::Limits,
     pub max_connections: usize,
     /// Connections one client address may hold at once.
     pub max_per_client: usize,
@@ -71,6 +73,11 @@ impl ServeOptions {
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(60),
             read_budget: Duration::from_secs(20),
+            limits: crate::ingest::limits::Limits {
+                inflated: 4 * (32 << 20),
+                results: 500_000,
+                names: 250_000,
+            },
             max_connections: 512,
             max_per_client: 64,
             detect: Some(crate::history::detect::DetectOptions {

@@ -408,6 +408,7 @@ impl<C: Conn> SqlStore<C> {
             .filter(|n| !known.contains_key(*n))
             .collect();
         for chunk in missing.chunks(500) {
+            over_budget()?;
             let mut args: Vec<Value> = Vec::with_capacity(chunk.len() * 2);
             let rows: Vec<String> = (0..chunk.len())
                 .map(|r| format!("(?{}, ?{})", 2 * r + 1, 2 * r + 2))
@@ -487,6 +488,7 @@ impl<C: Conn> SqlStore<C> {
             // a statement takes its ids in the order of its VALUES.
             const CHUNK: usize = 500;
             for chunk in batch.points.chunks(CHUNK) {
+                over_budget()?;
                 let mut args: Vec<Value> = Vec::with_capacity(chunk.len() * 9);
                 for p in chunk {
                     if !p.value.is_finite() {
@@ -638,6 +640,15 @@ impl<C: Conn> SqlStore<C> {
             out[index] = ids;
         }
         Ok(out)
+    }
+}
+
+/// Storing on behalf of a client (the server, per upload) stops once the
+/// upload's time budget has run out; the transaction is rolled back.
+fn over_budget() -> Result<(), DbError> {
+    match crate::ingest::budget::over() {
+        Some(limit) => Err(DbError::Invalid(crate::ingest::budget::message(limit))),
+        None => Ok(()),
     }
 }
 

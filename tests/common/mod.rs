@@ -148,6 +148,22 @@ impl Server {
         Server { child, url }
     }
 
+    /// The server's peak resident memory so far (VmHWM), in MiB.
+    pub fn peak_rss_mib(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
+        let kib: f64 = status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmHWM:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap();
+        kib / 1024.0
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     /// SIGTERM, and wait for the process to finish its requests and exit.
     pub fn stop(mut self) -> std::process::ExitStatus {
         unsafe { libc::kill(self.child.id() as i32, libc::SIGTERM) };

@@ -63,7 +63,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let empty: Arc<str> = Arc::from("");
     let mut wall = None;
     for (i, line) in input.lines().enumerate() {
-        if let Some(why) = crate::ingest::budget::check(i as u64 + 1) {
+        if let Some(why) =
+            crate::ingest::limits::check(i as u64 + 1, report.cases.len().max(started.len()))
+        {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
         let line =

@@ -360,7 +360,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let (mut events, mut text_lines) = (0usize, 0usize);
     for (i, line) in input.lines().enumerate() {
-        if let Some(why) = crate::ingest::budget::check(i as u64 + 1) {
+        if let Some(why) =
+            crate::ingest::limits::check(i as u64 + 1, r.report.cases.len().max(r.names.len()))
+        {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
         let line =

@@ -54,7 +54,7 @@ pub fn read(
     name: &str,
     report: &mut Report,
 ) -> Result<(), IngestError> {
-    let (input, _budget) = Bounded::new(input, DOCUMENT_LIMIT);
+    let (input, _budget) = Bounded::new(crate::ingest::budget::Timed::new(input), DOCUMENT_LIMIT);
     let bad = |e: serde_json::Error| {
         let what = match kind {
             Kind::Mocha => "mocha's JSON reporter output",
@@ -75,6 +75,28 @@ pub fn read(
         Kind::Ctrf => ctrf(serde_json::from_reader(input).map_err(bad)?, name, report),
     }
     Ok(())
+}
+
+/// One test of a document, counted against the reading thread's cap on
+/// results as it is read ([`crate::ingest::limits`]): a small document of
+/// millions of tests stops at the cap, before it is all in memory.
+struct Counted<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Counted<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = T::deserialize(d)?;
+        match crate::ingest::limits::one_result() {
+            Some(why) => Err(serde::de::Error::custom(why)),
+            None => Ok(Counted(t)),
+        }
+    }
+}
+
+impl<T> std::ops::Deref for Counted<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// The directory every path shares, so that absolute paths from two checkouts match.
@@ -122,11 +144,11 @@ struct MochaDoc {
     #[serde(default)]
     stats: Option<MochaStats>,
     #[serde(default)]
-    tests: Vec<MochaTest>,
+    tests: Vec<Counted<MochaTest>>,
     #[serde(default)]
-    pending: Vec<MochaTest>,
+    pending: Vec<Counted<MochaTest>>,
     #[serde(default)]
-    failures: Vec<MochaTest>,
+    failures: Vec<Counted<MochaTest>>,
 }
 
 #[derive(Deserialize)]
@@ -218,7 +240,7 @@ struct JestFile {
     #[serde(rename = "endTime")]
     end_time: Option<f64>,
     #[serde(rename = "assertionResults", default)]
-    assertion_results: Vec<JestTest>,
+    assertion_results: Vec<Counted<JestTest>>,
     /// A file that failed to run at all (syntax error, missing module).
     #[serde(rename = "testExecError", default)]
     exec_error: Option<IgnoredAny>,
@@ -243,7 +265,7 @@ fn jest(doc: JestDoc, _name: &str, report: &mut Report) {
     for f in doc.test_results {
         let first = report.cases.len();
         let suite = suite_of(&mut suites, &prefix, &f.name);
-        for t in f.assertion_results {
+        for Counted(t) in f.assertion_results {
             let retries = t.invocations.unwrap_or(1).saturating_sub(1);
             let status = match t.status.as_str() {
                 "passed" if retries > 0 => Status::Flaky,
@@ -282,7 +304,7 @@ fn jest(doc: JestDoc, _name: &str, report: &mut Report) {
 #[derive(Deserialize)]
 struct RSpecDoc {
     #[serde(default)]
-    examples: Vec<RSpecExample>,
+    examples: Vec<Counted<RSpecExample>>,
     summary: Option<RSpecSummary>,
 }
 
@@ -308,7 +330,7 @@ fn rspec(doc: RSpecDoc, name: &str, report: &mut Report) {
     let first = report.cases.len();
     let prefix = common_dir(doc.examples.iter().map(|e| e.file_path.as_str()));
     let mut suites = HashMap::new();
-    for e in doc.examples {
+    for Counted(e) in doc.examples {
         let status = match e.status.as_str() {
             "passed" => Status::Passed,
             "failed" => Status::Failed,
@@ -384,7 +406,7 @@ struct CtrfResults {
     #[serde(default)]
     summary: Option<CtrfSummary>,
     #[serde(default)]
-    tests: Vec<CtrfTest>,
+    tests: Vec<Counted<CtrfTest>>,
 }
 
 #[derive(Deserialize)]
@@ -432,7 +454,7 @@ fn ctrf(doc: CtrfDoc, name: &str, report: &mut Report) {
     let r = doc.results;
     let prefix = common_dir(r.tests.iter().filter_map(|t| t.file_path.as_deref()));
     let mut suites = HashMap::new();
-    for t in r.tests {
+    for Counted(t) in r.tests {
         let retries = t.retries.unwrap_or(0);
         let status = match t.status.as_str() {
             "passed" if t.flaky == Some(true) || retries > 0 => Status::Flaky,

@@ -497,7 +497,9 @@ fn read_reader(
         .to_vec();
     if head.starts_with(&[0x1f, 0x8b]) {
         // Every member: `cat a.gz b.gz` is valid gzip.
-        let gz = flate2::read::MultiGzDecoder::new(reader);
+        // Capped at what the reading thread allows it to inflate to (the
+        // server's --max-inflated-mib): 1 MB of gzip can be gigabytes.
+        let gz = crate::ingest::limits::Inflated::new(flate2::read::MultiGzDecoder::new(reader));
         reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
     }
     let mut head = reader

@@ -115,7 +115,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut groups: Vec<usize> = Vec::new();
     let mut wall_ms: Option<f64> = None;
     for (i, line) in input.lines().enumerate() {
-        if let Some(why) = crate::ingest::budget::check(i as u64 + 1) {
+        if let Some(why) = crate::ingest::limits::check(i as u64 + 1, report.cases.len()) {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
         let line =

@@ -662,7 +662,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut events = 0u64;
     loop {
         events += 1;
-        if let Some(why) = crate::ingest::budget::check(events) {
+        if let Some(why) = crate::ingest::limits::check(events, report.cases.len()) {
             return Err(IngestError::at(
                 name,
                 None,

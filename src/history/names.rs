@@ -1,0 +1,89 @@
+//! The rules every label follows, whether it comes from a query parameter,
+//! a flag or inside an upload's body: series, metric, unit, commit, branch,
+//! machine and suite names are 1 to [`LABEL_MAX`] characters with no control
+//! characters; a test's name (from a report) is at most [`TEST_NAME_MAX`]
+//! characters and its control characters are written as escapes, so no page,
+//! terminal or CSV ever prints them raw.
+
+use std::borrow::Cow;
+
+/// Longest label, in characters.
+pub const LABEL_MAX: usize = 200;
+/// Longest test name, in characters (parametrised test ids run long).
+pub const TEST_NAME_MAX: usize = 1000;
+
+/// `v` trimmed, when it is a valid label; else what is wrong with it,
+/// naming `what` (e.g. "series", "commit").
+pub fn label(v: &str, what: &str) -> Result<String, String> {
+    let v = v.trim();
+    let n = v.chars().count();
+    if n == 0 || n > LABEL_MAX {
+        return Err(format!(
+            "{what} must be 1 to {LABEL_MAX} characters, not {n}: {}",
+            crate::render::clip::quote(v)
+        ));
+    }
+    if v.chars().any(char::is_control) {
+        return Err(format!(
+            "{what} {} holds a control character (a newline, tab or escape)",
+            crate::render::clip::quote(v)
+        ));
+    }
+    Ok(v.to_string())
+}
+
+/// A test's name as stored: control characters escaped (`\n`, `\u{1b}`).
+/// Only control characters are escaped; quotes and backslashes stay as
+/// they were.
+pub fn test_name(v: &str) -> Cow<'_, str> {
+    if !v.chars().any(char::is_control) {
+        return Cow::Borrowed(v);
+    }
+    let mut out = String::with_capacity(v.len() + 8);
+    for c in v.chars() {
+        if c.is_control() {
+            out.extend(c.escape_debug());
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// Whether a test name is short enough to keep; else the error.
+pub fn check_test_name(v: &str) -> Result<(), String> {
+    let n = v.chars().count();
+    if n > TEST_NAME_MAX {
+        return Err(format!(
+            "test name of {n} characters is longer than the {TEST_NAME_MAX} allowed: {}",
+            crate::render::clip::quote(v)
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_and_test_names_follow_one_rule() {
+        assert_eq!(label("  main ", "branch").unwrap(), "main");
+        assert!(label("", "branch").unwrap_err().contains("1 to 200"));
+        let long = "x".repeat(1 << 20);
+        let e = label(&long, "series").unwrap_err();
+        assert!(e.len() < 400, "{}", e.len());
+        assert!(
+            label("a\u{1b}[31mred", "series")
+                .unwrap_err()
+                .contains("\\u{1b}")
+        );
+        assert_eq!(
+            test_name("plain 'quoted' \\ name"),
+            "plain 'quoted' \\ name"
+        );
+        assert_eq!(test_name("two\nlines\t!"), "two\\nlines\\t!");
+        assert!(check_test_name(&"t".repeat(1000)).is_ok());
+        assert!(check_test_name(&"t".repeat(1001)).is_err());
+    }
+}

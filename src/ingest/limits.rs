@@ -1,0 +1,212 @@
+//! Limits on what one input may *become*, set by whoever reads on behalf of
+//! someone else (the server, for each upload), beside the time [`budget`]
+//! (crate::ingest::budget). A body's size on the wire says little: 1 MB of
+//! gzip can inflate to gigabytes, and a few bytes of repeated XML can list
+//! millions of results. So the reading thread carries three caps:
+//!
+//! - `inflated`: bytes a compressed input may inflate to ([`Inflated`] wraps
+//!   the decoder and fails past it);
+//! - `results`: test results one read may produce (readers check it where
+//!   they check the time budget, every few thousand events, and the JSON
+//!   documents per result);
+//! - `names`: distinct test names one upload may store (checked by whoever
+//!   stores, [`names`]).
+//!
+//! The first limit reached is remembered ([`hit`]), so the server can answer
+//! 413 naming it rather than a generic "cannot read".
+
+use std::cell::Cell;
+use std::io::{self, Read};
+
+/// The caps of one read. Any may be `u64::MAX` (no cap).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Bytes a compressed input may inflate to.
+    pub inflated: u64,
+    /// Test results one read may produce.
+    pub results: u64,
+    /// Distinct test names one upload may store.
+    pub names: u64,
+}
+
+thread_local! {
+    static LIMITS: Cell<Option<Limits>> = const { Cell::new(None) };
+    static RESULTS: Cell<u64> = const { Cell::new(0) };
+    static HIT: Cell<Option<Which>> = const { Cell::new(None) };
+}
+
+/// Which limit stopped a read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Which {
+    Inflated(u64),
+    Results(u64),
+    Names(u64),
+}
+
+impl Which {
+    /// What was over, and the server option that sets it.
+    pub fn message(self) -> String {
+        match self {
+            Which::Inflated(n) => format!(
+                "inflates to more than {} MiB, this server's limit for a compressed body \
+                 (--max-inflated-mib); nothing was stored",
+                n >> 20
+            ),
+            Which::Results(n) => format!(
+                "holds more than {n} test results, this server's limit for one upload \
+                 (--max-results); nothing was stored"
+            ),
+            Which::Names(n) => format!(
+                "names more than {n} distinct tests, this server's limit for one upload \
+                 (--max-tests); nothing was stored"
+            ),
+        }
+    }
+}
+
+/// While the guard lives, reads on this thread keep to its limits.
+pub struct Guard {
+    before: Option<Limits>,
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        LIMITS.with(|l| l.set(self.before));
+    }
+}
+
+/// Apply `limits` to reads on this thread until the guard drops; counts
+/// start from zero.
+pub fn start(limits: Limits) -> Guard {
+    RESULTS.with(|r| r.set(0));
+    HIT.with(|h| h.set(None));
+    Guard {
+        before: LIMITS.with(|l| l.replace(Some(limits))),
+    }
+}
+
+/// This thread's limits, if any were set.
+pub fn current() -> Option<Limits> {
+    LIMITS.with(|l| l.get())
+}
+
+/// The first limit a read on this thread ran into since [`start`].
+pub fn hit() -> Option<Which> {
+    HIT.with(|h| h.get())
+}
+
+fn record(w: Which) -> String {
+    HIT.with(|h| {
+        if h.get().is_none() {
+            h.set(Some(w));
+        }
+    });
+    w.message()
+}
+
+/// A reader holding `n` results so far: the error text once that is over
+/// the cap.
+pub fn results(n: usize) -> Option<String> {
+    let cap = current()?.results;
+    (n as u64 > cap).then(|| record(Which::Results(cap)))
+}
+
+/// For the `n`th event of a read holding `results` results so far: the
+/// error text when this is a checking point (every [`budget::EVERY`]
+/// events) and the time budget has run out or the results are over the cap.
+///
+/// [`budget::EVERY`]: crate::ingest::budget::EVERY
+pub fn check(n: u64, results_so_far: usize) -> Option<String> {
+    crate::ingest::budget::check(n).or_else(|| {
+        if n % crate::ingest::budget::EVERY == 0 {
+            results(results_so_far)
+        } else {
+            None
+        }
+    })
+}
+
+/// One more result read (for readers that cannot see a running count, such
+/// as a JSON document being deserialised): the error text past the cap.
+pub fn one_result() -> Option<String> {
+    let cap = current()?.results;
+    let n = RESULTS.with(|r| {
+        let n = r.get() + 1;
+        r.set(n);
+        n
+    });
+    (n > cap).then(|| record(Which::Results(cap)))
+}
+
+/// An upload naming `n` distinct tests: the error text over the cap.
+pub fn names(n: usize) -> Option<String> {
+    let cap = current()?.names;
+    (n as u64 > cap).then(|| record(Which::Names(cap)))
+}
+
+/// A decoder's output, failing once it passes this thread's `inflated` cap
+/// (no cap when none is set).
+pub struct Inflated<R> {
+    inner: R,
+    read: u64,
+    cap: Option<u64>,
+}
+
+impl<R> Inflated<R> {
+    pub fn new(inner: R) -> Self {
+        Inflated {
+            inner,
+            read: 0,
+            cap: current().map(|l| l.inflated),
+        }
+    }
+}
+
+impl<R: Read> Read for Inflated<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.read += n as u64;
+        if let Some(cap) = self.cap
+            && self.read > cap
+        {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                record(Which::Inflated(cap)),
+            ));
+        }
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caps_apply_while_the_guard_lives_and_name_the_option() {
+        assert_eq!(results(usize::MAX), None);
+        {
+            let _g = start(Limits {
+                inflated: 1 << 20,
+                results: 3,
+                names: 2,
+            });
+            assert_eq!(results(3), None);
+            assert!(results(4).unwrap().contains("--max-results"));
+            for _ in 0..3 {
+                assert_eq!(one_result(), None);
+            }
+            assert!(one_result().is_some());
+            assert!(names(3).unwrap().contains("--max-tests"));
+            // The first limit reached is the one remembered.
+            assert_eq!(hit(), Some(Which::Results(3)));
+            let mut r = Inflated::new(io::repeat(b'x'));
+            let mut sink = Vec::new();
+            let e = r.read_to_end(&mut sink).unwrap_err();
+            assert!(e.to_string().contains("1 MiB"), "{e}");
+            assert!(sink.len() <= 1 << 20);
+        }
+        assert_eq!(current(), None);
+        assert_eq!(one_result(), None);
+    }
+}
