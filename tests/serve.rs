@@ -1249,6 +1249,122 @@ fn health_stays_available_while_slow_clients_hold_every_connection() {
     assert!(ok >= 38, "{ok} of 40 health probes answered under attack");
 }
 
+/// A TCP connection to `to` from the loopback address `from` (127.0.0.x):
+/// one machine playing several clients.
+fn connect_from(from: std::net::Ipv4Addr, to: &str) -> std::io::Result<TcpStream> {
+    use std::os::fd::FromRawFd;
+    let to: std::net::SocketAddrV4 = to.parse().unwrap();
+    let sin = |a: std::net::Ipv4Addr, port: u16| libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: port.to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from(a).to_be(),
+        },
+        sin_zero: [0; 8],
+    };
+    let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let stream = TcpStream::from_raw_fd(fd);
+        let local = sin(from, 0);
+        if libc::bind(fd, &local as *const _ as *const libc::sockaddr, len) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let remote = sin(*to.ip(), to.port());
+        if libc::connect(fd, &remote as *const _ as *const libc::sockaddr, len) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(stream)
+    }
+}
+
+#[test]
+fn slow_bodies_on_any_route_are_cut_and_health_stays_available() {
+    // 8 addresses x 64 connections, each sending a request's headers at once
+    // and then its body a byte a second: the sign-in form (no token needed),
+    // the alert form, and an upload with a write token. Cut connections are
+    // opened again, as an attacker would.
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    // One slow body alone is cut in seconds (it stayed open 150 s before).
+    let mut one = TcpStream::connect(&addr).unwrap();
+    one.write_all(b"POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nt")
+        .unwrap();
+    let t = std::time::Instant::now();
+    let got = until_closed(one).expect("the server closes a slow body");
+    assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+    assert!(
+        got.is_empty() || got.contains(" 408 ") || got.contains(" 400 "),
+        "{got}"
+    );
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let heads = [
+        "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n".to_string(),
+        "POST /alert/1 HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 5000\r\n\r\n".to_string(),
+        format!("POST /api/v1/points HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {write}\r\nContent-Type: text/csv\r\nContent-Length: 5000\r\n\r\ntime,x\n"),
+    ];
+    let attackers: Vec<_> = (2..10u8)
+        .map(|k| {
+            let (addr, stop, heads) = (addr.clone(), stop.clone(), heads.clone());
+            std::thread::spawn(move || {
+                let from = std::net::Ipv4Addr::new(127, 0, 0, k);
+                let mut held: Vec<TcpStream> = Vec::new();
+                let mut n = 0usize;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    while held.len() < 64 {
+                        let Ok(mut c) = connect_from(from, &addr) else {
+                            break;
+                        };
+                        let _ = c.set_nonblocking(true);
+                        n += 1;
+                        if c.write_all(heads[n % heads.len()].as_bytes()).is_ok() {
+                            held.push(c);
+                        }
+                    }
+                    held.retain_mut(|c| c.write_all(b"a").is_ok());
+                    std::thread::sleep(Duration::from_millis(1000));
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_secs(2));
+    let (mut ok, probes) = (0, 60);
+    for i in 0..probes {
+        // From loopback and from the attackers' own addresses.
+        let from = if i % 2 == 0 {
+            std::net::Ipv4Addr::LOCALHOST
+        } else {
+            std::net::Ipv4Addr::new(127, 0, 0, 2 + (i % 8) as u8)
+        };
+        let answered = {
+            connect_from(from, &addr).is_ok_and(|mut c| {
+                let _ = c.set_read_timeout(Some(Duration::from_secs(10)));
+                let _ =
+                    c.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+                let mut got = String::new();
+                let _ = c.read_to_string(&mut got);
+                got.starts_with("HTTP/1.1 200")
+            })
+        };
+        ok += answered as usize;
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for a in attackers {
+        a.join().unwrap();
+    }
+    eprintln!("{ok} of {probes} health probes answered");
+    assert!(
+        ok * 100 >= probes * 95,
+        "{ok} of {probes} health probes answered under attack"
+    );
+}
+
 #[test]
 fn a_parameter_given_twice_or_in_two_places_is_refused() {
     let dir = tempfile::tempdir().unwrap();

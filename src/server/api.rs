@@ -193,6 +193,17 @@ async fn read_body(st: &AppState, headers: &HeaderMap, body: Body) -> Result<Byt
         Ok(Err(e)) => {
             let mut src: Option<&dyn std::error::Error> = Some(&e);
             while let Some(s) = src {
+                match s.downcast_ref::<super::body::BodyError>() {
+                    Some(super::body::BodyError::TooLarge(_)) => return Err(too_large()),
+                    Some(cut) => {
+                        return Err(ApiError::new(
+                            StatusCode::REQUEST_TIMEOUT,
+                            "timeout",
+                            cut.to_string(),
+                        ));
+                    }
+                    None => {}
+                }
                 if s.to_string().contains("length limit") {
                     return Err(too_large());
                 }

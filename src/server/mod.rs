@@ -13,6 +13,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod body;
 pub mod client;
 pub mod error;
 pub mod pages;
@@ -269,7 +270,23 @@ struct ConnEntry {
     /// Requests of this connection in the application now (0: waiting for
     /// headers, trickling them, or idle between requests).
     served: Arc<std::sync::atomic::AtomicUsize>,
+    /// Its request body, while one is arriving.
+    receiving: Arc<body::Receiving>,
     close: Arc<tokio::sync::Notify>,
+}
+
+impl ConnEntry {
+    /// Not sending anything the server waits on: waiting for (or trickling)
+    /// headers, or idle between requests.
+    fn idle(&self) -> bool {
+        self.served.load(std::sync::atomic::Ordering::Relaxed) == 0
+    }
+
+    /// Bytes of the body arriving now, if one is.
+    fn body_bytes(&self) -> Option<u64> {
+        use std::sync::atomic::Ordering::Relaxed;
+        (self.receiving.bodies.load(Relaxed) > 0).then(|| self.receiving.bytes.load(Relaxed))
+    }
 }
 
 impl Conns {
@@ -282,13 +299,19 @@ impl Conns {
     }
 
     /// Close the oldest connection with no request in the application (one
-    /// trickling its headers, or idle); whether there was one.
+    /// trickling its headers, or idle), or else the one whose body has
+    /// brought the fewest bytes (a slow body); whether there was one.
     /// Only among the connections of `of`, when given.
     fn evict_one(&self, of: Option<std::net::IpAddr>) -> bool {
         let mut list = self.lock();
-        let victim = list.iter().position(|c| {
-            c.served.load(std::sync::atomic::Ordering::Relaxed) == 0
-                && of.is_none_or(|ip| c.peer == ip)
+        let mine = |c: &ConnEntry| of.is_none_or(|ip| c.peer == ip);
+        let victim = list.iter().position(|c| c.idle() && mine(c)).or_else(|| {
+            list.iter()
+                .enumerate()
+                .filter(|(_, c)| mine(c))
+                .filter_map(|(i, c)| Some((c.body_bytes()?, i)))
+                .min()
+                .map(|(_, i)| i)
         });
         let victim = victim.map(|i| list.remove(i));
         match victim {
@@ -341,18 +364,44 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
         next_id += 1;
         let id = next_id;
         let served = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let receiving = Arc::new(body::Receiving::default());
         let close = Arc::new(tokio::sync::Notify::new());
         conns.lock().push(ConnEntry {
             id,
             peer: peer.ip(),
             served: served.clone(),
+            receiving: receiving.clone(),
             close: close.clone(),
         });
         let busy = served.clone();
+        let (upload_rules, form_rules) = (
+            body::Rules {
+                max: state.opts.max_body as u64,
+                deadline: state.opts.body_timeout,
+            },
+            body::Rules {
+                max: body::FORM_LIMIT,
+                deadline: state.opts.header_timeout,
+            },
+        );
+        // Every body under its route's rules: uploads their size and time,
+        // everything else (the forms anyone may post) a few KiB in seconds.
+        let guarded = tower::ServiceExt::<axum::extract::Request>::map_request(
+            app.clone(),
+            move |req: hyper::Request<hyper::body::Incoming>| {
+                let rules = if req.uri().path().starts_with("/api/v1/") {
+                    upload_rules
+                } else {
+                    form_rules
+                };
+                let receiving = receiving.clone();
+                req.map(|b| axum::body::Body::new(body::Guarded::new(b, rules, receiving)))
+            },
+        );
         let service = TowerToHyperService::new(tower::ServiceExt::<
             hyper::Request<hyper::body::Incoming>,
         >::map_future(
-            app.clone(),
+            guarded,
             move |fut: axum::routing::future::RouteFuture<std::convert::Infallible>| {
                 let busy = busy.clone();
                 busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
