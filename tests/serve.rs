@@ -763,7 +763,7 @@ fn push_reports_failures_and_retries() {
         );
     }
     // A refusal (wrong token) is not retried and is named.
-    let (_, read) = tokens(dir.path());
+    let (write, read) = tokens(dir.path());
     let s = sqlite_server(dir.path(), &[]);
     let out = tardy(dir.path())
         .env("TARDY_TOKEN", &read)
@@ -787,6 +787,35 @@ fn push_reports_failures_and_retries() {
         .output()
         .unwrap();
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a server URL"));
+    // A large file: the server's answer before the body (a bad token, a body
+    // over its limit) is shown at once, not "Broken pipe" six times over.
+    let big = dir.path().join("big.xml");
+    let mut xml = String::from("<testsuite name=\"s\">");
+    for i in 0..120_000 {
+        xml.push_str(&format!(
+            "<testcase classname=\"c\" name=\"t{i}\" time=\"0.001\"/>"
+        ));
+    }
+    xml.push_str("</testsuite>");
+    std::fs::write(&big, &xml).unwrap();
+    let small = sqlite_server(dir.path(), &["--max-body-mib", "1"]);
+    for (server, token, expect) in [
+        (&s, "tardy_wrong", "HTTP 401"),
+        (&small, write.as_str(), "HTTP 413"),
+    ] {
+        let out = tardy(dir.path())
+            .env("TARDY_TOKEN", token)
+            .args(["push", &server.url, big.to_str().unwrap(), "--commit", "x"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(expect), "{err}");
+        assert!(!err.contains("attempt 1"), "{err}");
+        assert!(!err.to_lowercase().contains("broken pipe"), "{err}");
+    }
+    // The file is over the second server's 1 MiB limit.
+    assert!(xml.len() > 1 << 20);
 }
 
 #[test]
@@ -1363,6 +1392,46 @@ fn slow_bodies_on_any_route_are_cut_and_health_stays_available() {
         ok * 100 >= probes * 95,
         "{ok} of {probes} health probes answered under attack"
     );
+}
+
+#[test]
+fn sigterm_during_a_long_upload_stops_the_server_in_seconds_with_nothing_half_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    // Limits opened wide so that reading this upload takes minutes.
+    let wide = [
+        "--read-budget",
+        "3600",
+        "--max-results",
+        "100000000",
+        "--max-inflated-mib",
+        "100000",
+    ];
+    let s = sqlite_server(dir.path(), &wide);
+    let xml_chunk = "<testcase classname=\"c\" name=\"same\" time=\"0.001\"/>".repeat(100_000);
+    let body = gzip_repeated(b"<testsuite name=\"s\">", xml_chunk.as_bytes(), 400);
+    let url = format!("{}/api/v1/tests?suite=long&commit=c1", s.url);
+    let w = bearer(&write);
+    let sender = std::thread::spawn(move || {
+        let _ = common::agent()
+            .post(&url)
+            .header("Authorization", &w)
+            .header("Content-Type", "application/gzip")
+            .send(&body[..]);
+    });
+    std::thread::sleep(Duration::from_secs(3));
+    let t = std::time::Instant::now();
+    s.stop();
+    let took = t.elapsed();
+    assert!(
+        took < Duration::from_secs(15),
+        "the server took {took:?} to stop"
+    );
+    sender.join().unwrap();
+    // Nothing of the upload was stored.
+    let again = sqlite_server(dir.path(), &[]);
+    let series = get(&format!("{}/api/v1/series", again.url), &[]).text;
+    assert!(!series.contains("long"), "{series}");
 }
 
 #[test]

@@ -11,6 +11,15 @@ thread_local! {
     static BUDGET: Cell<Option<(Instant, Duration)>> = const { Cell::new(None) };
 }
 
+/// Set when the whole process is stopping: every budget has run out.
+static STOPPING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// End every budget now, on every thread (a server told to stop): reads
+/// and stores in flight stop at their next check and roll back.
+pub fn stop_all() {
+    STOPPING.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
 /// While the guard lives, reads on this thread stop once `limit` has passed.
 pub struct Guard {
     before: Option<(Instant, Duration)>,
@@ -31,6 +40,7 @@ pub fn start(limit: Duration) -> Guard {
 /// `Some(limit)` when this thread's budget has run out.
 pub fn over() -> Option<Duration> {
     BUDGET.with(|b| match b.get() {
+        Some(_) if STOPPING.load(std::sync::atomic::Ordering::Relaxed) => Some(Duration::ZERO),
         Some((start, limit)) if start.elapsed() > limit => Some(limit),
         _ => None,
     })
@@ -38,6 +48,9 @@ pub fn over() -> Option<Duration> {
 
 /// The error text for a read stopped by its budget.
 pub fn message(limit: Duration) -> String {
+    if limit.is_zero() {
+        return "was not read and stored: the server is stopping; nothing was stored".into();
+    }
     format!(
         "took longer than the {} s allowed for reading and storing one upload (--read-budget); \
          nothing was stored",

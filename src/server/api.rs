@@ -10,7 +10,7 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, RawQuery, Request, State};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -308,6 +308,9 @@ fn upload_meta(
     Ok((meta, run_id))
 }
 
+/// The header on an empty upload's answer that tells the largest body taken.
+pub const MAX_BODY_HEADER: &str = "x-tardy-max-body";
+
 /// The turn of a large upload (one at a time).
 async fn large_turn(st: &AppState) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
     st.large_uploads.acquire().await.map_err(|_| {
@@ -326,6 +329,20 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     let (meta, run_id) = upload_meta(parts.uri.query(), &parts.headers)?;
     // A large upload (or one of unknown length) waits for its turn before its body
     // is read: one at a time, whatever arrives at once.
+    // An empty body is refused at once, saying how large a body may be:
+    // `tardy push` asks this way before it sends a large file, so that a
+    // bad token or an oversized file is told in one round trip, not after
+    // the whole body (the answer would be lost in a reset connection).
+    if parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .is_some_and(|v| v.as_bytes() == b"0")
+    {
+        let mut r = ApiError::bad_request("the body is empty").into_response();
+        r.headers_mut()
+            .insert(MAX_BODY_HEADER, HeaderValue::from(st.opts.max_body as u64));
+        return Ok(r);
+    }
     // What a body weighs says little when it is compressed: a gzip body
     // always takes the turn.
     let compressed = parts

@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use crate::history::upload::{UploadKind, UploadMeta, content_run_id};
+use crate::server::api::MAX_BODY_HEADER;
 
 /// How to upload.
 #[derive(Debug, Clone)]
@@ -130,6 +131,18 @@ pub fn attempts(opts: &PushOptions) -> u32 {
     (pauses + 1).max(opts.retries.saturating_add(1))
 }
 
+/// Bodies from this size are preceded by an empty request, whose answer
+/// says whether the server would take them (token, limit).
+pub const EARLY_CHECK: usize = 1 << 20;
+
+/// One answer of the server.
+struct Answer {
+    status: u16,
+    body: serde_json::Value,
+    retry_after: Option<u64>,
+    max_body: Option<u64>,
+}
+
 /// Upload `body` as `kind`. A 2xx answer is Ok, as is a 4xx (the server
 /// will not change its mind; the caller reports it); transport failures and
 /// 408/429/5xx are retried, and the last one is the error.
@@ -176,6 +189,72 @@ pub fn push_with(
         .http_status_as_error(false)
         .build()
         .into();
+    // The type of the real body, also on the empty request before it.
+    let ct = content_type(kind, body);
+    let send = |body: &[u8]| -> Result<Answer, ureq::Error> {
+        let mut req = agent
+            .post(&url)
+            .header("Content-Type", ct)
+            .header("X-Tardy-Run-Id", &run_id);
+        if let Some(t) = &opts.token {
+            req = req.header("Authorization", &format!("Bearer {t}"));
+        }
+        if let Some(fp) = &meta.fingerprint {
+            req = req.header("X-Tardy-Fingerprint", &ascii_json(fp));
+        }
+        let mut resp = req.send(body)?;
+        let header = |name: &str| {
+            resp.headers()
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+        };
+        let (retry_after, max_body) = (header("retry-after"), header(MAX_BODY_HEADER));
+        let text = resp
+            .body_mut()
+            .with_config()
+            .limit(4 << 20)
+            .read_to_string()
+            .unwrap_or_default();
+        Ok(Answer {
+            status: resp.status().as_u16(),
+            body: serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text)),
+            retry_after,
+            max_body,
+        })
+    };
+    // What the server says before it reads a body (a bad token, a body over
+    // its limit) comes before the body is sent: `Some` when that settles it.
+    let ask_first = || -> Option<Pushed> {
+        let a = send(b"").ok()?;
+        let settled = |status: u16, body: serde_json::Value| Pushed {
+            status,
+            body,
+            run_id: run_id.clone(),
+            attempts: 1,
+        };
+        match a.status {
+            // "the body is empty": the server would read this one.
+            400 => match a.max_body {
+                Some(max) if body.len() as u64 > max => Some(settled(
+                    413,
+                    serde_json::json!({"error": {"status": 413, "code": "too_large", "message": format!(
+                        "the body is {} bytes, larger than this server's limit of {max} bytes (tardy serve --max-body-mib); nothing was sent",
+                        body.len()
+                    )}}),
+                )),
+                _ => None,
+            },
+            408 | 429 | 500..=599 => None,
+            s if s >= 400 => Some(settled(s, a.body)),
+            _ => None,
+        }
+    };
+    if body.len() >= EARLY_CHECK
+        && let Some(p) = ask_first()
+    {
+        return Ok(p);
+    }
     let mut last = String::new();
     let mut retry_after: Option<u64> = None;
     let of = attempts(opts);
@@ -196,33 +275,29 @@ pub fn push_with(
             });
             std::thread::sleep(wait);
         }
-        let mut req = agent
-            .post(&url)
-            .header("Content-Type", content_type(kind, body))
-            .header("X-Tardy-Run-Id", &run_id);
-        if let Some(t) = &opts.token {
-            req = req.header("Authorization", &format!("Bearer {t}"));
-        }
-        if let Some(fp) = &meta.fingerprint {
-            req = req.header("X-Tardy-Fingerprint", &ascii_json(fp));
-        }
-        match req.send(body) {
-            Err(e) => last = format!("{url}: {e}"),
-            Ok(mut resp) => {
-                let status = resp.status().as_u16();
-                let asked = resp
-                    .headers()
-                    .get("retry-after")
-                    .and_then(|v| v.to_str().ok())
-                    .and_then(|v| v.trim().parse::<u64>().ok());
-                let text = resp
-                    .body_mut()
-                    .with_config()
-                    .limit(4 << 20)
-                    .read_to_string()
-                    .unwrap_or_default();
-                let body: serde_json::Value =
-                    serde_json::from_str(&text).unwrap_or(serde_json::Value::String(text));
+        match send(body) {
+            Err(e) => {
+                // A server that answered before reading the body (401, 413)
+                // closes the connection under the client's feet: ask it
+                // what it said, with an empty body.
+                let cut = matches!(&e, ureq::Error::Io(io) if matches!(
+                    io.kind(),
+                    std::io::ErrorKind::BrokenPipe | std::io::ErrorKind::ConnectionReset
+                ));
+                if cut && let Some(p) = ask_first() {
+                    return Ok(Pushed {
+                        attempts: attempt + 1,
+                        ..p
+                    });
+                }
+                last = format!("{url}: {e}");
+            }
+            Ok(Answer {
+                status,
+                body,
+                retry_after: asked,
+                ..
+            }) => {
                 if matches!(status, 408 | 429 | 500..=599) {
                     last = format!(
                         "{url}: HTTP {status}: {}",

@@ -237,8 +237,13 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             large_uploads: tokio::sync::Semaphore::new(1),
         });
         accept_loop(listener, state).await;
-        Ok(())
-    })
+        Ok::<(), ServeError>(())
+    })?;
+    // Blocking work still running (a read past its checks) is not waited
+    // for: the process ends, and the database rolls back what it had not
+    // committed.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    Ok(())
 }
 
 async fn shutdown_signal() {
@@ -446,6 +451,19 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
         });
     }
     let _ = stop.send(true);
-    // Let requests in flight finish (their writes commit or roll back).
-    let _ = tokio::time::timeout(Duration::from_secs(10), slots.acquire_many(max as u32)).await;
+    // Let requests in flight finish (their writes commit or roll back)...
+    let all = slots.acquire_many(max as u32);
+    tokio::pin!(all);
+    if tokio::time::timeout(STOP_GRACE, &mut all).await.is_err() {
+        // ...then stop the uploads still being read or stored: they roll
+        // back at their next check, and the clients may send them again.
+        eprintln!("tardy serve: stopping the uploads still in flight (they roll back)");
+        crate::ingest::budget::stop_all();
+        let _ = tokio::time::timeout(STOP_ABORT, &mut all).await;
+    }
 }
+
+/// After SIGTERM: time the requests in flight have to finish...
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// ...and then to roll back, within 10 s of the signal.
+const STOP_ABORT: Duration = Duration::from_secs(3);

@@ -570,7 +570,7 @@ pub async fn login(State(st): State<Arc<AppState>>, headers: HeaderMap, body: By
         )
             .into_response();
     };
-    let Some((id, _)) = st.sessions.create(scope) else {
+    let Some((id, _)) = st.sessions.create(scope, &token) else {
         return html_error(
             &st,
             ApiError::new(

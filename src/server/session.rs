@@ -19,7 +19,12 @@ use super::auth::Scope;
 
 /// How long a session lives after sign-in.
 pub const TTL: Duration = Duration::from_secs(12 * 3600);
-/// Sessions kept at most; the oldest is dropped for a new one beyond this.
+/// Sessions one token may have at once; its oldest is dropped for a new
+/// one beyond this, so signing in again and again with one token never
+/// signs anyone else out.
+pub const PER_TOKEN: usize = 16;
+/// Sessions kept at most (a bound on memory with many tokens); the oldest
+/// is dropped for a new one beyond this.
 pub const MAX_SESSIONS: usize = 10_000;
 /// The cookie's name.
 pub const COOKIE: &str = "tardy_session";
@@ -27,6 +32,8 @@ pub const COOKIE: &str = "tardy_session";
 #[derive(Debug, Clone)]
 pub struct Session {
     pub scope: Scope,
+    /// Which token signed in (its SHA-256).
+    pub token: [u8; 32],
     /// The token every form of this session must carry.
     pub csrf: String,
     pub expires: Instant,
@@ -49,22 +56,36 @@ fn key(id: &str) -> [u8; 32] {
 }
 
 impl Sessions {
-    /// A new session of `scope`: its id (for the cookie) and its CSRF token.
-    pub fn create(&self, scope: Scope) -> Option<(String, String)> {
+    /// A new session of `scope` for `token`: its id (for the cookie) and its
+    /// CSRF token.
+    pub fn create(&self, scope: Scope, token: &str) -> Option<(String, String)> {
         let id = random_hex(32)?;
         let csrf = random_hex(32)?;
+        let token = key(token);
         let now = Instant::now();
         let mut map = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         map.retain(|_, s| s.expires > now);
-        if map.len() >= MAX_SESSIONS
-            && let Some(oldest) = map.iter().min_by_key(|(_, s)| s.expires).map(|(k, _)| *k)
+        let oldest = |map: &HashMap<[u8; 32], Session>, of: Option<[u8; 32]>| {
+            map.iter()
+                .filter(|(_, s)| of.is_none_or(|t| s.token == t))
+                .min_by_key(|(_, s)| s.expires)
+                .map(|(k, _)| *k)
+        };
+        if map.values().filter(|s| s.token == token).count() >= PER_TOKEN
+            && let Some(k) = oldest(&map, Some(token))
         {
-            map.remove(&oldest);
+            map.remove(&k);
+        }
+        if map.len() >= MAX_SESSIONS
+            && let Some(k) = oldest(&map, None)
+        {
+            map.remove(&k);
         }
         map.insert(
             key(&id),
             Session {
                 scope,
+                token,
                 csrf: csrf.clone(),
                 expires: now + TTL,
             },
@@ -104,8 +125,8 @@ mod tests {
     #[test]
     fn sessions_are_random_expiring_and_checked_in_constant_time() {
         let s = Sessions::default();
-        let (id, csrf) = s.create(Scope::Write).unwrap();
-        let (id2, csrf2) = s.create(Scope::Read).unwrap();
+        let (id, csrf) = s.create(Scope::Write, "tardy_w").unwrap();
+        let (id2, csrf2) = s.create(Scope::Read, "tardy_r").unwrap();
         assert_ne!(id, id2);
         assert_ne!(csrf, csrf2);
         assert_eq!(id.len(), 64);
@@ -115,6 +136,14 @@ mod tests {
         assert!(!csrf_matches(&got, &csrf2));
         assert!(!csrf_matches(&got, ""));
         assert!(s.get("not-a-session").is_none());
+        // Signing in again and again with one token drops only its own
+        // oldest sessions.
+        let mine: Vec<String> = (0..3 * PER_TOKEN)
+            .map(|_| s.create(Scope::Read, "tardy_r").unwrap().0)
+            .collect();
+        assert!(s.get(&id).is_some(), "another token's session survives");
+        assert!(s.get(&mine[0]).is_none());
+        assert!(s.get(mine.last().unwrap()).is_some());
     }
 
     #[test]
