@@ -483,6 +483,17 @@ fn a_malformed_import_changes_nothing() {
     fails_with(d, &["import", "bad.csv", "--series", "x"], "bad.csv:52");
     fails_with(d, &["import", "missing.csv"], "missing.csv");
     fails_with(d, &["show", "nope"], "no series named 'nope'");
+    // Input echoed in an error is cut to 200 characters, control characters
+    // escaped: one short line whatever the name.
+    let long = format!("\u{1b}[31m{}\nsecond line", "n".repeat(100_000));
+    let out = history(d, &["show", &long]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.len() < 600 && err.contains("\\u{1b}[31m") && err.contains("more bytes"),
+        "{err}"
+    );
     fails_with(d, &["ack", "42"], "no alert #42");
     fails_with(
         d,

@@ -1030,7 +1030,17 @@ fn compressed_bombs_are_refused_by_what_they_become_and_memory_stays_bounded() {
 fn a_small_cap_on_distinct_tests_and_results_names_the_option() {
     let dir = tempfile::tempdir().unwrap();
     let (write, _) = tokens(dir.path());
-    let s = sqlite_server(dir.path(), &["--max-tests", "5", "--max-results", "100000"]);
+    let s = sqlite_server(
+        dir.path(),
+        &[
+            "--max-tests",
+            "5",
+            "--max-results",
+            "100000",
+            "--max-series",
+            "5",
+        ],
+    );
     let w = bearer(&write);
     let a = post(
         &format!("{}/api/v1/tests?suite=wide&commit=c1", s.url),
@@ -1039,7 +1049,7 @@ fn a_small_cap_on_distinct_tests_and_results_names_the_option() {
     );
     refused(&a, 413, "too_large");
     assert!(a.text.contains("--max-tests"), "{}", a.text);
-    // Points: a column per series counts the same way.
+    // Points: a column is a series, and series are capped per upload.
     let csv = "time,a,b,c,d,e,f\n2026-01-01,1,2,3,4,5,6\n";
     let a = post(
         &format!("{}/api/v1/points?commit=c1", s.url),
@@ -1047,7 +1057,7 @@ fn a_small_cap_on_distinct_tests_and_results_names_the_option() {
         csv.as_bytes(),
     );
     refused(&a, 413, "too_large");
-    assert!(a.text.contains("--max-tests"), "{}", a.text);
+    assert!(a.text.contains("--max-series"), "{}", a.text);
     // Labels inside a body follow the query's rules; errors quote at most
     // 200 characters of them, control characters escaped.
     let points = |name: &str| {

@@ -149,7 +149,10 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
                 .flatten()
                 .filter_map(|w| w.as_str())
             {
-                eprintln!("tardy: {name}: warning: {w}");
+                eprintln!(
+                    "tardy: {name}: warning: {}",
+                    tardy::render::clip::message(w)
+                );
             }
             let mut regression = false;
             for a in &alerts {
@@ -252,7 +255,10 @@ fn run(args: &PushArgs) -> Result<i32, String> {
             // A results folder (Allure's, or many report files): one run.
             let (body, warnings) = tardy::server::client::folder_body(f)?;
             for w in warnings {
-                eprintln!("tardy: {name}: warning: {w}");
+                eprintln!(
+                    "tardy: {name}: warning: {}",
+                    tardy::render::clip::message(&w)
+                );
             }
             (body, true)
         } else {

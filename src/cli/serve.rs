@@ -57,10 +57,14 @@ pub struct ServeArgs {
     /// time); past it the upload is refused (413) while being read.
     #[arg(long, value_name = "N", default_value_t = 500_000)]
     max_results: u64,
-    /// Most distinct tests (or series, for results and points) one upload may
-    /// name; each becomes a row kept for good.
+    /// Most distinct tests one upload may name; each becomes a row kept for
+    /// good.
     #[arg(long, value_name = "N", default_value_t = 250_000)]
     max_tests: u64,
+    /// Most series one upload may hold (columns of a CSV, benchmarks of a
+    /// results file); each is stored and checked on its own.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    max_series: u64,
     /// Seconds a client has to send its request headers (slow clients are cut off).
     #[arg(long, value_name = "S", default_value_t = 10.0)]
     header_timeout: f64,
@@ -164,13 +168,17 @@ fn run(args: ServeArgs) -> Result<(), String> {
     let inflated_mib = args
         .max_inflated_mib
         .unwrap_or(args.max_body_mib.saturating_mul(4));
-    if inflated_mib == 0 || args.max_results == 0 || args.max_tests == 0 {
-        return Err("--max-inflated-mib, --max-results and --max-tests must be at least 1".into());
+    if inflated_mib == 0 || args.max_results == 0 || args.max_tests == 0 || args.max_series == 0 {
+        return Err(
+            "--max-inflated-mib, --max-results, --max-tests and --max-series must be at least 1"
+                .into(),
+        );
     }
     opts.limits = tardy::ingest::limits::Limits {
         inflated: (inflated_mib as u64).saturating_mul(1 << 20),
         results: args.max_results,
         names: args.max_tests,
+        series: args.max_series,
     };
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;

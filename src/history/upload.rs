@@ -134,7 +134,7 @@ fn settle(batches: Vec<Batch>, source: &str) -> Result<Vec<Batch>, IngestError> 
                 out.push(b);
             }
         }
-        if let Some(why) = crate::ingest::limits::names(out.len()) {
+        if let Some(why) = crate::ingest::limits::series(out.len()) {
             return Err(IngestError::at(source, None, why));
         }
     }

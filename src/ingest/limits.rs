@@ -27,6 +27,9 @@ pub struct Limits {
     pub results: u64,
     /// Distinct test names one upload may store.
     pub names: u64,
+    /// Series one upload may store (columns of a CSV, benchmarks of a
+    /// results file): each costs its own statements and its own check.
+    pub series: u64,
 }
 
 thread_local! {
@@ -41,6 +44,7 @@ pub enum Which {
     Inflated(u64),
     Results(u64),
     Names(u64),
+    Series(u64),
 }
 
 impl Which {
@@ -59,6 +63,10 @@ impl Which {
             Which::Names(n) => format!(
                 "names more than {n} distinct tests, this server's limit for one upload \
                  (--max-tests); nothing was stored"
+            ),
+            Which::Series(n) => format!(
+                "holds more than {n} series (columns of a CSV, benchmarks), this server's \
+                 limit for one upload (--max-series); nothing was stored"
             ),
         }
     }
@@ -144,6 +152,12 @@ pub fn names(n: usize) -> Option<String> {
     (n as u64 > cap).then(|| record(Which::Names(cap)))
 }
 
+/// An upload of `n` series: the error text over the cap.
+pub fn series(n: usize) -> Option<String> {
+    let cap = current()?.series;
+    (n as u64 > cap).then(|| record(Which::Series(cap)))
+}
+
 /// A decoder's output, failing once it passes this thread's `inflated` cap
 /// (no cap when none is set).
 pub struct Inflated<R> {
@@ -190,6 +204,7 @@ mod tests {
                 inflated: 1 << 20,
                 results: 3,
                 names: 2,
+                series: 1,
             });
             assert_eq!(results(3), None);
             assert!(results(4).unwrap().contains("--max-results"));
@@ -198,6 +213,7 @@ mod tests {
             }
             assert!(one_result().is_some());
             assert!(names(3).unwrap().contains("--max-tests"));
+            assert!(series(2).unwrap().contains("--max-series"));
             // The first limit reached is the one remembered.
             assert_eq!(hit(), Some(Which::Results(3)));
             let mut r = Inflated::new(io::repeat(b'x'));

@@ -61,11 +61,13 @@ pub struct Rules {
     pub deadline: Duration,
 }
 
-/// A request body kept to [`Rules`].
+/// A request body kept to [`Rules`]. Its clock starts when the server
+/// starts reading it (an upload waiting for its turn is not sending late).
 pub struct Guarded<B> {
     inner: B,
     rules: Rules,
     start: Instant,
+    started: bool,
     received: u64,
     done: bool,
     state: Arc<Receiving>,
@@ -76,18 +78,26 @@ impl<B: Body> Guarded<B> {
     pub fn new(inner: B, rules: Rules, state: Arc<Receiving>) -> Self {
         let start = Instant::now();
         let done = inner.is_end_stream();
-        if !done {
-            state.bodies.fetch_add(1, Ordering::Relaxed);
-            state.bytes.store(0, Ordering::Relaxed);
-        }
         Guarded {
             inner,
             rules,
             start,
+            started: false,
             received: 0,
             done,
             state,
             timer: Box::pin(tokio::time::sleep_until(start + GRACE.min(rules.deadline))),
+        }
+    }
+
+    /// The first read: the clock starts and the connection counts as
+    /// receiving.
+    fn begin(&mut self) {
+        if !self.started {
+            self.started = true;
+            self.start = Instant::now();
+            self.state.bodies.fetch_add(1, Ordering::Relaxed);
+            self.state.bytes.store(0, Ordering::Relaxed);
         }
     }
 
@@ -100,7 +110,9 @@ impl<B: Body> Guarded<B> {
     fn finish(&mut self) {
         if !self.done {
             self.done = true;
-            self.state.bodies.fetch_sub(1, Ordering::Relaxed);
+            if self.started {
+                self.state.bodies.fetch_sub(1, Ordering::Relaxed);
+            }
         }
     }
 
@@ -112,8 +124,7 @@ impl<B: Body> Guarded<B> {
 
 impl<B> Drop for Guarded<B> {
     fn drop(&mut self) {
-        if !self.done {
-            self.done = true;
+        if !self.done && self.started {
             self.state.bodies.fetch_sub(1, Ordering::Relaxed);
         }
     }
@@ -134,6 +145,7 @@ where
         if this.done {
             return Poll::Ready(None);
         }
+        this.begin();
         match Pin::new(&mut this.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => {
                 if let Some(d) = frame.data_ref() {
@@ -216,7 +228,9 @@ mod tests {
             },
             state.clone(),
         );
-        assert_eq!(state.bodies.load(Ordering::Relaxed), 1);
+        // Not read yet: not receiving, and its clock has not started.
+        assert_eq!(state.bodies.load(Ordering::Relaxed), 0);
+        tokio::time::sleep(GRACE * 3).await;
         let t = Instant::now();
         let e = to_bytes(axum::body::Body::new(body), usize::MAX)
             .await

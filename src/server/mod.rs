@@ -78,6 +78,7 @@ impl ServeOptions {
                 inflated: 4 * (32 << 20),
                 results: 500_000,
                 names: 250_000,
+                series: 10_000,
             },
             max_connections: 512,
             max_per_client: 64,
