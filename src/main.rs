@@ -7,5 +7,10 @@ fn main() {
     if std::env::var_os(tardy::probe::process::NOOP_ENV).is_some() {
         return;
     }
+    // Started between tardy and a command it times, before any work of its
+    // own (so the command's max RSS is its own; measure::trampoline).
+    if let Some(code) = tardy::measure::trampoline::run_if_asked() {
+        std::process::exit(code);
+    }
     std::process::exit(cli::main());
 }

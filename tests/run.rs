@@ -81,6 +81,59 @@ fn rusage_belongs_to_each_run_alone() {
 }
 
 #[test]
+fn max_rss_is_the_commands_own_not_tardys() {
+    // Linux carries the memory a process had before exec into its max RSS:
+    // spawned from tardy (tens of MiB in a debug build), `true` read tardy's
+    // peak. Through the trampoline it reads its own, as /usr/bin/time does
+    // (about 1 MiB), and a program's buffer is counted once.
+    let r = run_json(&[
+        "--runs",
+        "3",
+        "--warmup",
+        "0",
+        "true",
+        "dd if=/dev/zero of=/dev/null bs=64M count=1",
+    ]);
+    // Without it (TARDY_NO_TRAMPOLINE), `true` reads tardy's own memory:
+    // what the trampoline is for.
+    let out = tardy()
+        .env("TARDY_NO_TRAMPOLINE", "1")
+        .args(["run", "--json", "--runs", "3", "--warmup", "0", "true"])
+        .output()
+        .unwrap();
+    let direct: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let direct_kib = direct["benchmarks"][0]["resources"]["max_rss_median_kib"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        direct_kib > 4 * 1024,
+        "spawned directly, true read {direct_kib} KiB"
+    );
+    // The trampoline is tardy too: a few hundred KiB of its own in a release
+    // build (bench/maxrss.sh: 1.0-1.1x /usr/bin/time), a few MiB in a debug one.
+    for run in measured(&r["benchmarks"][0]) {
+        let kib = run["max_rss_kib"].as_u64().unwrap();
+        assert!(
+            kib < 8 * 1024 && kib * 3 < direct_kib,
+            "true max RSS {kib} KiB, {direct_kib} KiB spawned directly"
+        );
+    }
+    for run in measured(&r["benchmarks"][1]) {
+        let kib = run["max_rss_kib"].as_u64().unwrap();
+        assert!(
+            (64 * 1024..72 * 1024).contains(&kib),
+            "dd bs=64M max RSS {kib} KiB"
+        );
+    }
+    // A command's exit code still comes through it.
+    let out = tardy()
+        .args(["run", "--runs", "1", "--warmup", "0", "sh -c 'exit 3'"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("exited with code 3"));
+}
+
+#[test]
 fn timeout_kills_the_run_and_records_it() {
     let start = Instant::now();
     let r = run_json(&[

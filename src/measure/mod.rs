@@ -16,5 +16,6 @@ pub mod plan;
 pub mod session;
 pub mod spawn;
 pub mod stragglers;
+pub mod trampoline;
 
 pub use error::MeasureError;

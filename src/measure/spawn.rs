@@ -103,6 +103,9 @@ pub fn describe_exit(timed_out: bool, signal: Option<i32>, exit_code: Option<i32
 /// A prepared command, reused for every run.
 pub struct Executor {
     cmd: Command,
+    /// The pipe the trampoline reports on (read end, write end), when runs
+    /// go through one ([`super::trampoline`]).
+    report: Option<(File, File)>,
     display: String,
     input: Option<File>,
     output: OutputMode,
@@ -123,20 +126,43 @@ impl Executor {
         output_file: Option<&File>,
         opts: &ExecOptions,
     ) -> Result<Executor, MeasureError> {
-        let mut cmd = match exec {
+        // The program, its argv[0] and the rest of its arguments.
+        let (program, arg0, rest): (std::ffi::OsString, &str, Vec<&str>) = match exec {
             Exec::Direct { argv } => {
                 let first = argv.first().ok_or(MeasureError::EmptyCommand)?;
                 let program = super::command::resolve_program(first, opts.cwd.as_deref())?;
-                let mut c = Command::new(program);
-                c.arg0(first).args(&argv[1..]);
+                (
+                    program.into_os_string(),
+                    first.as_str(),
+                    argv[1..].iter().map(String::as_str).collect(),
+                )
+            }
+            Exec::Shell { shell, script } => (
+                std::ffi::OsString::from(shell),
+                shell.as_str(),
+                vec!["-c", script.as_str()],
+            ),
+        };
+        // Through the trampoline where it can be: tardy itself, started in
+        // that mode, with a pipe to report on.
+        let report = trampoline_pipe();
+        let mut cmd = match (&report, std::env::current_exe()) {
+            (Some((_, w)), Ok(me)) if trampoline_enabled() => {
+                let mut c = Command::new(me);
+                c.arg(super::trampoline::ARG)
+                    .arg(w.as_raw_fd().to_string())
+                    .arg(&program)
+                    .arg(arg0)
+                    .args(&rest);
                 c
             }
-            Exec::Shell { shell, script } => {
-                let mut c = Command::new(shell);
-                c.arg("-c").arg(script);
+            _ => {
+                let mut c = Command::new(&program);
+                c.arg0(arg0).args(&rest);
                 c
             }
         };
+        let report = report.filter(|_| trampoline_enabled() && std::env::current_exe().is_ok());
         cmd.process_group(0);
         stragglers::become_subreaper();
         for (k, v) in &opts.env {
@@ -162,6 +188,7 @@ impl Executor {
         };
         let mut executor = Executor {
             cmd,
+            report,
             display: display.to_string(),
             input,
             output: output.clone(),
@@ -237,9 +264,19 @@ impl Executor {
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_nanos() as u64)
             .unwrap_or(0);
+        if let Some((r, w)) = &self.report {
+            // Stale bytes of a run that was cut short go first; the write
+            // end is inherited by this spawn only.
+            drain_nonblocking(r);
+            set_cloexec(w, false);
+        }
         // --- timed window starts ---
         let start = Instant::now();
-        let mut child = self.cmd.spawn().map_err(|source| MeasureError::Spawn {
+        let spawned = self.cmd.spawn();
+        if let Some((_, w)) = &self.report {
+            set_cloexec(w, true);
+        }
+        let mut child = spawned.map_err(|source| MeasureError::Spawn {
             command: self.display.clone(),
             source,
         })?;
@@ -267,10 +304,42 @@ impl Executor {
             let kept = &mut self.kept;
             self.stragglers.retain(|s| kept.insert(s.pid));
         }
-        let (status, ru, wait_timed_out) = waited.map_err(|source| MeasureError::Wait {
+        let (mut status, ru, wait_timed_out) = waited.map_err(|source| MeasureError::Wait {
             command: self.display.clone(),
             source,
         })?;
+        let mut outcome_ru = Measured {
+            wall_ns: wall.as_nanos() as u64,
+            user_ns: timeval_ns(ru.ru_utime),
+            sys_ns: timeval_ns(ru.ru_stime),
+            max_rss_kib: max_rss_kib(ru.ru_maxrss),
+            voluntary_cs: ru.ru_nvcsw.max(0) as u64,
+            involuntary_cs: ru.ru_nivcsw.max(0) as u64,
+        };
+        if let Some((r, _)) = &self.report {
+            match super::trampoline::parse(&drain_nonblocking(r)) {
+                super::trampoline::Report::Ran(rec) => {
+                    // The command's own figures, not the trampoline's.
+                    status = rec.status;
+                    outcome_ru = Measured {
+                        wall_ns: rec.wall_ns,
+                        user_ns: rec.user_ns,
+                        sys_ns: rec.sys_ns,
+                        max_rss_kib: rec.max_rss_kib,
+                        voluntary_cs: rec.voluntary_cs,
+                        involuntary_cs: rec.involuntary_cs,
+                    };
+                }
+                super::trampoline::Report::ExecFailed(errno) => {
+                    return Err(MeasureError::Spawn {
+                        command: self.display.clone(),
+                        source: std::io::Error::from_raw_os_error(errno),
+                    });
+                }
+                // Killed before it could say (a timeout): its own status.
+                super::trampoline::Report::Nothing => {}
+            }
+        }
         let (exit_code, signal) = if libc::WIFEXITED(status) {
             (Some(libc::WEXITSTATUS(status)), None)
         } else if libc::WIFSIGNALED(status) {
@@ -280,17 +349,76 @@ impl Executor {
         };
         Ok(RunOutcome {
             started_at_ns,
-            wall_ns: wall.as_nanos() as u64,
-            user_ns: timeval_ns(ru.ru_utime),
-            sys_ns: timeval_ns(ru.ru_stime),
-            max_rss_kib: max_rss_kib(ru.ru_maxrss),
-            voluntary_cs: ru.ru_nvcsw.max(0) as u64,
-            involuntary_cs: ru.ru_nivcsw.max(0) as u64,
+            wall_ns: outcome_ru.wall_ns,
+            user_ns: outcome_ru.user_ns,
+            sys_ns: outcome_ru.sys_ns,
+            max_rss_kib: outcome_ru.max_rss_kib,
+            voluntary_cs: outcome_ru.voluntary_cs,
+            involuntary_cs: outcome_ru.involuntary_cs,
             exit_code,
             signal,
             timed_out: timed_out || wait_timed_out,
             interrupted: interrupt::requested(),
         })
+    }
+}
+
+/// A run's resource figures.
+struct Measured {
+    wall_ns: u64,
+    user_ns: u64,
+    sys_ns: u64,
+    max_rss_kib: u64,
+    voluntary_cs: u64,
+    involuntary_cs: u64,
+}
+
+/// Runs go through the trampoline unless `TARDY_NO_TRAMPOLINE` is set (to
+/// compare, or where tardy's own binary cannot be started again).
+fn trampoline_enabled() -> bool {
+    cfg!(target_os = "linux") && std::env::var_os("TARDY_NO_TRAMPOLINE").is_none()
+}
+
+/// A pipe for the trampoline's reports: the read end non-blocking, both
+/// close-on-exec (the write end is opened up for each spawn alone).
+fn trampoline_pipe() -> Option<(File, File)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: fds is valid for two ints; the fds returned are ours.
+    let rc = unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) };
+    if rc != 0 {
+        return None;
+    }
+    // SAFETY: as above.
+    unsafe {
+        let flags = libc::fcntl(fds[0], libc::F_GETFL);
+        libc::fcntl(fds[0], libc::F_SETFL, flags | libc::O_NONBLOCK);
+        Some((File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])))
+    }
+}
+
+fn set_cloexec(f: &File, on: bool) {
+    // SAFETY: F_SETFD on an fd we own.
+    unsafe {
+        libc::fcntl(
+            f.as_raw_fd(),
+            libc::F_SETFD,
+            if on { libc::FD_CLOEXEC } else { 0 },
+        )
+    };
+}
+
+/// Everything in the (non-blocking) pipe now.
+fn drain_nonblocking(r: &File) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 512];
+    loop {
+        // SAFETY: buf is valid for its length.
+        let n = unsafe { libc::read(r.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+        if n <= 0 {
+            return out;
+        }
+        out.extend_from_slice(&buf[..n as usize]);
     }
 }
 
