@@ -54,6 +54,99 @@ fn a_typo_before_the_command_is_an_error_with_a_suggestion() {
     assert!(d.path().join("ran").exists());
 }
 
+#[test]
+fn a_command_given_first_is_pointed_to_run_and_a_hyperfine_csv_to_its_json() {
+    let d = tempfile::tempdir().unwrap();
+    // hyperfine's habit: the command first.
+    let (code, err) = stderr_of(d.path(), &["sleep 0.1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("tip: to measure a command, give it to `tardy run`: tardy run 'sleep 0.1'"),
+        "{err}"
+    );
+    // A misspelt subcommand gets clap's suggestion, not the tip.
+    let (code, err) = stderr_of(d.path(), &["comapre", "a", "b"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("compare") && !err.contains("tardy run"),
+        "{err}"
+    );
+    // hyperfine's --export-csv holds summaries, not runs.
+    let csv = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/data/compare/hyperfine-export.csv"
+    );
+    let (code, err) = stderr_of(d.path(), &["compare", csv, csv]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(
+        err.contains("hyperfine's --export-csv") && err.contains("--export-json"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_confidence_is_taken_as_a_percentage_or_a_fraction_everywhere() {
+    let d = tempfile::tempdir().unwrap();
+    let data = |f: &str| format!("{}/tests/data/compare/{f}", env!("CARGO_MANIFEST_DIR"));
+    let compare = |level: &str| {
+        let out = tardy(d.path())
+            .args([
+                "compare",
+                &data("old.txt"),
+                &data("new.txt"),
+                "--format",
+                "json",
+            ])
+            .args(["--confidence", level])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let pct = compare("90");
+    assert_eq!(pct, compare("0.90"));
+    assert_eq!(pct, compare("90%"));
+    assert_ne!(pct, compare("99"));
+    // bisect took only 0.95; 95 now passes its options (and stops at git).
+    for level in ["95", "0.95"] {
+        let (code, err) = stderr_of(
+            d.path(),
+            &[
+                "bisect",
+                "--good",
+                "a",
+                "--bad",
+                "b",
+                "--confidence",
+                level,
+                "--",
+                "true",
+            ],
+        );
+        assert_eq!(code, Some(2), "{err}");
+        assert!(!err.contains("--confidence"), "{level}: {err}");
+    }
+    let (_, err) = stderr_of(
+        d.path(),
+        &[
+            "bisect",
+            "--good",
+            "a",
+            "--bad",
+            "b",
+            "--confidence",
+            "30",
+            "--",
+            "true",
+        ],
+    );
+    assert!(err.contains("at least 50%"), "{err}");
+}
+
 fn succeeds_in(dir: &std::path::Path, args: &[&str]) {
     let out = tardy(dir).args(args).output().unwrap();
     assert!(

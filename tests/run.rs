@@ -392,7 +392,8 @@ fn failing_command_names_exit_code_and_stderr() {
         .args(["run", "sh -c 'echo boom >&2; exit 3'"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    // 1, as hyperfine exits for a failing command; 2 is for usage errors.
+    assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("exited with code 3"), "{err}");
     assert!(err.contains("boom"), "{err}");
@@ -421,7 +422,7 @@ fn ignore_failure_keeps_marked_runs_out_of_the_statistics() {
         .args(["run", "--ignore-failure=1", "--runs", "2", "sh -c 'exit 4'"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(out.status.code(), Some(1));
 }
 
 #[test]
@@ -445,6 +446,26 @@ fn unwritable_export_is_refused_before_measuring() {
         !marker.exists(),
         "the command ran although its results could not be saved"
     );
+}
+
+#[test]
+fn hyperfine_style_and_command_name_are_taken() {
+    let out = |style: &str| {
+        let o = tardy()
+            .args(["run", "--runs", "2", "--warmup", "0", "--style", style])
+            .args(["--command-name", "quick", "true"])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    let basic = out("basic");
+    assert!(
+        basic.contains("quick") && !basic.contains('\u{1b}'),
+        "{basic}"
+    );
+    assert!(out("color").contains('\u{1b}'));
+    assert!(out("none").is_empty());
 }
 
 #[test]

@@ -126,8 +126,9 @@ pub struct BisectArgs {
     max_runs: usize,
     /// Name a single culprit only when its probability reaches this (else: "one of
     /// these N commits", each with its probability).
-    #[arg(long, value_name = "P", default_value_t = 0.95)]
-    confidence: f64,
+    /// 95, 95% or 0.95 alike.
+    #[arg(long, value_name = "PCT", default_value = "95")]
+    confidence: String,
     /// End with `tardy explain` of the culprit against its parent: where the extra
     /// time went in the run (saved as traces under the state directory).
     #[arg(long)]
@@ -259,6 +260,13 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         ),
         (None, None) => None,
     };
+    let confidence = super::confidence("confidence", &a.confidence).map_err(BisectError::Input)?;
+    if confidence < 0.5 {
+        return Err(BisectError::Input(format!(
+            "--confidence must be at least 50% (95, 95% or 0.95), not '{}'",
+            a.confidence
+        )));
+    }
     let cwd = std::env::current_dir()
         .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
     let (mode, repo, good, bad) = match versions {
@@ -303,12 +311,6 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
             "--explain-runs must be at least 1".into(),
         ));
     }
-    if !(a.confidence >= 0.5 && a.confidence < 1.0) {
-        return Err(BisectError::Input(format!(
-            "--confidence is a probability in [0.5, 1), not {}",
-            a.confidence
-        )));
-    }
     if a.max_runs < 6 {
         return Err(BisectError::Input("--max-runs must be at least 6".into()));
     }
@@ -326,7 +328,7 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         invert: a.invert,
         policy: Policy {
             max_runs: a.max_runs,
-            confidence: a.confidence,
+            confidence,
             ..Policy::default()
         },
         seed: a.seed,

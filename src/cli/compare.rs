@@ -164,7 +164,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                 .into(),
         );
     }
-    let confidence = percent("confidence", &args.confidence, true)?;
+    let confidence = super::confidence("confidence", &args.confidence)?;
     let target_effect = percent("target-effect", &args.target_effect, false)?;
     let fail_pct = args
         .fail_if_slower

@@ -151,6 +151,9 @@ pub fn main() -> i32 {
         Err(mut e) => {
             suggest(&mut e, &args);
             let _ = e.print();
+            if let Some(tip) = run_tip(&e, &args) {
+                eprintln!("\n{tip}");
+            }
             return if e.use_stderr() { EXIT_ERROR } else { 0 };
         }
     };
@@ -222,6 +225,37 @@ fn man_pages(dir: &std::path::Path) -> Result<usize, String> {
     Ok(n)
 }
 
+/// `tardy 'sleep 0.1'` (hyperfine's habit: the command first): when the
+/// word is no subcommand and clap has no near one to offer, the command
+/// `tardy run` would take.
+fn run_tip(e: &clap::Error, args: &[String]) -> Option<String> {
+    use clap::error::{ContextKind, ErrorKind};
+    if e.kind() != ErrorKind::InvalidSubcommand || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return None;
+    }
+    let commands: Vec<String> = args
+        .iter()
+        .skip(1)
+        .take_while(|a| !a.starts_with('-'))
+        .map(|a| {
+            if a.chars()
+                .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+".contains(c))
+            {
+                a.clone()
+            } else {
+                format!("'{}'", a.replace('\'', "'\\''"))
+            }
+        })
+        .collect();
+    (!commands.is_empty()).then(|| {
+        format!(
+            "tip: to measure a command, give it to `tardy run`: tardy run {}",
+            commands.join(" ")
+        )
+    })
+}
+
 /// clap suggests an option only when it is spelled close by its own measure, which
 /// misses swapped letters (`--tpo` for `--top`). When it has no suggestion, offer the
 /// option of the subcommand given whose name is within two edits (a swap counting
@@ -270,6 +304,29 @@ pub fn terminal_width() -> Option<usize> {
         return Some(c);
     }
     terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
+}
+
+/// A confidence level as a fraction, written either way: "95", "95%" or
+/// "0.95" (one convention for `run`, `compare` and `bisect`, both spellings
+/// taken). Strictly between 0 and 1.
+pub fn confidence(name: &str, s: &str) -> Result<f64, String> {
+    let t = s.trim();
+    let v: f64 = t
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("--{name} takes a level such as 95 or 0.95, not '{s}'"))?;
+    let f = if t.ends_with('%') || v >= 1.0 {
+        v / 100.0
+    } else {
+        v
+    };
+    if f.is_finite() && f > 0.0 && f < 1.0 {
+        Ok(f)
+    } else {
+        Err(format!(
+            "--{name} must lie between 0 and 100% (95, 95% or 0.95), not '{s}'"
+        ))
+    }
 }
 
 /// A percentage option ("5", "5%") as a fraction. A `level` (confidence,

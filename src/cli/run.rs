@@ -157,6 +157,7 @@ pub struct RunArgs {
     #[arg(
         short = 'n',
         long = "name",
+        visible_alias = "command-name",
         value_name = "NAME",
         help_heading = "Parameters"
     )]
@@ -207,6 +208,13 @@ pub struct RunArgs {
     /// No progress bar.
     #[arg(short = 'q', long, help_heading = "Output")]
     quiet: bool,
+    /// Output style, as hyperfine's: auto (colour and a progress bar on a
+    /// terminal), full or color (colour even when piped; color without the
+    /// bar), basic or nocolor (no colour; basic without the bar), none (no
+    /// report and no bar; exports and --json still written).
+    #[arg(long, value_name = "STYLE", help_heading = "Output",
+          value_parser = ["auto", "full", "basic", "nocolor", "color", "none"], default_value = "auto")]
+    style: String,
 
     /// Save the results in the history database as SERIES (SERIES/NAME for each of several
     /// commands), with the commit, branch, time and machine fingerprint.
@@ -561,7 +569,8 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
         )));
     }
     let precision = percent_arg("precision", &args.precision)?;
-    let confidence = percent_arg("confidence", &args.confidence)?;
+    let confidence =
+        super::confidence("confidence", &args.confidence).map_err(MeasureError::Option)?;
     let min_time = seconds_arg("min-time", Some(args.min_time))?.unwrap_or_default();
     let max_time = seconds_arg("max-time", args.max_time)?;
     let timeout = seconds_arg("timeout", args.timeout)?;
@@ -739,7 +748,7 @@ pub fn main(args: RunArgs) -> i32 {
     }
     interrupt::install();
     let mut observer = CliObserver {
-        bar: progress_bar(args.quiet),
+        bar: progress_bar(args.quiet || matches!(args.style.as_str(), "basic" | "color" | "none")),
         json_path: args.export_json.clone(),
         last_save: None,
         save_cost: Duration::ZERO,
@@ -753,7 +762,7 @@ pub fn main(args: RunArgs) -> i32 {
                 eprintln!("tardy: interrupted before measuring started; nothing to save");
                 return EXIT_INTERRUPTED;
             }
-            return fail(e);
+            return fail_run(e);
         }
     };
     observer.bar.finish_and_clear();
@@ -783,15 +792,19 @@ pub fn main(args: RunArgs) -> i32 {
     }
     if args.json {
         print!("{}", render::json::results(&results));
-    } else if measured {
-        let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    } else if measured && args.style != "none" {
+        let color = match args.style.as_str() {
+            "full" | "color" => true,
+            "basic" | "nocolor" => false,
+            _ => std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
         print!(
             "{}",
             render::terminal::report_with(&results, Style { color }, &layout(&args))
         );
     }
     if let Some(e) = error {
-        return fail(e);
+        return fail_run(e);
     }
     if results.status == SessionStatus::Interrupted {
         eprintln!(
@@ -805,4 +818,16 @@ pub fn main(args: RunArgs) -> i32 {
         return EXIT_INTERRUPTED;
     }
     0
+}
+
+/// A benchmarked command that failed exits 1, as in hyperfine; 2 stays for
+/// usage errors and tardy's own.
+fn fail_run(e: tardy::measure::error::MeasureError) -> i32 {
+    let code = if matches!(e, tardy::measure::error::MeasureError::CommandFailed { .. }) {
+        1
+    } else {
+        super::EXIT_ERROR
+    };
+    fail(e);
+    code
 }

@@ -53,6 +53,16 @@ pub fn read_lenient(
     let mut values = Vec::new();
     for (i, line) in lines(text).enumerate() {
         let line = trim_end(line);
+        if i == 0 && line.trim_start().starts_with("command,mean,stddev") {
+            return Err(IngestError::at(
+                source,
+                Some(1),
+                "is hyperfine's --export-csv, which holds only each command's summary \
+                 (mean, stddev, min, max), not its runs: export them with hyperfine \
+                 --export-json and give tardy that file"
+                    .into(),
+            ));
+        }
         if let Some(token) = column_token(line, opts) {
             let token = token.trim();
             if token.is_empty() {
