@@ -107,6 +107,10 @@ fn a_confidence_is_taken_as_a_percentage_or_a_fraction_everywhere() {
         );
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
+    // A file compared with itself is said to be.
+    let (code, err) = stderr_of(d.path(), &["compare", &data("old.txt"), &data("old.txt")]);
+    assert_eq!(code, Some(0), "{err}");
+    assert!(err.contains("are the same file"), "{err}");
     let pct = compare("90");
     assert_eq!(pct, compare("0.90"));
     assert_eq!(pct, compare("90%"));

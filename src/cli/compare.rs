@@ -192,6 +192,26 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
     if all.iter().filter(|f| f.as_str() == "-").count() > 1 {
         return Err("standard input (-) can be read only once".into());
     }
+    // A file compared with itself: say so (any verdict is "same", by
+    // construction, and says nothing about the program).
+    let mut seen: Vec<(std::path::PathBuf, &str)> = Vec::new();
+    for f in &all {
+        if f.as_str() == "-" {
+            continue;
+        }
+        if let Ok(p) = std::fs::canonicalize(f.as_str()) {
+            if let Some((_, first)) = seen.iter().find(|(q, _)| *q == p) {
+                eprintln!(
+                    "tardy: warning: {} and {} are the same file: it is compared with itself, \
+                     so the samples are identical and any verdict is \"same\"",
+                    tardy::render::clip::quote(first),
+                    tardy::render::clip::quote(f)
+                );
+            } else {
+                seen.push((p, f.as_str()));
+            }
+        }
+    }
     let numbers = NumberOptions {
         column: args.column,
         delimiters: args.delimiter.clone(),
