@@ -401,7 +401,8 @@ fn failing_command_names_exit_code_and_stderr() {
 }
 
 #[test]
-fn ignore_failure_keeps_marked_runs_out_of_the_statistics() {
+fn ignore_failure_times_failed_runs_as_hyperfine_and_can_keep_them_out() {
+    // hyperfine's -i: a failing run (grep with no match) is timed and counted.
     let r = run_json(&["-i", "--runs", "3", "sh -c 'exit 1'"]);
     let b = &r["benchmarks"][0];
     assert!(
@@ -409,13 +410,22 @@ fn ignore_failure_keeps_marked_runs_out_of_the_statistics() {
             .iter()
             .all(|r| r["failed"] == true && r["exit_code"] == 1)
     );
-    assert!(b["summary"].is_null());
-    // Adaptive mode stops after --min-runs when nothing can be counted.
-    let r = run_json(&["-i", "--min-runs", "4", "sh -c 'exit 1'"]);
-    assert_eq!(r["stop_reason"]["rule"], "no_counted_runs");
-    assert_eq!(measured(&r["benchmarks"][0]).len(), 4);
+    assert_eq!(b["summary"]["n"], 3);
     let r = run_json(&["-i", "--include-failures", "--runs", "3", "sh -c 'exit 1'"]);
     assert_eq!(r["benchmarks"][0]["summary"]["n"], 3);
+    // tardy's stricter rule: recorded and marked, out of the statistics.
+    let r = run_json(&["-i", "--exclude-failures", "--runs", "3", "sh -c 'exit 1'"]);
+    assert!(r["benchmarks"][0]["summary"].is_null());
+    // Adaptive mode stops after --min-runs when nothing can be counted.
+    let r = run_json(&[
+        "-i",
+        "--exclude-failures",
+        "--min-runs",
+        "4",
+        "sh -c 'exit 1'",
+    ]);
+    assert_eq!(r["stop_reason"]["rule"], "no_counted_runs");
+    assert_eq!(measured(&r["benchmarks"][0]).len(), 4);
     // Only the listed codes are tolerated.
     run_json(&["--ignore-failure=1,4", "--runs", "2", "sh -c 'exit 4'"]);
     let out = tardy()

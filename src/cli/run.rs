@@ -113,13 +113,19 @@ pub struct RunArgs {
     #[arg(long, help_heading = "Execution")]
     keep_stragglers: bool,
     /// Keep measuring when runs fail: all non-zero exits, or only the listed codes (-i=1,2).
-    /// Failed runs are kept in the data, marked, and left out of the statistics.
+    /// Failed runs are timed, marked, and counted in the statistics, as hyperfine's -i
+    /// (think `grep` with no match); --exclude-failures leaves them out.
     #[arg(short = 'i', long, num_args = 0..=1, require_equals = true, default_missing_value = "all-non-zero",
           value_name = "CODES", help_heading = "Execution")]
     ignore_failure: Option<String>,
-    /// Include failed runs in the statistics (with --ignore-failure).
-    #[arg(long, help_heading = "Execution")]
+    /// Failed runs count in the statistics (with --ignore-failure): the default
+    /// now, as hyperfine's; kept for scripts that give it.
+    #[arg(long, hide = true, help_heading = "Execution")]
     include_failures: bool,
+    /// With --ignore-failure: keep failed runs out of the statistics (they are
+    /// still recorded and marked): tardy's stricter rule.
+    #[arg(long, help_heading = "Execution", conflicts_with = "include_failures")]
+    exclude_failures: bool,
     /// Set an environment variable for the commands (repeatable).
     #[arg(
         short = 'e',
@@ -551,9 +557,9 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                 .collect::<Result<_, _>>()?,
         ),
     };
-    if args.include_failures && args.ignore_failure.is_none() {
+    if (args.include_failures || args.exclude_failures) && args.ignore_failure.is_none() {
         return Err(MeasureError::Option(
-            "--include-failures needs --ignore-failure".into(),
+            "--include-failures and --exclude-failures need --ignore-failure".into(),
         ));
     }
     if args.runs == Some(0) {
@@ -592,7 +598,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
         interleaved,
         timeout_s: timeout.map(|d| d.as_secs_f64()),
         ignore_failure: args.ignore_failure.clone(),
-        include_failures_in_stats: args.include_failures,
+        include_failures_in_stats: args.ignore_failure.is_some() && !args.exclude_failures,
         env: args.env.clone(),
         cwd: args.cwd.as_ref().map(|p| p.display().to_string()),
         input: args.input.as_ref().map(|p| p.display().to_string()),
