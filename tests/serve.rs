@@ -797,6 +797,8 @@ fn push_reports_failures_and_retries() {
         ));
     }
     xml.push_str("</testsuite>");
+    // Over the second server's 1 MiB limit.
+    assert!(xml.len() > 1 << 20);
     std::fs::write(&big, &xml).unwrap();
     let small = sqlite_server(dir.path(), &["--max-body-mib", "1"]);
     for (server, token, expect) in [
@@ -814,8 +816,6 @@ fn push_reports_failures_and_retries() {
         assert!(!err.contains("attempt 1"), "{err}");
         assert!(!err.to_lowercase().contains("broken pipe"), "{err}");
     }
-    // The file is over the second server's 1 MiB limit.
-    assert!(xml.len() > 1 << 20);
 }
 
 #[test]

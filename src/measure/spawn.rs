@@ -145,9 +145,12 @@ impl Executor {
         };
         // Through the trampoline where it can be: tardy itself, started in
         // that mode, with a pipe to report on.
-        let report = trampoline_pipe();
-        let mut cmd = match (&report, std::env::current_exe()) {
-            (Some((_, w)), Ok(me)) if trampoline_enabled() => {
+        let me = std::env::current_exe()
+            .ok()
+            .filter(|_| trampoline_enabled());
+        let report = me.as_ref().and_then(|_| trampoline_pipe());
+        let mut cmd = match (&report, me) {
+            (Some((_, w)), Some(me)) => {
                 let mut c = Command::new(me);
                 c.arg(super::trampoline::ARG)
                     .arg(w.as_raw_fd().to_string())
@@ -162,7 +165,6 @@ impl Executor {
                 c
             }
         };
-        let report = report.filter(|_| trampoline_enabled() && std::env::current_exe().is_ok());
         cmd.process_group(0);
         stragglers::become_subreaper();
         for (k, v) in &opts.env {
@@ -430,7 +432,7 @@ fn clone_file(f: &File, path: &std::path::Path) -> Result<File, MeasureError> {
     })
 }
 
-fn timeval_ns(tv: libc::timeval) -> u64 {
+pub(super) fn timeval_ns(tv: libc::timeval) -> u64 {
     (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1_000
 }
 

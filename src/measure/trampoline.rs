@@ -119,10 +119,6 @@ fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
-fn tv_ns(tv: libc::timeval) -> u64 {
-    (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1_000
-}
-
 /// When this process was started as a trampoline: run the command and
 /// return the exit code to end with. `None` otherwise (tardy goes on).
 pub fn run_if_asked() -> Option<i32> {
@@ -201,8 +197,8 @@ fn trampoline(args: Vec<OsString>) -> i32 {
             RESULT,
             status as u32 as u64,
             wall,
-            tv_ns(ru.ru_utime),
-            tv_ns(ru.ru_stime),
+            super::spawn::timeval_ns(ru.ru_utime),
+            super::spawn::timeval_ns(ru.ru_stime),
             ru.ru_maxrss.max(0) as u64,
             ru.ru_nvcsw.max(0) as u64,
             ru.ru_nivcsw.max(0) as u64,
