@@ -75,14 +75,37 @@ fn finds_the_commit_that_made_it_slower_and_leaves_the_tree_alone() {
     write(d.path(), "run.sh", "exit 99\n");
     let out = tardy(d.path())
         .args([
-            "bisect", "--good", &h[0], "--bad", "HEAD", "--format", "json", "--", "sh", "run.sh",
+            "bisect", "--good", &h[0], "--bad", "HEAD", "--", "sh", "run.sh",
         ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    // Each step is printed once, as it runs; the report says where they went,
+    // gives one verdict, and says how to remove the worktrees.
+    let (text, live) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(text.contains("(shown above as they ran"), "{text}");
+    assert_eq!(
+        format!("{text}{live}").matches("change 7").count(),
+        3,
+        "the step, the sandwich and the culprit: {text}{live}"
+    );
+    assert!(
+        text.contains("Culprit:") && text.contains("Confidence in the culprit"),
+        "{text}"
+    );
+    assert!(live.contains("`tardy bisect reset` removes them"), "{live}");
+    let out = tardy(d.path())
+        .args(["bisect", "--resume", "--format", "json"])
         .output()
         .unwrap();
     let r = json(&out);
     assert_eq!(r["culprit"]["commit"], h[7].as_str(), "{r}");
     assert_eq!(r["culprit"]["subject"], "change 7");
     assert_eq!(r["confirmed"], true);
+    assert_eq!(r["verdict"], "confirmed");
     let eff = r["effect"]["ratio"].as_f64().unwrap();
     assert!(eff > 1.3 && eff < 1.9, "{eff}");
     assert!(r["confidence"].as_f64().unwrap() >= 0.9);

@@ -141,6 +141,48 @@ fn a_confidence_is_taken_as_a_percentage_or_a_fraction_everywhere() {
     assert!(err.contains("at least 50%"), "{err}");
 }
 
+#[test]
+fn an_amount_is_taken_as_a_percentage_or_a_fraction_everywhere() {
+    // bisect's --threshold took percent, history's --min-magnitude a fraction:
+    // both now take 5, 5% and 0.05 alike, as every amount option does.
+    let d = tempfile::tempdir().unwrap();
+    let data = |f: &str| format!("{}/tests/data/compare/{f}", env!("CARGO_MANIFEST_DIR"));
+    let gate = |amount: &str| {
+        let out = tardy(d.path())
+            .args(["compare", &data("old.txt"), &data("new.txt"), "--no-plot"])
+            .args(["--fail-if-slower", amount, "--target-effect", amount])
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    // Sum-2 is 10% slower: a 20% gate passes, a 0.2% gate fails.
+    let twenty = gate("20");
+    assert_eq!(twenty.0, Some(0), "{}", twenty.1);
+    assert_eq!(twenty, gate("20%"));
+    assert_eq!(twenty, gate("0.2"));
+    assert_eq!(gate("0.2%").0, Some(1));
+    let (code, err) = stderr_of(
+        d.path(),
+        &[
+            "compare",
+            &data("old.txt"),
+            &data("new.txt"),
+            "--fail-if-slower=-3",
+        ],
+    );
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("5, 5% or 0.05"), "{err}");
+    for amount in ["2", "2%", "0.02"] {
+        succeeds_in(d.path(), &["history", "detect", "--min-magnitude", amount]);
+    }
+    let (code, err) = stderr_of(d.path(), &["history", "detect", "--min-magnitude", "x"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("--min-magnitude"), "{err}");
+}
+
 fn succeeds_in(dir: &std::path::Path, args: &[&str]) {
     let out = tardy(dir).args(args).output().unwrap();
     assert!(

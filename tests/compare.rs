@@ -114,7 +114,7 @@ fn no_difference_says_what_it_would_take() {
         .arg("compare")
         .arg(&a)
         .arg(&b)
-        .args(["--no-plot", "--target-effect", "0.1"])
+        .args(["--no-plot", "--target-effect", "0.1%"])
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
@@ -124,7 +124,7 @@ fn no_difference_says_what_it_would_take() {
         a.to_str().unwrap(),
         b.to_str().unwrap(),
         "--target-effect",
-        "0.1",
+        "0.1%",
     ]);
     assert_eq!(r["rows"][0]["verdict"], "inconclusive");
     assert!(r["rows"][0]["min_detectable_effect"].as_f64().unwrap() > 0.0);
@@ -931,4 +931,39 @@ fn zero_baselines_exact_units_and_tied_rows() {
         "{row}"
     );
     assert_eq!(row["verdict"], "same", "{row}");
+}
+
+#[test]
+fn two_runs_a_side_say_no_rank_test_can_decide() {
+    // 2+2 values: the U test's smallest two-sided p is 2/6 = 0.33, so no
+    // difference, however large, can be proven at 95%. Said so, with the runs
+    // it takes, instead of a detectable size.
+    let d = tempfile::tempdir().unwrap();
+    let a = write_numbers(d.path(), "a.txt", 10.0, 2);
+    let b = write_numbers(d.path(), "b.txt", 20.0, 2);
+    let out = tardy()
+        .args(["compare", "--no-plot"])
+        .arg(&a)
+        .arg(&b)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("with 2+2 runs the rank test can never reach 95%")
+            && text.contains("take at least 4 runs per side"),
+        "{text}"
+    );
+    assert!(!text.contains("detect only changes over"), "{text}");
+    let r = json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert_eq!(r["rows"][0]["estimate"]["runs_for_any_verdict"], 4, "{r}");
+    assert!(r["rows"][0]["min_detectable_effect"].is_null(), "{r}");
+    // 4+4 can: no such remark.
+    let a = write_numbers(d.path(), "a4.txt", 10.0, 4);
+    let b = write_numbers(d.path(), "b4.txt", 20.0, 4);
+    let r = json(&[a.to_str().unwrap(), b.to_str().unwrap()]);
+    assert!(
+        r["rows"][0]["estimate"]["runs_for_any_verdict"].is_null(),
+        "{r}"
+    );
+    assert_eq!(r["rows"][0]["verdict"], "slower");
 }

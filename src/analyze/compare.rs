@@ -709,6 +709,7 @@ fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::
         verdict: engine::Verdict::Inconclusive,
         min_detectable_effect: None,
         runs_needed: None,
+        runs_for_any_verdict: None,
         target_effect: opts.target_effect,
         notes: vec![format!(
             "{few} run on a side: no test is possible (a single value shows no spread); run more, e.g. `go test -bench . -count=10`"

@@ -21,8 +21,11 @@ use crate::stats::rng::SplitMix64;
 
 /// What the engine reports while it works.
 pub enum Event<'a> {
-    /// A phase begins: "endpoints", "step 3 (about 4 left): abc123 subject", "sandwich".
+    /// A phase begins: "endpoints", "sandwich".
     Phase(String),
+    /// A step begins: "step 3 (about 4 left): abc123 subject". Its result
+    /// follows as a [`Event::Step`], so this is progress, not a line to keep.
+    Measuring(String),
     /// One sample taken.
     Sample {
         label: &'a str,
@@ -69,6 +72,22 @@ pub struct Probability {
     pub probability: f64,
 }
 
+/// The one verdict of a bisection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Outcome {
+    /// Bad is not measurably slower than good: nothing to bisect.
+    #[default]
+    NotReproduced,
+    /// One candidate, confirmed slower than its parent by the sandwich re-run.
+    Confirmed,
+    /// The search's runs favoured one candidate, but the sandwich re-run did not
+    /// show it slower than its parent: its probability does not hold.
+    Unconfirmed,
+    /// No single candidate reached the confidence: one of a range.
+    Range,
+}
+
 /// The final document (`--format json`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Report {
@@ -92,6 +111,10 @@ pub struct Report {
     pub effect: Option<Effect>,
     /// The sandwich re-run showed the culprit significantly worse than its parent.
     pub confirmed: bool,
+    /// The one verdict: the regression did not reproduce, a culprit confirmed by
+    /// the sandwich, a suspect the sandwich did not confirm, or a range.
+    #[serde(default)]
+    pub verdict: Outcome,
     /// The probability that the culprit is right (or, with a range, that the
     /// culprit is in it), from every run taken (see docs/bisect.md).
     pub confidence: f64,
@@ -701,7 +724,7 @@ impl Search<'_, '_> {
 
     fn step(&mut self, i: usize, left: usize) -> Result<(), BisectError> {
         let c = self.st.candidates[i].clone();
-        (self.on)(Event::Phase(format!(
+        (self.on)(Event::Measuring(format!(
             "step {} (about {left} left): {}",
             self.st.steps.len() + 1,
             c.label
@@ -880,7 +903,7 @@ impl Search<'_, '_> {
     /// as a step whose call is what the probabilities say after it.
     fn refine_step(&mut self, k: usize, n: usize) -> Result<(), BisectError> {
         let c = self.st.candidates[k].clone();
-        (self.on)(Event::Phase(format!(
+        (self.on)(Event::Measuring(format!(
             "refining {n}: {} (the probabilities are still spread)",
             c.label
         )));
@@ -1093,6 +1116,7 @@ pub fn run_in(
         probabilities: Vec::new(),
         effect: None,
         confirmed: false,
+        verdict: Outcome::NotReproduced,
         confidence: 0.0,
         steps: Vec::new(),
         total_runs: s.st.total_runs,
@@ -1156,6 +1180,11 @@ pub fn run_in(
         report.first_bad = Some(s.st.candidates[top].key.clone());
         let eff = s.sandwich(lo, top)?;
         report.confirmed = eff.confirmed;
+        report.verdict = if eff.confirmed {
+            Outcome::Confirmed
+        } else {
+            Outcome::Unconfirmed
+        };
         let c = &s.st.candidates[top];
         report.culprit = Some(match &c.info {
             Some(info) => Culprit::Commit(info.clone()),
@@ -1171,6 +1200,7 @@ pub fn run_in(
         let (first, last) = (set[0], set[set.len() - 1]);
         report.last_good = Some(s.st.candidates[first - 1].key.clone());
         report.first_bad = Some(s.st.candidates[last].key.clone());
+        report.verdict = Outcome::Range;
         report.culprit_range = Some(
             set.iter()
                 .map(|&i| s.st.candidates[i].label.clone())

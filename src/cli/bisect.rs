@@ -6,12 +6,13 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use tardy::bisect::decide::{Call, Policy};
-use tardy::bisect::engine::{self, Culprit, Event, Report};
-use tardy::bisect::state::{self, Step};
+use tardy::bisect::decide::Policy;
+use tardy::bisect::engine::{self, Event, Report};
+use tardy::bisect::state;
 use tardy::bisect::{BisectError, Conditions, Config, Metric, Mode, git};
 use tardy::measure::command::join_quoted;
 use tardy::measure::interrupt;
+use tardy::render::bisect::{cache_line, disturbance_line, ratio, step_line, text};
 
 use super::{EXIT_INTERRUPTED, fail, percent};
 
@@ -89,8 +90,9 @@ pub struct BisectArgs {
     /// Sensitivity mode: a wrapper for condition B.
     #[arg(long, value_name = "CMD")]
     prefix_b: Option<String>,
-    /// Bad means slower than good by more than PCT percent (default: half the regression).
-    #[arg(long, value_name = "PCT")]
+    /// Bad means slower than good by more than this amount: 2, 2% or 0.02 all
+    /// mean two percent, as history's --min-magnitude (default: half the regression).
+    #[arg(long, value_name = "AMOUNT")]
     threshold: Option<String>,
     /// Find an improvement: the first commit where it got faster.
     #[arg(long)]
@@ -337,226 +339,6 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
     })
 }
 
-fn ratio(r: f64, lo: Option<f64>, hi: Option<f64>) -> String {
-    match (lo, hi) {
-        (Some(l), Some(h)) => format!("{r:.3}x [{l:.3}, {h:.3}]"),
-        _ => format!("{r:.3}x"),
-    }
-}
-
-fn step_line(i: usize, s: &Step) -> String {
-    let call = match s.call {
-        Call::Good => "good",
-        Call::Bad => "bad",
-        Call::Skip => "skip",
-        Call::Unknown => "unknown",
-    };
-    let numbers = match &s.decision {
-        Some(d) if s.refine => format!(
-            "over good {}  (refined: {})",
-            ratio(d.vs_good, d.vs_good_ci[0], d.vs_good_ci[1]),
-            s.note.as_deref().unwrap_or("")
-        ),
-        Some(d) => format!(
-            "over good {}{}",
-            ratio(d.vs_good, d.vs_good_ci[0], d.vs_good_ci[1]),
-            if d.by_estimate {
-                "  (decided by estimate at the run cap)"
-            } else {
-                ""
-            }
-        ),
-        None => s.note.clone().unwrap_or_default(),
-    };
-    let label: String = s.label.chars().take(48).collect();
-    format!(
-        "  {:>2}  {:<48} {:>3} runs  {:<5} {}",
-        i + 1,
-        label,
-        s.runs,
-        call,
-        numbers
-    )
-}
-
-fn text(r: &Report, st: &state::State) -> String {
-    let mut out = String::new();
-    let what = if r.sensitivity { "B/A ratio" } else { "metric" };
-    if let Some(e) = &r.endpoints {
-        out += &format!(
-            "Endpoints: bad/good {} = {}, {}, {}+{} runs{}\n",
-            what,
-            ratio(e.ratio, e.ci_low, e.ci_high),
-            tardy::render::units::p_value(e.p_value),
-            e.runs[0],
-            e.runs[1],
-            if r.invert {
-                " (inverted: smaller is worse)"
-            } else {
-                ""
-            }
-        );
-    }
-    if !r.reproduced {
-        let t = st
-            .config
-            .threshold
-            .unwrap_or(tardy::bisect::decide::MIN_REGRESSION);
-        let below = r
-            .endpoints
-            .as_ref()
-            .is_some_and(|e| tardy::bisect::decide::below_threshold(e, st.config.threshold));
-        out += &if below {
-            format!(
-                "The regression does not reproduce: bad is less than {:.1}% slower than good (its interval lies below; --threshold sets the smallest regression worth bisecting).\n",
-                t * 100.0
-            )
-        } else {
-            format!(
-                "The regression does not reproduce: bad is not significantly slower than good at 95% by at least {:.1}% after {} runs of each.\n",
-                t * 100.0,
-                r.endpoints.as_ref().map_or(0, |e| e.runs[0].min(e.runs[1]))
-            )
-        };
-        return out;
-    }
-    if let Some(m) = r.boundary {
-        out += &format!(
-            "Boundary: a candidate is bad when over good by more than {m:.3}x{}\n",
-            if st.config.threshold.is_some() {
-                ""
-            } else {
-                " (half the regression)"
-            }
-        );
-    }
-    out += "Steps:\n";
-    for (i, s) in r.steps.iter().enumerate() {
-        out += &step_line(i, s);
-        out.push('\n');
-    }
-    match (&r.culprit, &r.culprit_range) {
-        (Some(c), _) => {
-            out += &match c {
-                Culprit::Commit(ci) => format!(
-                    "Culprit: {} {}\n  author {}, {}\n",
-                    ci.commit, ci.subject, ci.author, ci.date
-                ),
-                Culprit::Version { version } => format!("Culprit: version {version}\n"),
-            };
-            if let (Some(e), Some(p)) = (&r.effect, &r.parent) {
-                out += &format!(
-                    "  effect (culprit / parent {p}): {}, {}\n",
-                    ratio(e.ratio, e.ci_low, e.ci_high),
-                    if e.confirmed {
-                        "confirmed by the sandwich re-run"
-                    } else {
-                        "NOT confirmed by the sandwich re-run: treat with care"
-                    }
-                );
-            }
-        }
-        (None, Some(range)) => {
-            out += &format!(
-                "The culprit is one of these {} candidates (together {:.0}% likely; no single one reached {:.0}% within --max-runs{}):\n",
-                range.len(),
-                r.confidence * 100.0,
-                st.config.policy.confidence * 100.0,
-                if st.steps.iter().any(|s| s.call == Call::Skip) {
-                    ", and skipped candidates hide which"
-                } else {
-                    ""
-                }
-            );
-            for l in range {
-                let p = r
-                    .probabilities
-                    .iter()
-                    .find(|p| &p.label == l)
-                    .map_or(0.0, |p| p.probability);
-                out += &format!("  {:>5.1}%  {l}\n", p * 100.0);
-            }
-        }
-        (None, None) => {}
-    }
-    if r.culprit.is_some() {
-        let p = if r.confidence >= 0.9995 {
-            "> 99.9%".to_string()
-        } else {
-            format!("{:.1}%", r.confidence * 100.0)
-        };
-        out += &format!(
-            "Confidence in the culprit: {p} (its probability from this session's runs; docs/bisect.md). {} runs of the command in all.\n",
-            r.total_runs
-        );
-    } else {
-        out += &format!("{} runs of the command in all.\n", r.total_runs);
-    }
-    if let Some(d) = &r.disturbance {
-        out += &disturbance_line(d);
-        out += "\n";
-    }
-    if r.stragglers > 0 {
-        out += &format!(
-            "The command left {} process{} running after it exited, over all runs; each was killed after its run (the warnings above name them).\n",
-            r.stragglers,
-            if r.stragglers == 1 { "" } else { "es" }
-        );
-    }
-    out
-}
-
-/// How N runs at once compared with runs alone, and whether that is a worry.
-fn disturbance_line(d: &state::Disturbance) -> String {
-    // Eight runs alone give a rough spread: only a large change is a worry.
-    let worry = d.slowdown > 1.05 || d.spread_ratio > 3.0;
-    format!(
-        "{}{} runs at once: {:+.1}% slower than one alone (medians of {} and {} runs of the good end), spread {:.2}x.{}",
-        if worry { "warning: " } else { "parallel: " },
-        d.jobs,
-        (d.slowdown - 1.0) * 100.0,
-        d.together.len(),
-        d.alone.len(),
-        d.spread_ratio,
-        if worry {
-            " Runs disturb each other: a candidate is only compared with references taken at the same moment, so the load cancels, but the noise is larger and small regressions need more runs; --jobs 1 if in doubt."
-        } else {
-            " Within what this check can tell apart."
-        }
-    )
-}
-
-/// What the sample cache gave, in one line (None when there was none).
-fn cache_line(c: &state::CacheUse) -> Option<String> {
-    let age = |s: i64| match s {
-        s if s < 120 => format!("{s} s"),
-        s if s < 7200 => format!("{} min", s / 60),
-        s if s < 172_800 => format!("{} h", s / 3600),
-        s => format!("{} days", s / 86_400),
-    };
-    match c {
-        state::CacheUse::None => None,
-        state::CacheUse::Reused {
-            candidates,
-            samples,
-            age_s,
-        } => Some(format!(
-            "cache: reusing {samples} samples of {candidates} candidates an earlier bisection of this command took on this machine, last {} ago (--no-cache measures afresh)",
-            age(*age_s)
-        )),
-        state::CacheUse::OtherMachine {
-            samples,
-            differences,
-        } => Some(format!(
-            "cache: not reusing {samples} samples taken on a different machine ({})",
-            differences.join("; ")
-        )),
-        state::CacheUse::Unknown { samples } => Some(format!(
-            "cache: not reusing {samples} samples of an older tardy (their machine and age are unknown)"
-        )),
-    }
-}
-
 fn run(args: BisectArgs) -> Result<i32, BisectError> {
     match &args.command {
         Some(BisectCommand::Log { state: dir, format }) => {
@@ -637,6 +419,9 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     // The live line (indicatif: drawn only on a terminal); lines above it print
     // through the bar so that it is redrawn below them.
     let bar = indicatif::ProgressBar::new_spinner();
+    if let Ok(style) = indicatif::ProgressStyle::with_template("{spinner} {prefix}  {wide_msg}") {
+        bar.set_style(style);
+    }
     if !tty {
         bar.set_draw_target(indicatif::ProgressDrawTarget::hidden());
     }
@@ -648,6 +433,8 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
         }
     };
     let mut steps_seen = st.steps.len();
+    // Steps printed live in this session need not be listed again in the report.
+    let steps_shown = !quiet && steps_seen == 0;
     let started = std::time::Instant::now();
     let mut session_runs = 0u64;
     let mut warned = std::collections::BTreeSet::new();
@@ -656,6 +443,11 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             if !quiet {
                 say(&p);
             }
+        }
+        Event::Measuring(what) => {
+            let w: String = what.chars().take(60).collect();
+            bar.set_prefix(w);
+            bar.tick();
         }
         Event::Sample {
             label,
@@ -715,13 +507,14 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
                     .map_err(|e| BisectError::Input(e.to_string()))?
             );
         } else {
-            print!("{}", text(&report, &st));
+            print!("{}", text(&report, &st, steps_shown));
         }
+        worktrees_note(&dir, quiet);
         return Ok(code);
     }
     if !json {
         // The culprit first: the explanation takes a while.
-        print!("{}", text(&report, &st));
+        print!("{}", text(&report, &st, steps_shown));
         let _ = std::io::Write::flush(&mut std::io::stdout());
     }
     let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
@@ -798,7 +591,20 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
         }
         Ok(_) => {}
     }
+    worktrees_note(&dir, quiet);
     Ok(code)
+}
+
+/// Say where the candidates' worktrees stay and how to remove them.
+fn worktrees_note(dir: &std::path::Path, quiet: bool) {
+    let n = std::fs::read_dir(dir.join("worktrees")).map_or(0, |d| d.count());
+    if n > 0 && !quiet {
+        eprintln!(
+            "tardy: {n} worktree{} kept in {} for `tardy bisect log` and a later bisection's cache; `tardy bisect reset` removes them",
+            if n == 1 { "" } else { "s" },
+            dir.display()
+        );
+    }
 }
 
 /// The culprit against its parent, explained.

@@ -86,9 +86,10 @@ struct CpArgs {
     /// With --otava: significance level (Otava's -P/--p-value, default 0.001).
     #[arg(long = "p-value", value_name = "P")]
     p_value: Option<f64>,
-    /// Drop change points whose relative change is at most this fraction (Otava's -M).
-    #[arg(long, default_value_t = 0.0, value_name = "FRACTION")]
-    min_magnitude: f64,
+    /// Drop change points whose relative change is at most this amount: 2, 2% or
+    /// 0.02 (Otava's -M 0.02), the convention of bisect's --threshold.
+    #[arg(long, default_value = "0", value_name = "AMOUNT")]
+    min_magnitude: String,
 }
 
 impl CpArgs {
@@ -98,7 +99,7 @@ impl CpArgs {
             self.window,
             self.p_value,
             self.false_alarm_rate,
-            self.min_magnitude,
+            super::percent("min-magnitude", &self.min_magnitude, false)?,
         )
     }
 }

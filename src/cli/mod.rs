@@ -329,29 +329,36 @@ pub fn confidence(name: &str, s: &str) -> Result<f64, String> {
     }
 }
 
-/// A percentage option ("5", "5%") as a fraction. A `level` (confidence,
-/// precision) lies strictly between 0 and 100; anything else is at least 0.
+/// An amount ("5", "5%" or "0.05": five percent) as a fraction: one
+/// convention for every such option (`--threshold`, `--min-magnitude`,
+/// `--target-effect`, `--fail-if-slower`, `--precision`), the same as
+/// [`confidence`]'s: a number with `%`, or a bare number of at least 1, is a
+/// percentage; a bare number below 1 is a fraction (Otava's `-M 0.05`). Half a
+/// percent is written "0.5%". A `level` (precision) lies strictly between 0
+/// and 100%; anything else is at least 0.
 pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {
-    let v: f64 = s
-        .trim()
+    let t = s.trim();
+    let v: f64 = t
         .trim_end_matches('%')
         .parse()
-        .map_err(|_| format!("--{name} takes a percentage, not '{s}'"))?;
-    let ok = v.is_finite()
-        && if level {
-            v > 0.0 && v < 100.0
-        } else {
-            v >= 0.0
-        };
+        .map_err(|_| format!("--{name} takes an amount such as 5, 5% or 0.05, not '{s}'"))?;
+    let f = if t.ends_with('%') || v >= 1.0 {
+        v / 100.0
+    } else {
+        v
+    };
+    let ok = f.is_finite() && if level { f > 0.0 && f < 1.0 } else { f >= 0.0 };
     if !ok {
         let range = if level {
-            "between 0 and 100 (exclusive)"
+            "between 0 and 100% (exclusive)"
         } else {
             "at least 0"
         };
-        return Err(format!("--{name} must be {range}, not {s}"));
+        return Err(format!(
+            "--{name} must be {range} (5, 5% or 0.05 are five percent), not '{s}'"
+        ));
     }
-    Ok(v / 100.0)
+    Ok(f)
 }
 
 /// Print `tardy: error: MESSAGE` and return the error exit code.

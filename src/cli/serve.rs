@@ -94,10 +94,10 @@ pub struct ServeArgs {
     /// again when their next upload comes.
     #[arg(long, value_name = "MIB", default_value_t = 256)]
     detect_memory: usize,
-    /// Detection after uploads: ignore changes of at most this fraction
-    /// (e.g. 0.02 = 2%; Otava's -M).
-    #[arg(long, value_name = "FRACTION", default_value_t = 0.0)]
-    min_magnitude: f64,
+    /// Detection after uploads: ignore changes of at most this amount
+    /// (2, 2% or 0.02; Otava's -M).
+    #[arg(long, value_name = "AMOUNT", default_value = "0")]
+    min_magnitude: String,
     /// Detection after uploads: false alerts per 1,000 points of pure noise,
     /// checked after every upload (the calibrated default; docs/changepoints.md).
     #[arg(long, value_name = "RATE")]
@@ -185,18 +185,13 @@ fn run(args: ServeArgs) -> Result<(), String> {
     opts.read_budget = seconds("read-budget", args.read_budget)?;
     opts.max_connections = args.max_connections.max(1);
     opts.max_per_client = args.max_per_client.max(1);
-    if !(args.min_magnitude.is_finite() && args.min_magnitude >= 0.0) {
-        return Err(format!(
-            "--min-magnitude must be a fraction of at least 0, not {}",
-            args.min_magnitude
-        ));
-    }
+    let min_magnitude = super::percent("min-magnitude", &args.min_magnitude, false)?;
     let method = tardy::history::detect::Method::from_flags(
         args.otava,
         None,
         args.p_value,
         args.false_alarm_rate,
-        args.min_magnitude,
+        min_magnitude,
     )?;
     opts.detect_memory = args.detect_memory.saturating_mul(1 << 20);
     opts.detect = (!args.no_detect).then(|| tardy::history::detect::DetectOptions {

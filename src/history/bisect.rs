@@ -112,7 +112,7 @@ pub fn bisect_plan(
         .threshold
         .unwrap_or((member.change.abs() / 2.0).max(0.01));
     argv.push("--threshold".into());
-    argv.push(format!("{:.2}", threshold * 100.0));
+    argv.push(format!("{:.2}%", threshold * 100.0));
     if !member.regression {
         argv.push("--invert".into());
     }

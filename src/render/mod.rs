@@ -3,6 +3,7 @@
 //! formatting they share ([`units`]). Rendering never computes statistics: it
 //! formats what `analyze` put into the results.
 
+pub mod bisect;
 pub mod cfmt;
 pub mod clip;
 pub mod compare;

@@ -88,6 +88,12 @@ pub fn sentence(e: &Estimate, style: Style) -> String {
                 change(e.ratio),
                 detail.trim_start_matches('(').trim_end_matches(')')
             );
+            if let Some(k) = e.runs_for_any_verdict {
+                s.push_str(&format!(
+                    "; with {}+{} runs the rank test can never reach {conf}, whatever the difference: take at least {k} runs per side",
+                    e.n_baseline, e.n_candidate
+                ));
+            }
             if let Some(mde) = e.min_detectable_effect {
                 s.push_str(&format!(
                     "; these runs detect only changes over {}",

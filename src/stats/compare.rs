@@ -114,6 +114,10 @@ pub struct Estimate {
     pub min_detectable_effect: Option<f64>,
     /// Runs per side to detect `target_effect` with 80% power.
     pub runs_needed: Option<u64>,
+    /// With fewer runs per side than this the test can never reach the
+    /// confidence (a rank test on 2+2 runs: its smallest p-value is 0.33).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_for_any_verdict: Option<u64>,
     pub target_effect: f64,
     /// Guards and caveats in plain words.
     pub notes: Vec<String>,
@@ -178,12 +182,15 @@ pub fn compare(
             verdict: Verdict::Same,
             min_detectable_effect: None,
             runs_needed: None,
+            runs_for_any_verdict: None,
             target_effect: opts.target_effect,
             notes: vec!["all samples are equal".into()],
         });
     }
     let positive = baseline.iter().chain(candidate).all(|&v| v > 0.0);
     let mut notes = Vec::new();
+    // Runs per side below which the test can never reach the level.
+    let mut unreachable: Option<u64> = None;
     let test = match opts.test {
         TestChoice::Auto => TestChoice::U,
         t => t,
@@ -298,6 +305,7 @@ pub fn compare(
             let min_p = utest::min_p(na, nb);
             if min_p >= alpha {
                 let need = (2..=50).find(|&k| utest::min_p(k, k) < alpha).unwrap_or(50);
+                unreachable = Some(need as u64);
                 notes.push(format!(
                     "with {na}+{nb} values the U test can never reach p < {alpha:.3} (smallest possible p = {min_p:.3}); need >= {need} per side"
                 ));
@@ -338,8 +346,16 @@ pub fn compare(
         p_adjusted: p,
         test: name,
         verdict: Verdict::Inconclusive,
-        min_detectable_effect: power.map(|p| p.min_detectable_effect),
-        runs_needed: power.and_then(|p| p.runs_needed),
+        // No change is detectable when the test cannot reach the level at all
+        // (2+2 runs and a rank test): say how many runs it takes instead.
+        min_detectable_effect: power
+            .filter(|_| unreachable.is_none())
+            .map(|p| p.min_detectable_effect),
+        runs_needed: match (power.and_then(|p| p.runs_needed), unreachable) {
+            (Some(n), Some(k)) => Some(n.max(k)),
+            (n, k) => n.or(k),
+        },
+        runs_for_any_verdict: unreachable,
         target_effect: opts.target_effect,
         notes,
     };

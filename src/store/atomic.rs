@@ -12,6 +12,25 @@ pub struct StoreError {
     pub source: std::io::Error,
 }
 
+/// The error as the user's path would give it: tempfile names its own
+/// temporary file ("at path .../.tardy-2OX5Wl"), which the user never gave;
+/// a missing directory is said plainly.
+fn plain(path: &Path, e: std::io::Error) -> std::io::Error {
+    let dir = dir_of(path);
+    if e.kind() == std::io::ErrorKind::NotFound && !dir.exists() {
+        return std::io::Error::new(
+            e.kind(),
+            format!("the directory '{}' does not exist", dir.display()),
+        );
+    }
+    // tempfile's PathError shows as "<the OS error> at path \"<its file>\"".
+    let text = e.to_string();
+    match text.split_once(" at path \"") {
+        Some((os, _)) => std::io::Error::new(e.kind(), os.to_string()),
+        None => e,
+    }
+}
+
 fn dir_of(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
@@ -23,7 +42,7 @@ fn dir_of(path: &Path) -> &Path {
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
     let err = |source| StoreError {
         path: path.to_path_buf(),
-        source,
+        source: plain(path, source),
     };
     let mut tmp = tempfile::Builder::new()
         .prefix(".tardy-")
@@ -48,7 +67,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
 pub fn check_writable(path: &Path) -> Result<(), StoreError> {
     let err = |source| StoreError {
         path: path.to_path_buf(),
-        source,
+        source: plain(path, source),
     };
     if path.is_dir() {
         return Err(err(std::io::Error::new(
@@ -66,6 +85,29 @@ pub fn check_writable(path: &Path) -> Result<(), StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unwritable_path_is_named_as_the_user_gave_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("missing").join("r.json");
+        let e = write_atomic(&p, b"x").unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("cannot write '{}'", p.display())),
+            "{e}"
+        );
+        assert!(
+            e.contains("does not exist") && !e.contains(".tardy-"),
+            "{e}"
+        );
+        let e = check_writable(&p).unwrap_err().to_string();
+        assert!(!e.contains(".tardy-"), "{e}");
+        // A file where the directory should be.
+        std::fs::write(dir.path().join("f"), b"").unwrap();
+        let e = write_atomic(&dir.path().join("f").join("r.json"), b"x")
+            .unwrap_err()
+            .to_string();
+        assert!(!e.contains(".tardy-") && e.contains("cannot write"), "{e}");
+    }
 
     #[test]
     fn writes_and_replaces() {
