@@ -238,8 +238,17 @@ pub enum Warning {
         timed_out: u64,
         runs: u64,
     },
-    /// The precision target was not reached before a limit.
-    PrecisionNotReached { achieved: f64, target: f64 },
+    /// The precision target was not reached before a limit; at the spread
+    /// seen, about `runs_needed` runs (`seconds_needed` of this command's run
+    /// time) would reach it.
+    PrecisionNotReached {
+        achieved: f64,
+        target: f64,
+        #[serde(default)]
+        runs_needed: u64,
+        #[serde(default)]
+        seconds_needed: f64,
+    },
     /// Runs left processes behind after the command exited.
     Stragglers {
         runs: u64,

@@ -967,3 +967,76 @@ fn two_runs_a_side_say_no_rank_test_can_decide() {
     );
     assert_eq!(r["rows"][0]["verdict"], "slower");
 }
+
+#[test]
+fn benchstat_command_lines_work_with_tardy_compare_in_front() {
+    // Known answers from benchstat (tests/data/compare/README.md):
+    //   benchstat -col /impl sub-new.txt
+    //     Sum/size=1000-2 +158.87% (p=0.002 n=6), Sum/size=4000-2 +106.58% (p=0.002 n=6)
+    //   benchstat -filter '/impl:slow -/size:4000' -alpha 0.01 old=sub-old.txt new=sub-new.txt
+    //     Sum/size=1000/impl=slow-2 +33.19% (p=0.004 n=6)
+    let data = |f: &str| format!("{}/tests/data/compare/{f}", env!("CARGO_MANIFEST_DIR"));
+    let run = |args: &[&str]| {
+        let out = tardy().arg("compare").args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let r = run(&[
+        "-col",
+        "/impl",
+        &data("sub-new.txt"),
+        "-format",
+        "json",
+        "--correction",
+        "none",
+    ]);
+    assert_eq!(r["sides"], serde_json::json!(["fast", "slow"]), "{r}");
+    let rows = r["rows"].as_array().unwrap();
+    let names: Vec<&str> = rows.iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["Sum/size=1000-2", "Sum/size=4000-2"]);
+    for row in rows {
+        assert_eq!(row["verdict"], "slower");
+        assert!(
+            (row["p_value"].as_f64().unwrap() - 0.002).abs() < 0.0006,
+            "{row}"
+        );
+    }
+    let r = run(&[
+        "-filter",
+        "/impl:slow -/size:4000",
+        "-alpha",
+        "0.01",
+        &format!("old={}", data("sub-old.txt")),
+        &format!("new={}", data("sub-new.txt")),
+        "-format=json",
+    ]);
+    assert_eq!(r["sides"], serde_json::json!(["old", "new"]), "{r}");
+    assert_eq!(r["confidence"], 0.99);
+    let rows = r["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), 1, "{r}");
+    assert_eq!(rows[0]["name"], "Sum/size=1000/impl=slow-2");
+    assert!((rows[0]["p_value"].as_f64().unwrap() - 0.004).abs() < 0.0006);
+    // A query that cannot be read says where; one that keeps nothing says so.
+    for (q, said) in [
+        ("/size:(1000", "character 12"),
+        (".name:Nothing", "keeps no benchmark"),
+    ] {
+        let out = tardy()
+            .args([
+                "compare",
+                "--filter",
+                q,
+                &data("sub-old.txt"),
+                &data("sub-new.txt"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(said) && err.lines().count() == 1, "{q}: {err}");
+    }
+}

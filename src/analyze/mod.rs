@@ -6,6 +6,7 @@
 
 pub mod compare;
 pub mod run;
+pub mod select;
 pub mod suite;
 
 pub use run::finalize;

@@ -32,6 +32,8 @@ are pooled into the baseline and the files after it into the candidate. Files wi
 tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
 tardy compare old.txt new.txt --correction none   # each row's own p, as benchstat prints it\n  \
 tardy compare old.txt new.txt --ignore note,commit  # Go files whose labels differ\n  \
+tardy compare old=a.txt new=b.txt -alpha 0.01 -filter '/size:1000'  # benchstat's command line\n  \
+tardy compare -col /impl bench.txt   # impl=fast against impl=slow, as benchstat -col\n  \
 tardy compare --ministat -s -w 60 iguana chameleon"
 )]
 pub struct CompareArgs {
@@ -40,7 +42,8 @@ pub struct CompareArgs {
     /// `tardy ministat --help`).
     #[arg(long)]
     ministat: bool,
-    /// Result files; the first is the baseline.
+    /// Result files; the first is the baseline. `NAME=FILE` labels a file
+    /// (benchstat's `old=a.txt new=b.txt`).
     #[arg(value_name = "FILE", required = true)]
     files: Vec<String>,
     /// Candidate files, pooled; the files before --vs are pooled into the baseline.
@@ -52,7 +55,7 @@ pub struct CompareArgs {
     #[arg(long, value_name = "KEY", value_delimiter = ',')]
     ignore: Vec<String>,
 
-    /// Confidence level in percent.
+    /// Confidence level: 95, 95% or 0.95.
     #[arg(
         long,
         default_value = "95",
@@ -60,6 +63,15 @@ pub struct CompareArgs {
         help_heading = "Statistics"
     )]
     confidence: String,
+    /// benchstat's -alpha: significant when p < ALPHA, the same as a
+    /// confidence of 1 - ALPHA (0.05 is 95%).
+    #[arg(
+        long,
+        value_name = "ALPHA",
+        help_heading = "Statistics",
+        conflicts_with = "confidence"
+    )]
+    alpha: Option<f64>,
     /// auto (Mann-Whitney U with the Hodges-Lehmann ratio), student, welch, log-welch, u, bootstrap.
     #[arg(
         long,
@@ -118,6 +130,31 @@ pub struct CompareArgs {
         help_heading = "Input"
     )]
     delimiter: String,
+    /// Compare only the benchmarks this benchstat query keeps: `/size:1000`,
+    /// `.name:Sum`, `.unit:sec/op`, `goos:linux`, `.name:/Dec.*/`, with
+    /// AND, OR, -x (not) and parentheses.
+    #[arg(long, value_name = "QUERY", help_heading = "Input")]
+    filter: Option<String>,
+    /// benchstat's -col: what makes the columns compared with the first:
+    /// `.file` (the default: each input), a sub-benchmark key (`/impl`: the
+    /// inputs' benchmarks split by their impl=... part), or a configuration
+    /// key (`goos`).
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = ".file",
+        help_heading = "Input"
+    )]
+    col: String,
+    /// benchstat's -row: rows are always each benchmark's full name
+    /// (`.fullname`, taken for benchstat's command lines); use --filter to choose them.
+    #[arg(
+        long,
+        value_name = "KEY",
+        default_value = ".fullname",
+        help_heading = "Input"
+    )]
+    row: String,
     /// auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion.
     #[arg(
         long,
@@ -164,7 +201,11 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                 .into(),
         );
     }
-    let confidence = super::confidence("confidence", &args.confidence)?;
+    let confidence = match args.alpha {
+        Some(a) if a.is_finite() && a > 0.0 && a < 1.0 => 1.0 - a,
+        Some(a) => return Err(format!("--alpha lies between 0 and 1 (0.05), not {a}")),
+        None => super::confidence("confidence", &args.confidence)?,
+    };
     let target_effect = percent("target-effect", &args.target_effect, false)?;
     let fail_pct = args
         .fail_if_slower
@@ -188,18 +229,45 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
     if args.resamples == 0 {
         return Err("--resamples must be at least 1".into());
     }
-    let all: Vec<&String> = args.files.iter().chain(&args.vs).collect();
-    if all.iter().filter(|f| f.as_str() == "-").count() > 1 {
+    if args.row != ".fullname" {
+        return Err(format!(
+            "--row {}: tardy's rows are each benchmark's full name (.fullname); choose rows with --filter, columns with --col",
+            args.row
+        ));
+    }
+    if args.col != ".file" && !args.vs.is_empty() {
+        return Err("--col regroups every input by a key; it cannot be used with --vs".into());
+    }
+    let filter = args
+        .filter
+        .as_deref()
+        .map(tardy::analyze::select::Filter::parse)
+        .transpose()
+        .map_err(|e| format!("--filter: {e}"))?;
+    // benchstat's labels: NAME=FILE, when the whole argument is not itself a file.
+    let labelled: Vec<(Option<&str>, &str)> = args
+        .files
+        .iter()
+        .chain(&args.vs)
+        .map(|f| match f.split_once('=') {
+            Some((name, path)) if !name.is_empty() && !std::path::Path::new(f).exists() => {
+                (Some(name), path)
+            }
+            _ => (None, f.as_str()),
+        })
+        .collect();
+    let all: Vec<&str> = labelled.iter().map(|(_, f)| *f).collect();
+    if all.iter().filter(|f| **f == "-").count() > 1 {
         return Err("standard input (-) can be read only once".into());
     }
     // A file compared with itself: say so (any verdict is "same", by
     // construction, and says nothing about the program).
     let mut seen: Vec<(std::path::PathBuf, &str)> = Vec::new();
     for f in &all {
-        if f.as_str() == "-" {
+        if *f == "-" {
             continue;
         }
-        if let Ok(p) = std::fs::canonicalize(f.as_str()) {
+        if let Ok(p) = std::fs::canonicalize(f) {
             if let Some((_, first)) = seen.iter().find(|(q, _)| *q == p) {
                 eprintln!(
                     "tardy: warning: {} and {} are the same file: it is compared with itself, \
@@ -208,7 +276,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                     tardy::render::clip::quote(f)
                 );
             } else {
-                seen.push((p, f.as_str()));
+                seen.push((p, f));
             }
         }
     }
@@ -217,7 +285,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         delimiters: args.delimiter.clone(),
     };
     // Read the inputs in parallel: large files parse in a fraction of the time.
-    let read = |f: &String| ingest::read_path(f, format, &numbers).map_err(|e| e.to_string());
+    let read = |f: &str| ingest::read_path(f, format, &numbers).map_err(|e| e.to_string());
     let mut datasets = std::thread::scope(|scope| {
         let handles: Vec<_> = all.iter().map(|&f| scope.spawn(move || read(f))).collect();
         handles
@@ -228,6 +296,30 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
             })
             .collect::<Result<Vec<_>, String>>()
     })?;
+    for (d, (label, _)) in datasets.iter_mut().zip(&labelled) {
+        if let Some(l) = label {
+            d.source = l.to_string();
+        }
+    }
+    if let Some(f) = &filter {
+        tardy::analyze::select::filter(&mut datasets, f);
+        if datasets.iter().all(|d| d.series.is_empty()) {
+            return Err(format!(
+                "--filter '{}' keeps no benchmark of the inputs",
+                args.filter.as_deref().unwrap_or("")
+            ));
+        }
+    }
+    if args.col != ".file" {
+        datasets = tardy::analyze::select::columns(datasets, &args.col);
+        if datasets.len() < 2 {
+            return Err(format!(
+                "--col {}: every benchmark has the same value of it ('{}'), so there is nothing to compare",
+                args.col,
+                datasets.first().map_or("", |d| d.source.as_str())
+            ));
+        }
+    }
     let sides: Vec<Side> = if args.vs.is_empty() {
         datasets.into_iter().map(|d| Side::new(vec![d])).collect()
     } else {

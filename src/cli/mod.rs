@@ -119,6 +119,37 @@ struct MinistatArgs {
 }
 
 /// Parse arguments, run, and return the process exit code.
+/// benchstat's single-dash flags (`-alpha 0.01`, `-filter Q`, `-col /impl`,
+/// `-row`, `-ignore`, `-confidence`, `-format`) as `tardy compare` spells
+/// them, so a benchstat command line works with `tardy compare` in front.
+fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
+    const FLAGS: [&str; 7] = [
+        "alpha",
+        "filter",
+        "col",
+        "row",
+        "ignore",
+        "confidence",
+        "format",
+    ];
+    if args.get(1).map(String::as_str) != Some("compare") {
+        return args;
+    }
+    for a in args.iter_mut().skip(2) {
+        if a == "--" {
+            break;
+        }
+        let Some(rest) = a.strip_prefix('-').filter(|r| !r.starts_with('-')) else {
+            continue;
+        };
+        let name = rest.split_once('=').map_or(rest, |(n, _)| n);
+        if FLAGS.contains(&name) {
+            *a = format!("-{a}");
+        }
+    }
+    args
+}
+
 pub fn main() -> i32 {
     // `tardy compare --ministat ...` and `tardy ministat ...` take ministat's own
     // arguments (getopt-style), so they bypass clap.
@@ -146,7 +177,8 @@ pub fn main() -> i32 {
         }
         _ => {}
     }
-    let cli = match Cli::try_parse() {
+    let args = benchstat_flags(args);
+    let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
         Err(mut e) => {
             suggest(&mut e, &args);

@@ -67,8 +67,8 @@ pub struct RunArgs {
         help_heading = "Run count"
     )]
     min_time: f64,
-    /// Stop adding runs after this many seconds of measuring (default: 30 s per command);
-    /// never cuts below --min-runs.
+    /// Stop adding runs after this many seconds of measuring (default: 6 s per command,
+    /// about twice hyperfine's 3 s); never cuts below --min-runs.
     #[arg(long, value_name = "SECS", help_heading = "Run count")]
     max_time: Option<f64>,
     /// Target half-width of the mean's confidence interval, in percent of the mean.
@@ -651,6 +651,13 @@ impl Observer for CliObserver {
         {
             self.bar.set_length(p.expected);
             self.bar.set_position(p.executions);
+            if let (false, Some((now, target))) = (p.warming_up, p.precision) {
+                self.bar.set_message(format!(
+                    "±{} of ±{}",
+                    render::units::percent(now),
+                    render::units::percent(target)
+                ));
+            }
             self.last_draw = Some(Instant::now());
         }
         if let Some(path) = &self.json_path {
@@ -677,7 +684,7 @@ fn progress_bar(quiet: bool) -> ProgressBar {
     }
     let bar = ProgressBar::with_draw_target(Some(1), ProgressDrawTarget::stderr());
     if let Ok(style) = ProgressStyle::with_template(
-        "{msg:>12} [{bar:32.cyan/blue}] {pos}/{len} runs  {elapsed_precise} ETA {eta}",
+        "{msg:>16} [{bar:28.cyan/blue}] {pos}/{len} runs  {elapsed_precise}, about {eta} left",
     ) {
         bar.set_style(style.progress_chars("=> "));
     }

@@ -27,7 +27,7 @@ use crate::stats::summary::relative_ci_half_width;
 /// Runs longer than this are not warmed up by the automatic rule.
 pub const AUTO_WARMUP_LIMIT: Duration = Duration::from_secs(1);
 /// Default measuring budget per command when `--max-time` is not given.
-pub const DEFAULT_MAX_TIME_PER_COMMAND: Duration = Duration::from_secs(30);
+pub const DEFAULT_MAX_TIME_PER_COMMAND: Duration = Duration::from_secs(6);
 
 /// One command to measure, after parameter substitution.
 #[derive(Debug, Clone)]
@@ -86,6 +86,9 @@ pub struct Progress {
     /// Best current estimate of the total number of executions.
     pub expected: u64,
     pub warming_up: bool,
+    /// The widest relative half-width of a mean's interval so far (z-based),
+    /// and the target: what the adaptive rule is waiting for.
+    pub precision: Option<(f64, f64)>,
 }
 
 /// Hooks for the caller: progress display and saving. Called between runs,
@@ -528,6 +531,7 @@ impl Session<'_> {
                 executions,
                 expected: self.expected.max(executions),
                 warming_up,
+                precision: self.precision_now(),
             };
         }
         self.expected_at = Some(Instant::now());
@@ -571,7 +575,23 @@ impl Session<'_> {
             executions,
             expected: self.expected.max(executions),
             warming_up,
+            precision: self.precision_now(),
         }
+    }
+
+    /// The widest relative half-width among the commands (normal
+    /// approximation), with the target; `None` with fixed --runs or too few.
+    fn precision_now(&self) -> Option<(f64, f64)> {
+        if self.cfg.runs.is_some() {
+            return None;
+        }
+        let widest = self
+            .slots
+            .iter()
+            .filter(|s| s.counted.n() >= 2 && s.counted.mean() > 0.0)
+            .map(|s| self.z * s.counted.stddev() / (s.counted.n() as f64).sqrt() / s.counted.mean())
+            .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))?;
+        Some((widest, self.cfg.precision))
     }
 
     fn hook(&mut self, b: usize, which: usize) -> Result<(), MeasureError> {

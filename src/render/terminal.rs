@@ -163,11 +163,26 @@ fn warnings(b: &Benchmark, style: Style) -> String {
                     parts.join(" and ")
                 )
             }
-            Warning::PrecisionNotReached { achieved, target } => format!(
-                "the mean is known within ±{}, not the ±{} asked for: the time or run limit came first",
-                percent(*achieved),
-                percent(*target)
-            ),
+            Warning::PrecisionNotReached {
+                achieved,
+                target,
+                runs_needed,
+                seconds_needed,
+            } => {
+                let mut s = format!(
+                    "the mean is known within ±{}, not the ±{} asked for: the time or run limit came first",
+                    percent(*achieved),
+                    percent(*target)
+                );
+                if *runs_needed > 0 {
+                    s.push_str(&format!(
+                        "; at this spread about {runs_needed} runs ({} of run time) would reach it (--max-time, --max-runs), or accept ±{} with --precision",
+                        time(*seconds_needed),
+                        percent(*achieved)
+                    ));
+                }
+                s
+            }
             Warning::Stragglers {
                 runs,
                 processes,
