@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Hostile and careless input, measured: the limits README's "Reliability" section
+# Hostile and careless input, measured: the limits the book's "Reliability" section (docs/book/04-ci-and-server.md)
 # states, with the figures of this run.
 #
 #   1. Server memory: 4 and 16 concurrent 31 MB CSV uploads (1.36 M points each);

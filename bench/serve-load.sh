@@ -9,7 +9,7 @@
 #
 # Then the upload latency of a HISTORY_TESTS-test suite (20,000) against the
 # length of the history, up to HISTORY_POINTS points (100; 1,000 for the
-# README's figures; 0 skips it), with bench/serve-history.py.
+# the figures of docs/book/04-ci-and-server.md; 0 skips it), with bench/serve-history.py.
 #
 # NO_DETECT=1 measures uploads without the change-point detection that
 # follows each one.

@@ -99,7 +99,7 @@ pub struct OptionsRecord {
     pub max_time_s: Option<f64>,
     pub precision: f64,
     pub confidence: f64,
-    /// `None` means the automatic rule (see README: one warm-up unless the
+    /// `None` means the automatic rule (see docs/book/01-measuring.md: one warm-up unless the
     /// first run takes over a second).
     pub warmup: Option<u64>,
     pub seed: u64,

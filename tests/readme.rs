@@ -86,10 +86,10 @@ fn shell(dir: &Path, script: &str) -> std::process::Output {
         .unwrap()
 }
 
-#[test]
-fn every_shell_block_in_the_readme_runs_as_written() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+/// Run every shell block of one page (README.md or a chapter of the book),
+/// in order, in one scratch directory; returns how many commands and blocks ran.
+fn run_page(page: &str) -> usize {
+    let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join(page)).unwrap();
     let d = scratch();
     let mut ran = 0;
     for b in blocks(&readme) {
@@ -98,17 +98,13 @@ fn every_shell_block_in_the_readme_runs_as_written() {
         }
         assert!(
             ["sh", "console"].contains(&b.lang.as_str()),
-            "README.md:{}: fence a shell block as sh (or console), output as text; found '{}'",
+            "{page}:{}: fence a shell block as sh (or console), output as text; found '{}'",
             b.line,
             b.lang
         );
         if let Some(why) = &b.skip {
-            assert!(
-                !why.is_empty(),
-                "README.md:{}: say why it is not run",
-                b.line
-            );
-            eprintln!("README.md:{}: not run: {why}", b.line);
+            assert!(!why.is_empty(), "{page}:{}: say why it is not run", b.line);
+            eprintln!("{page}:{}: not run: {why}", b.line);
             continue;
         }
         let transcript = b.body.iter().any(|l| l.starts_with("$ "));
@@ -129,19 +125,19 @@ fn every_shell_block_in_the_readme_runs_as_written() {
                     Some(want) => {
                         assert!(
                             !out.status.success(),
-                            "README.md:{}: `{cmd}` should fail",
+                            "{page}:{}: `{cmd}` should fail",
                             b.line
                         );
                         assert!(
                             err.lines().any(|l| l == want.as_str()),
-                            "README.md:{}: `{cmd}` should say\n{want}\nbut said\n{err}",
+                            "{page}:{}: `{cmd}` should say\n{want}\nbut said\n{err}",
                             b.line
                         );
                     }
                     None => {
                         assert!(
                             out.status.success(),
-                            "README.md:{}: `{cmd}` failed ({:?}):\n{err}",
+                            "{page}:{}: `{cmd}` failed ({:?}):\n{err}",
                             b.line,
                             out.status.code()
                         );
@@ -151,7 +147,7 @@ fn every_shell_block_in_the_readme_runs_as_written() {
                             let want: Vec<&str> = output.iter().map(|l| l.trim_end()).collect();
                             assert_eq!(
                                 got, want,
-                                "README.md:{}: `{cmd}` prints something else than the README shows",
+                                "{page}:{}: `{cmd}` prints something else than the page shows",
                                 b.line
                             );
                         }
@@ -165,7 +161,7 @@ fn every_shell_block_in_the_readme_runs_as_written() {
             let out = shell(d.path(), &script);
             assert!(
                 out.status.success(),
-                "README.md:{}: the block failed ({:?}):\n{script}\n---\n{}",
+                "{page}:{}: the block failed ({:?}):\n{script}\n---\n{}",
                 b.line,
                 out.status.code(),
                 String::from_utf8_lossy(&out.stderr)
@@ -173,22 +169,105 @@ fn every_shell_block_in_the_readme_runs_as_written() {
             ran += 1;
         }
     }
-    assert!(ran >= 20, "only {ran} commands and blocks ran");
+    ran
+}
+
+#[test]
+fn every_shell_block_in_the_readme_runs_as_written() {
+    let ran = run_page("README.md");
+    assert!(ran >= 7, "only {ran} commands and blocks ran");
+}
+
+/// The book's chapters, one test each (so they run side by side).
+macro_rules! chapters {
+    ($($name:ident => $file:literal, $least:literal;)*) => {$(
+        #[test]
+        #[allow(unused_comparisons)]
+        fn $name() {
+            let ran = run_page(concat!("docs/book/", $file));
+            assert!(ran >= $least, "{}: only {ran} commands and blocks ran", $file);
+        }
+    )*};
+}
+
+chapters! {
+    book_01_measuring => "01-measuring.md", 3;
+    book_02_comparing => "02-comparing.md", 3;
+    book_03_test_reports => "03-test-reports.md", 2;
+    book_04_ci_and_server => "04-ci-and-server.md", 0;
+    book_05_history => "05-history.md", 3;
+    book_06_bisect => "06-bisect.md", 1;
+    book_07_explain => "07-explain.md", 1;
+    book_08_doctor => "08-doctor.md", 1;
+    book_09_formats => "09-formats.md", 1;
+    book_10_coming_from => "10-coming-from.md", 3;
+    book_11_inside => "11-inside.md", 0;
+}
+
+#[test]
+fn every_chapter_of_the_book_is_tested_and_every_link_resolves() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let this = std::fs::read_to_string(root.join("tests/readme.rs")).unwrap();
+    let mut pages = vec![root.join("README.md")];
+    for e in std::fs::read_dir(root.join("docs/book")).unwrap() {
+        let p = e.unwrap().path();
+        let name = p.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            this.contains(&format!("\"{name}\"")),
+            "docs/book/{name} is not run by tests/readme.rs"
+        );
+        pages.push(p);
+    }
+    // Relative links ([text](path) and [text](path#anchor)) name files that exist.
+    let link = regex::Regex::new(r"\]\(([^)#\s]+)(#[^)]*)?\)").unwrap();
+    for page in &pages {
+        let text = std::fs::read_to_string(page).unwrap();
+        for c in link.captures_iter(&text) {
+            let target = &c[1];
+            if target.starts_with("http") || target.starts_with("mailto:") {
+                continue;
+            }
+            let resolved = page.parent().unwrap().join(target);
+            assert!(
+                resolved.exists(),
+                "{}: the link to {target} leads nowhere",
+                page.display()
+            );
+        }
+    }
+    let lines = std::fs::read_to_string(root.join("README.md"))
+        .unwrap()
+        .lines()
+        .count();
+    assert!(
+        lines <= 400,
+        "README.md has {lines} lines: the book takes the detail"
+    );
 }
 
 #[test]
 fn the_readme_points_at_nothing_outside_the_repository() {
-    let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
-    assert!(
-        !readme.contains("../shared"),
-        "README.md points outside the repository"
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut pages = vec![root.join("README.md")];
+    pages.extend(
+        std::fs::read_dir(root.join("docs/book"))
+            .unwrap()
+            .map(|e| e.unwrap().path()),
     );
-    for (i, l) in readme.lines().enumerate() {
+    for page in pages {
+        let text = std::fs::read_to_string(&page).unwrap();
         assert!(
-            !l.to_ascii_lowercase().contains("seed 00"),
-            "README.md:{}: name the story, not its seed number",
-            i + 1
+            !text.contains("../shared"),
+            "{} points outside the repository",
+            page.display()
         );
+        for (i, l) in text.lines().enumerate() {
+            assert!(
+                !l.to_ascii_lowercase().contains("seed 00"),
+                "{}:{}: name the story, not its seed number",
+                page.display(),
+                i + 1
+            );
+        }
     }
 }
