@@ -32,7 +32,7 @@ are pooled into the baseline and the files after it into the candidate. Files wi
 tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
 tardy compare old.txt new.txt --correction none   # each row's own p, as benchstat prints it\n  \
 tardy compare old.txt new.txt --ignore note,commit  # Go files whose labels differ\n  \
-tardy compare old=a.txt new=b.txt -alpha 0.01 -filter '/size:1000'  # benchstat's command line\n  \
+tardy compare old=a.txt new=b.txt -alpha 0.01 -filter '/size:1000'  # a benchstat command line\n  \
 tardy compare -col /impl bench.txt   # impl=fast against impl=slow, as benchstat -col\n  \
 tardy compare --ministat -s -w 60 iguana chameleon"
 )]
