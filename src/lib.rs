@@ -8,6 +8,7 @@
 
 pub mod analyze;
 pub mod bisect;
+pub mod ci;
 pub mod diagnose;
 pub mod history;
 pub mod ingest;

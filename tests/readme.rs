@@ -194,7 +194,7 @@ chapters! {
     book_01_measuring => "01-measuring.md", 3;
     book_02_comparing => "02-comparing.md", 3;
     book_03_test_reports => "03-test-reports.md", 2;
-    book_04_ci_and_server => "04-ci-and-server.md", 0;
+    book_04_ci_and_server => "04-ci-and-server.md", 1;
     book_05_history => "05-history.md", 3;
     book_06_bisect => "06-bisect.md", 1;
     book_07_explain => "07-explain.md", 1;

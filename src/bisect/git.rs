@@ -125,3 +125,38 @@ pub fn remove_worktree(repo: &Path, dir: &Path) -> Result<(), BisectError> {
     let _ = git(repo, &["worktree", "prune"]);
     r
 }
+
+/// The branch pull requests merge into, as a revision: `origin/$GITHUB_BASE_REF`
+/// in a GitHub pull-request job, else the remote's default branch
+/// (`origin/HEAD`), else the first of origin/main, origin/master, main, master
+/// that exists.
+pub fn default_branch(repo: &Path) -> Option<String> {
+    let mut tries = Vec::new();
+    if let Ok(b) = std::env::var("GITHUB_BASE_REF")
+        && !b.is_empty()
+    {
+        tries.push(format!("origin/{b}"));
+        tries.push(b);
+    }
+    if let Ok(r) = git(
+        repo,
+        &[
+            "symbolic-ref",
+            "--quiet",
+            "--short",
+            "refs/remotes/origin/HEAD",
+        ],
+    ) && !r.is_empty()
+    {
+        tries.push(r);
+    }
+    for b in ["origin/main", "origin/master", "main", "master"] {
+        tries.push(b.to_string());
+    }
+    tries.into_iter().find(|b| resolve(repo, b).is_ok())
+}
+
+/// The best common ancestor of `a` and `b`.
+pub fn merge_base(repo: &Path, a: &str, b: &str) -> Result<String, BisectError> {
+    git(repo, &["merge-base", a, b])
+}

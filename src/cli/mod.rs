@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod bisect;
+mod ci;
 mod compare;
 mod doctor;
 mod exec;
@@ -47,6 +48,8 @@ enum Command {
     Doctor(Box<doctor::DoctorArgs>),
     /// Find the commit or version that made a command slower (or sensitive to a setting).
     Bisect(Box<bisect::BisectArgs>),
+    /// Measure a pull request against its merge base in one job: both built, interleaved, one verdict.
+    Ci(Box<ci::CiArgs>),
     /// Where a command's time went, and why run B is slower than run A.
     #[command(long_about = explain::LONG_ABOUT)]
     Explain(Box<explain::ExplainArgs>),
@@ -195,6 +198,7 @@ pub fn main() -> i32 {
         Command::Tests(args) => tests::main(args),
         Command::Doctor(args) => doctor::main(*args),
         Command::Bisect(args) => bisect::main(*args),
+        Command::Ci(args) => ci::main(*args),
         Command::Exec(args) => exec::main(args),
         Command::Explain(args) => explain::main(*args),
         Command::History(args) => history::main(*args),

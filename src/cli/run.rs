@@ -470,6 +470,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                 conclude: hook(&args.conclude, "conclude")?,
                 cleanup: hook(&args.cleanup, "cleanup")?,
                 output: output.clone(),
+                cwd: None,
             });
         }
     }
@@ -510,6 +511,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                         conclude: shared(&args.conclude)?,
                         cleanup: shared(&args.cleanup)?,
                         output: OutputMode::Null,
+                        cwd: None,
                     },
                 );
             }
@@ -630,12 +632,26 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
 }
 
 /// Progress bar and periodic saving of the JSON results.
-struct CliObserver {
-    bar: ProgressBar,
+pub(super) struct CliObserver {
+    pub(super) bar: ProgressBar,
     json_path: Option<PathBuf>,
     last_save: Option<Instant>,
     save_cost: Duration,
     last_draw: Option<Instant>,
+}
+
+impl CliObserver {
+    /// A bar (hidden when `quiet` or off a terminal) that saves the results
+    /// JSON to `json_path` as runs complete.
+    pub(super) fn new(quiet: bool, json_path: Option<PathBuf>) -> CliObserver {
+        CliObserver {
+            bar: progress_bar(quiet),
+            json_path,
+            last_save: None,
+            save_cost: Duration::ZERO,
+            last_draw: None,
+        }
+    }
 }
 
 impl Observer for CliObserver {
@@ -760,13 +776,10 @@ pub fn main(args: RunArgs) -> i32 {
         }
     }
     interrupt::install();
-    let mut observer = CliObserver {
-        bar: progress_bar(args.quiet || matches!(args.style.as_str(), "basic" | "color" | "none")),
-        json_path: args.export_json.clone(),
-        last_save: None,
-        save_cost: Duration::ZERO,
-        last_draw: None,
-    };
+    let mut observer = CliObserver::new(
+        args.quiet || matches!(args.style.as_str(), "basic" | "color" | "none"),
+        args.export_json.clone(),
+    );
     let (mut results, error) = match session::run(&built.config, &mut observer) {
         Ok(r) => r,
         Err(e) => {

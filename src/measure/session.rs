@@ -41,6 +41,9 @@ pub struct BenchmarkSpec {
     pub conclude: Option<Exec>,
     pub cleanup: Option<Exec>,
     pub output: OutputMode,
+    /// This command's working directory, over the session's (`tardy ci`
+    /// runs the same command in the base's and the head's worktree).
+    pub cwd: Option<std::path::PathBuf>,
 }
 
 /// Which non-zero exits are kept (marked failed) rather than stopping the session.
@@ -207,12 +210,16 @@ pub fn run(
             }
             _ => None,
         };
+        let mut exec_opts = cfg.exec.clone();
+        if let Some(dir) = &spec.cwd {
+            exec_opts.cwd = Some(dir.clone());
+        }
         let executor = Executor::new(
             &spec.command,
             &spec.exec,
             &spec.output,
             output_file.as_ref(),
-            &cfg.exec,
+            &exec_opts,
         )?;
         let mut hooks: [Option<Executor>; 4] = [None, None, None, None];
         for (i, hook) in [&spec.setup, &spec.prepare, &spec.conclude, &spec.cleanup]
@@ -220,7 +227,7 @@ pub fn run(
             .enumerate()
         {
             if let Some(exec) = hook {
-                let mut opts = cfg.exec.clone();
+                let mut opts = exec_opts.clone();
                 opts.timeout = None;
                 opts.input = None;
                 // A setup may start a server for the runs: leave what it starts alone.

@@ -5,6 +5,7 @@
 
 pub mod bisect;
 pub mod cfmt;
+pub mod ci;
 pub mod clip;
 pub mod compare;
 pub mod csv;

@@ -1,0 +1,272 @@
+//! `tardy ci`: a pull request against its merge base, measured in one job.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use tardy::ci::{self, Options};
+use tardy::measure::command::join_quoted;
+use tardy::measure::{MeasureError, interrupt};
+use tardy::model::SessionStatus;
+use tardy::render::{self, terminal::Style};
+use tardy::stats::rng::fresh_seed;
+use tardy::store;
+
+use super::{EXIT_ERROR, EXIT_INTERRUPTED, fail};
+
+#[derive(Args)]
+#[command(
+    about = "Measure a pull request against its merge base in one job: both built, interleaved, one verdict",
+    long_about = "Check out the base (by default the merge base of HEAD with the default branch: \
+origin/$GITHUB_BASE_REF in a GitHub pull-request job, else origin/HEAD, origin/main, origin/master, \
+main or master) and the head into worktrees under .tardy/ci, build both with --build, and measure \
+COMMAND in each, interleaved in shuffled rounds as `tardy run` does, so a shared runner's noise \
+hits both alike. Prints `tardy run`'s report and one verdict with its interval; --markdown writes \
+it for a pull-request comment (with a hidden marker, <!-- tardy-ci -->, to edit it in place) and \
+--github appends it to the job summary. Exit 1 when head is proven slower than base by more than \
+--fail-if-slower.",
+    after_help = "Examples:\n  \
+tardy ci --build 'cargo build --release' -- ./target/release/app --bench\n  \
+tardy ci --base v1.2 --fail-if-slower 5 --markdown comment.md -- 'make bench'\n  \
+tardy ci --base HEAD~1 --runs 20 -- sh -c 'python3 bench.py'"
+)]
+pub struct CiArgs {
+    /// The base revision (default: the merge base of --head with the default branch).
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
+    /// The head revision.
+    #[arg(long, value_name = "REV", default_value = "HEAD")]
+    head: String,
+    /// Build each side in its worktree first (`sh -c CMD`; its output in .tardy/ci/SIDE-build.log).
+    #[arg(long, value_name = "CMD")]
+    build: Option<String>,
+    /// Exit 1 when head is proven slower than base by more than this amount
+    /// (5, 5% or 0.05: the whole interval above +5%).
+    #[arg(long, value_name = "AMOUNT")]
+    fail_if_slower: Option<String>,
+    /// Write the verdict as Markdown for a pull-request comment.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Append the Markdown to $GITHUB_STEP_SUMMARY and print an ::error:: or ::notice:: line.
+    #[arg(long)]
+    github: bool,
+    /// Write every run of both sides as tardy results JSON (`tardy compare` reads it).
+    #[arg(long, value_name = "FILE")]
+    export_json: Option<PathBuf>,
+    /// Print the verdict as JSON (schema tardy.ci) instead of the report.
+    #[arg(long)]
+    json: bool,
+    /// Keep the worktrees (and their builds) in .tardy/ci for the next run.
+    #[arg(long)]
+    keep_worktrees: bool,
+    /// Exact number of measured runs per side (no adaptive stopping).
+    #[arg(short = 'r', long, value_name = "N", help_heading = "Run count")]
+    runs: Option<u64>,
+    /// Fewest measured runs per side.
+    #[arg(
+        short = 'm',
+        long,
+        default_value_t = 10,
+        value_name = "N",
+        help_heading = "Run count"
+    )]
+    min_runs: u64,
+    /// Most measured runs per side.
+    #[arg(short = 'M', long, value_name = "N", help_heading = "Run count")]
+    max_runs: Option<u64>,
+    /// Stop adding runs after this many seconds of measuring (default: 6 s per side).
+    #[arg(long, value_name = "SECS", help_heading = "Run count")]
+    max_time: Option<f64>,
+    /// Target half-width of each mean's interval (1, 1% or 0.01).
+    #[arg(
+        long,
+        default_value = "1",
+        value_name = "AMOUNT",
+        help_heading = "Run count"
+    )]
+    precision: String,
+    /// Confidence level: 95, 95% or 0.95.
+    #[arg(
+        long,
+        default_value = "95",
+        value_name = "PCT",
+        help_heading = "Run count"
+    )]
+    confidence: String,
+    /// Warm-up runs per side (default: 1, or 0 when a run takes over a second).
+    #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
+    warmup: Option<u64>,
+    /// Kill a run (its process group) after this many seconds.
+    #[arg(long, value_name = "SECS")]
+    timeout: Option<f64>,
+    /// Seed of the run order.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// Set an environment variable for the builds and the runs (repeatable).
+    #[arg(short = 'e', long, value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    quiet: bool,
+    /// The command measured in each worktree: one string, or a program and its arguments.
+    #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
+    command: Vec<String>,
+}
+
+pub fn main(args: CiArgs) -> i32 {
+    match run(args) {
+        Ok(code) => code,
+        Err(e) => fail(e),
+    }
+}
+
+fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(format!(
+            "--{name} must be a positive number of seconds, not {s}"
+        )),
+    }
+}
+
+fn run(args: CiArgs) -> Result<i32, String> {
+    let command = match args.command.as_slice() {
+        [one] => one.clone(),
+        words => join_quoted(words),
+    };
+    let mut env = Vec::new();
+    for kv in &args.env {
+        match kv.split_once('=') {
+            Some((k, v)) if !k.is_empty() => env.push((k.to_string(), v.to_string())),
+            _ => return Err(format!("--env takes KEY=VALUE, not '{kv}'")),
+        }
+    }
+    if args.runs == Some(0) {
+        return Err("--runs must be at least 1".into());
+    }
+    let gate = args
+        .fail_if_slower
+        .as_deref()
+        .map(|s| super::percent("fail-if-slower", s, false))
+        .transpose()?;
+    let o = Options {
+        dir: std::env::current_dir()
+            .map_err(|e| format!("cannot read the current directory: {e}"))?,
+        base: args.base.clone(),
+        head: args.head.clone(),
+        build: args.build.clone(),
+        command,
+        state_dir: None,
+        runs: args.runs,
+        min_runs: args.min_runs,
+        max_runs: args.max_runs,
+        min_time: Duration::from_secs(3),
+        max_time: seconds("max-time", args.max_time)?,
+        precision: super::percent("precision", &args.precision, true)?,
+        confidence: super::confidence("confidence", &args.confidence)?,
+        warmup: args.warmup,
+        timeout: seconds("timeout", args.timeout)?,
+        seed: args.seed.unwrap_or_else(fresh_seed),
+        env,
+    };
+    for p in [&args.markdown, &args.export_json].into_iter().flatten() {
+        store::check_writable(p).map_err(|e| e.to_string())?;
+    }
+    interrupt::install();
+    let quiet = args.quiet || args.json;
+    let mut observer = super::run::CliObserver::new(quiet, args.export_json.clone());
+    // The steps go to stderr, with --json too; -q silences them.
+    let mut say = |line: &str| {
+        if !args.quiet {
+            eprintln!("tardy: {line}");
+        }
+    };
+    let outcome = match ci::run(&o, gate, &mut say, &mut observer) {
+        Ok(o) => o,
+        Err(e) => {
+            observer.bar.finish_and_clear();
+            if interrupt::requested() {
+                eprintln!("tardy: interrupted before measuring started");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            return Err(e.to_string());
+        }
+    };
+    observer.bar.finish_and_clear();
+    let ci::Outcome {
+        prepared,
+        results,
+        judgement,
+        error,
+    } = outcome;
+    if let Some(p) = &args.export_json {
+        store::write_atomic(p, render::json::results(&results).as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    let md = render::ci::markdown(&judgement, &results);
+    if let Some(p) = &args.markdown {
+        store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;
+    }
+    if args.github {
+        github(&judgement, &md)?;
+    }
+    if args.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&judgement).map_err(|e| e.to_string())?
+        );
+    } else {
+        let style = Style {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        print!(
+            "{}",
+            render::terminal::report_with(&results, style, &Default::default())
+        );
+        print!("{}", render::ci::text(&judgement, style));
+    }
+    if args.keep_worktrees {
+        eprintln!(
+            "tardy: the worktrees stay in {} for the next run",
+            prepared.state_dir.display()
+        );
+    } else {
+        ci::remove_worktrees(&prepared);
+    }
+    if let Some(e) = error {
+        let code = if matches!(e, MeasureError::CommandFailed { .. }) {
+            1
+        } else {
+            EXIT_ERROR
+        };
+        fail(e);
+        return Ok(code);
+    }
+    if results.status == SessionStatus::Interrupted {
+        eprintln!("tardy: interrupted; the verdict is on the runs completed");
+        return Ok(EXIT_INTERRUPTED);
+    }
+    Ok(if judgement.regression { 1 } else { 0 })
+}
+
+/// The job summary and one annotation line for the log.
+fn github(j: &ci::Judgement, md: &str) -> Result<(), String> {
+    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
+        use std::io::Write;
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| format!("cannot write $GITHUB_STEP_SUMMARY: {e}"))?;
+        writeln!(f, "{md}").map_err(|e| format!("cannot write $GITHUB_STEP_SUMMARY: {e}"))?;
+    }
+    let level = if j.regression { "error" } else { "notice" };
+    println!(
+        "::{level} title=tardy ci::{}",
+        render::ci::headline(j).replace('\n', " ")
+    );
+    Ok(())
+}

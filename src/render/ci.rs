@@ -1,0 +1,124 @@
+//! `tardy ci`'s verdict: one line for the log, and Markdown for a pull
+//! request comment and the job summary. The comment carries a hidden marker
+//! so that a workflow can find it and edit it in place.
+
+use super::style::Style;
+use super::units::{percent, time};
+use super::verdict;
+use crate::ci::Judgement;
+use crate::model::Results;
+use crate::stats::Verdict;
+
+/// The hidden line a workflow looks for to edit its comment instead of adding one.
+pub const MARKER: &str = "<!-- tardy-ci -->";
+
+/// The headline: "head is 5.12% slower than base", "no difference proven"...
+pub fn headline(j: &Judgement) -> String {
+    match &j.estimate {
+        None => format!(
+            "head and base could not be compared: {}",
+            j.error.as_deref().unwrap_or("no estimate")
+        ),
+        Some(e) => match e.verdict {
+            Verdict::Slower => format!("head is {} than base", verdict::size(e)),
+            Verdict::Faster => format!("head is {} than base", verdict::size(e)),
+            Verdict::Same => format!(
+                "head is the same as base within ±{}",
+                percent(e.target_effect)
+            ),
+            Verdict::Inconclusive => "no difference proven between head and base".to_string(),
+        },
+    }
+}
+
+/// The gate's outcome, when there is one.
+fn gate(j: &Judgement) -> Option<String> {
+    let g = j.fail_if_slower?;
+    Some(if j.regression {
+        format!(
+            "FAILED: proven slower by more than {} (the whole interval lies above +{})",
+            percent(g),
+            percent(g)
+        )
+    } else {
+        format!(
+            "passed: not proven slower by more than {} (--fail-if-slower)",
+            percent(g)
+        )
+    })
+}
+
+/// The verdict for a terminal or a CI log, after `tardy run`'s report.
+pub fn text(j: &Judgement, style: Style) -> String {
+    let mut out = format!(
+        "\nbase: {}  ({})\nhead: {}\n",
+        j.base.label(),
+        j.base_from,
+        j.head.label()
+    );
+    match &j.estimate {
+        Some(e) => out += &format!("Verdict: {}\n", verdict::sentence(e, style)),
+        None => out += &format!("Verdict: {}\n", headline(j)),
+    }
+    if let Some(g) = gate(j) {
+        out += &format!("Gate: {g}\n");
+    }
+    out
+}
+
+/// Markdown for the pull request comment and `$GITHUB_STEP_SUMMARY`.
+pub fn markdown(j: &Judgement, results: &Results) -> String {
+    let mut out = format!("{MARKER}\n### tardy: {}\n\n", headline(j));
+    out += "| | commit | median | mean ± σ | runs |\n|---|---|---:|---:|---:|\n";
+    for (side, b) in [&j.base, &j.head].iter().zip(&results.benchmarks) {
+        let (median, mean) = match &b.summary {
+            Some(s) => (
+                time(s.median),
+                format!("{} ± {}", time(s.mean), time(s.stddev)),
+            ),
+            None => ("–".into(), "–".into()),
+        };
+        let runs = b.runs.iter().filter(|r| !r.warmup).count();
+        out += &format!(
+            "| **{}** | `{}` {} | {median} | {mean} | {runs} |\n",
+            side.role,
+            crate::ci::short(&side.commit.commit),
+            escape(&side.commit.subject)
+        );
+    }
+    out += "\n";
+    match &j.estimate {
+        Some(e) => {
+            out += &format!(
+                "**Change:** {} ({}, {})\n\n",
+                match e.verdict {
+                    Verdict::Same => format!("same within ±{}", percent(e.target_effect)),
+                    Verdict::Inconclusive => "no difference proven".into(),
+                    _ => verdict::size(e),
+                },
+                verdict::interval(e),
+                verdict::evidence(e)
+            );
+            if e.verdict == Verdict::Inconclusive {
+                out += &format!("{}\n\n", escape(&verdict::sentence(e, Style::default())));
+            }
+        }
+        None => out += &format!("{}\n\n", escape(&headline(j))),
+    }
+    if let Some(g) = gate(j) {
+        out += &format!("**Gate:** {g}\n\n");
+    }
+    out += &format!(
+        "<sub>`{}` measured in the base's and the head's worktree, interleaved in shuffled rounds in one job \
+         (base: {}); seed {}; `tardy ci`</sub>\n",
+        escape(&j.command).replace('`', "'"),
+        escape(&j.base_from),
+        results.options.seed
+    );
+    out
+}
+
+/// Markdown table cells: no pipes or line breaks from a commit subject.
+fn escape(s: &str) -> String {
+    s.replace('|', "\\|").replace(['\n', '\r'], " ")
+}

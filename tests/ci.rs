@@ -1,0 +1,174 @@
+//! `tardy ci` on real git repositories made here: a main branch and a feature
+//! branch whose benchmark (a real program that prints, reads its input and
+//! sleeps) is made slower, or not. The effects planted are large against any
+//! machine's noise (50%), and the gate of the A/A pair is wide (20%), so the
+//! tests pass beside CPU hogs.
+
+mod common;
+
+use std::path::Path;
+
+use common::tardy;
+use serde_json::Value;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A benchmark that behaves like a real one: it reads a file, prints, and
+/// does its work (a sleep of `ms` milliseconds).
+fn bench(ms: u32) -> String {
+    format!("wc -l < input.txt\necho working\nsleep 0.0{ms:02}\n")
+}
+
+/// main: one commit with a 20 ms benchmark and a build step; feature: a
+/// commit that makes it `feature_ms`, then one that touches only a README.
+fn repo(dir: &Path, feature_ms: u32) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "Tester"]);
+    std::fs::write(dir.join("input.txt"), "a\nb\nc\n").unwrap();
+    std::fs::write(dir.join("bench.sh"), bench(20)).unwrap();
+    std::fs::write(
+        dir.join("build.sh"),
+        "echo compiling; cp bench.sh built.sh\n",
+    )
+    .unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "main: the benchmark"]);
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("bench.sh"), bench(feature_ms)).unwrap();
+    std::fs::write(dir.join("change.txt"), "under review\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "feature: the change under review"]);
+    std::fs::write(dir.join("README"), "docs\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "feature: docs"]);
+}
+
+fn ci(dir: &Path, args: &[&str]) -> std::process::Output {
+    tardy(dir)
+        .arg("ci")
+        .args(["--build", "sh build.sh", "--runs", "8"])
+        .args(args)
+        .args(["--", "sh", "built.sh"])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_slower_pull_request_is_caught_against_its_merge_base() {
+    let d = tempfile::tempdir().unwrap();
+    repo(d.path(), 30);
+    // main moves on after the branch: the merge base, not main's tip, is the base.
+    git(d.path(), &["checkout", "-q", "main"]);
+    std::fs::write(d.path().join("bench.sh"), bench(90)).unwrap();
+    git(d.path(), &["commit", "-qam", "main: much slower since"]);
+    git(d.path(), &["checkout", "-q", "feature"]);
+    let base = git(d.path(), &["rev-parse", "HEAD~2"]);
+    let md = d.path().join("comment.md");
+    let out = ci(
+        d.path(),
+        &["--fail-if-slower", "10", "--markdown", md.to_str().unwrap()],
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{text}\n{err}");
+    assert!(text.contains("Gate: FAILED"), "{text}");
+    assert!(
+        text.contains(&format!("base: {} main: the benchmark", &base[..10])),
+        "{text}"
+    );
+    assert!(text.contains("the merge base of HEAD and main"), "{text}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.starts_with("<!-- tardy-ci -->\n### tardy: head is"),
+        "{md}"
+    );
+    assert!(
+        md.contains("slower than base") && md.contains("**Gate:** FAILED"),
+        "{md}"
+    );
+    // The worktrees are gone, the repository as it was.
+    assert_eq!(git(d.path(), &["worktree", "list"]).lines().count(), 1);
+    assert_eq!(
+        git(d.path(), &["status", "--short", "--untracked-files=no"]),
+        ""
+    );
+    // The same as JSON, with the worktrees kept and reused by the next run.
+    let out = ci(
+        d.path(),
+        &["--fail-if-slower", "10", "--json", "--keep-worktrees"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["schema"], "tardy.ci");
+    assert_eq!(j["base"]["commit"]["commit"], base.as_str());
+    assert_eq!(j["estimate"]["verdict"], "slower");
+    assert!(j["estimate"]["ratio"].as_f64().unwrap() > 1.2, "{j}");
+    assert_eq!(j["regression"], true);
+    let out = ci(d.path(), &["--json", "--keep-worktrees"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reusing the worktree"));
+    // No gate: a regression is reported, the job is not failed.
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn an_unchanged_benchmark_passes_the_gate() {
+    // A/A: the feature branch changes nothing the benchmark does.
+    let d = tempfile::tempdir().unwrap();
+    repo(d.path(), 20);
+    let out = ci(d.path(), &["--fail-if-slower", "20", "--json"]);
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{j}");
+    assert_eq!(j["regression"], false);
+    let r = j["estimate"]["ratio"].as_f64().unwrap();
+    assert!(r > 0.8 && r < 1.25, "{r}");
+}
+
+#[test]
+fn bad_setups_are_one_clear_error() {
+    let d = tempfile::tempdir().unwrap();
+    repo(d.path(), 20);
+    // On main itself the merge base is HEAD: nothing to compare.
+    git(d.path(), &["checkout", "-q", "main"]);
+    let out = ci(d.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("same commit") && err.contains("--base"),
+        "{err}"
+    );
+    // A build that fails names the side and shows its last lines.
+    git(d.path(), &["checkout", "-q", "feature"]);
+    std::fs::write(
+        d.path().join("build.sh"),
+        "echo 'error: missing ;'; exit 3\n",
+    )
+    .unwrap();
+    git(d.path(), &["commit", "-qam", "feature: broken build"]);
+    let out = ci(d.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("the build failed for the head") && err.contains("error: missing ;"),
+        "{err}"
+    );
+    // Unknown revisions and no repository at all.
+    let out = ci(d.path(), &["--base", "no-such-branch"]);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown revision 'no-such-branch'"));
+    let empty = tempfile::tempdir().unwrap();
+    let out = ci(empty.path(), &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"));
+}
