@@ -12,6 +12,8 @@
 //! session; measuring is `measure::session`'s, the statistics `analyze`'s, and
 //! the text and Markdown `render::ci`'s.
 
+pub mod comment;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 

@@ -5,6 +5,7 @@ use clap::{Parser, Subcommand};
 
 mod bisect;
 mod ci;
+mod comment;
 mod compare;
 mod doctor;
 mod exec;
@@ -50,6 +51,8 @@ enum Command {
     Bisect(Box<bisect::BisectArgs>),
     /// Measure a pull request against its merge base in one job: both built, interleaved, one verdict.
     Ci(Box<ci::CiArgs>),
+    /// Post a pull request's tardy comment, or edit the one already there.
+    Comment(comment::CommentArgs),
     /// Where a command's time went, and why run B is slower than run A.
     #[command(long_about = explain::LONG_ABOUT)]
     Explain(Box<explain::ExplainArgs>),
@@ -199,6 +202,7 @@ pub fn main() -> i32 {
         Command::Doctor(args) => doctor::main(*args),
         Command::Bisect(args) => bisect::main(*args),
         Command::Ci(args) => ci::main(*args),
+        Command::Comment(args) => comment::main(args),
         Command::Exec(args) => exec::main(args),
         Command::Explain(args) => explain::main(*args),
         Command::History(args) => history::main(*args),

@@ -1,0 +1,100 @@
+//! `tardy comment`: post tardy's pull-request comment, or edit it in place.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use tardy::ci::comment::{self, Done, Target};
+
+use super::fail;
+
+#[derive(Args)]
+#[command(
+    about = "Post a pull request's tardy comment, or edit the one already there (found by its hidden marker)",
+    long_about = "Post FILE (the Markdown of `tardy ci --markdown`) as a comment on a GitHub pull request, \
+or edit the comment tardy left before: the one whose body holds the marker <!-- tardy-ci --> \
+(added at the top when FILE lacks it). One comment per pull request, kept up to date, instead of \
+one per push. In GitHub Actions every default comes from the job: the repository \
+($GITHUB_REPOSITORY), the pull request ($GITHUB_EVENT_PATH), the API ($GITHUB_API_URL) and the \
+token ($GITHUB_TOKEN, which the workflow passes as env). A pull request from a fork gets a \
+read-only token: measure in the pull_request workflow, upload the Markdown and the number as an \
+artifact, and comment from a workflow_run workflow (docs/book/04-ci-and-server.md).",
+    after_help = "Examples:\n  \
+tardy comment comment.md                       # in a pull_request job\n  \
+tardy comment comment.md --pr 42 --repo owner/name   # in a workflow_run job, from the artifact"
+)]
+pub struct CommentArgs {
+    /// The Markdown to post.
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// The pull request's number (default: from $GITHUB_EVENT_PATH).
+    #[arg(long, value_name = "N")]
+    pr: Option<u64>,
+    /// owner/name (default: $GITHUB_REPOSITORY).
+    #[arg(long, value_name = "OWNER/NAME", env = "GITHUB_REPOSITORY")]
+    repo: Option<String>,
+    /// The REST API's address (default: $GITHUB_API_URL, else https://api.github.com).
+    #[arg(long, value_name = "URL", env = "GITHUB_API_URL")]
+    api: Option<String>,
+    /// A token that may write comments.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        env = "GITHUB_TOKEN",
+        hide_env_values = true
+    )]
+    token: Option<String>,
+    /// The hidden line that marks the comment (one per kind of report).
+    #[arg(long, value_name = "TEXT", default_value = tardy::render::ci::MARKER)]
+    marker: String,
+}
+
+pub fn main(args: CommentArgs) -> i32 {
+    match run(args) {
+        Ok(line) => {
+            eprintln!("tardy: {line}");
+            0
+        }
+        Err(e) => fail(e),
+    }
+}
+
+fn run(args: CommentArgs) -> Result<String, String> {
+    let body = std::fs::read_to_string(&args.file)
+        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
+    if body.len() > 65_000 {
+        return Err(format!(
+            "{}: {} bytes; GitHub takes comments of at most 65,536 characters",
+            args.file.display(),
+            body.len()
+        ));
+    }
+    let pr = match args.pr {
+        Some(n) => n,
+        None => std::env::var_os("GITHUB_EVENT_PATH")
+            .and_then(|p| std::fs::read_to_string(p).ok())
+            .and_then(|e| comment::pr_from_event(&e))
+            .ok_or("no pull request: give --pr N (outside a pull_request job there is no event to read it from)")?,
+    };
+    let repo = args
+        .repo
+        .filter(|r| r.contains('/'))
+        .ok_or("no repository: give --repo OWNER/NAME (or set $GITHUB_REPOSITORY)")?;
+    let token = args.token.filter(|t| !t.is_empty()).ok_or(
+        "no token: set $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})",
+    )?;
+    let target = Target {
+        api: args
+            .api
+            .filter(|a| !a.is_empty())
+            .unwrap_or_else(|| "https://api.github.com".into()),
+        repo,
+        pr,
+        token,
+        marker: args.marker,
+    };
+    Ok(match comment::upsert(&target, &body)? {
+        Done::Created(id) => format!("created comment {id} on {}#{pr}", target.repo),
+        Done::Updated(id) => format!("updated comment {id} on {}#{pr}", target.repo),
+    })
+}
