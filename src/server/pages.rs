@@ -143,23 +143,27 @@ fn pipeline(
             .clone()
             .unwrap_or_else(|| crate::render::history::date(p.time()))
     };
-    // Builds in time order, newest RECENT.
-    let mut builds: Vec<(i64, String)> = Vec::new();
+    // Builds in time order, newest RECENT. Commits that share a time (a
+    // rebase gives every commit the same one) keep the order they were
+    // uploaded in, which is the branch's order: the points' ids (by hash
+    // they would shuffle).
+    let mut builds: Vec<(i64, i64, String)> = Vec::new();
     for (_, points) in suites {
         for p in points.iter().rev().take(RECENT) {
             let k = key(p);
-            if !builds.iter().any(|(_, b)| *b == k) {
-                builds.push((p.time(), k));
+            match builds.iter_mut().find(|(_, _, b)| *b == k) {
+                Some(b) => b.1 = b.1.min(p.id),
+                None => builds.push((p.time(), p.id, k)),
             }
         }
     }
-    builds.sort();
+    builds.sort_by_key(|b| (b.0, b.1));
     let builds: Vec<String> = builds
         .into_iter()
         .rev()
         .take(RECENT)
         .rev()
-        .map(|b| b.1)
+        .map(|b| b.2)
         .collect();
     let rows = suites
         .iter()
@@ -655,6 +659,19 @@ mod tests {
             })
             .collect();
         (info, points)
+    }
+
+    #[test]
+    fn builds_that_share_a_time_keep_their_upload_order() {
+        // A rebase: five commits with one commit time, uploaded in the
+        // branch's order, whose hashes sort the other way.
+        let (info, mut points) = suite(&[1.0, 1.0, 1.0, 1.0, 1.0]);
+        for (i, p) in points.iter_mut().enumerate() {
+            p.commit = Some(["f0", "d1", "b2", "a3", "03"][i].to_string());
+            p.commit_time = Some(1_700_000_000);
+        }
+        let p = pipeline(&[(info, points)]);
+        assert_eq!(p.builds, ["f0", "d1", "b2", "a3", "03"]);
     }
 
     #[test]
