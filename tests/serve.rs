@@ -43,8 +43,13 @@ fn thirty_builds(url: &str, write: &str) -> i64 {
         };
         let a = post(
             &format!(
-                "{url}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&commit_time={}",
-                1_700_000_000 + b * 3600
+                "{url}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&commit_time={}&commit_subject={}",
+                1_700_000_000 + b * 3600,
+                if b == 18 {
+                    "parser%3A+retry+every+read"
+                } else {
+                    "routine+change"
+                }
             ),
             &[
                 ("Authorization", &auth),
@@ -137,7 +142,15 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
     for (path, needles) in [
         (
             "/",
-            vec!["Open alerts", "Pipeline", "unit", "Recent uploads", "<svg"],
+            // The alert row says what the commit did, not only its hash.
+            vec![
+                "Open alerts",
+                "Pipeline",
+                "unit",
+                "Recent uploads",
+                "<svg",
+                "parser: retry every read",
+            ],
         ),
         (
             "/series?name=unit",
@@ -149,7 +162,13 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
         ),
         (
             &format!("/alert/{id}"),
-            vec!["Bisect this", "pkg.A :: t7", "c17", "Acknowledge"],
+            vec![
+                "Bisect this",
+                "pkg.A :: t7",
+                "c17",
+                "Acknowledge",
+                "parser: retry every read",
+            ],
         ),
         ("/machines", vec!["Machines"]),
         ("/static/tardy.css", vec!["prefers-color-scheme"]),

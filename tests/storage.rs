@@ -262,6 +262,8 @@ fn machines_are_listed_with_when_they_were_seen() {
         ];
         pts[0].fingerprint = Some(std::sync::Arc::new(fp.clone()));
         pts[1].fingerprint = Some(std::sync::Arc::new(fp));
+        // An old commit measured much later: the machine was seen then.
+        pts[1].provenance.run_time = 500;
         pts[2].fingerprint = Some(std::sync::Arc::new(newer));
         db.save(&[Batch {
             spec: SeriesSpec::new("m", "wall", "s"),
@@ -270,7 +272,7 @@ fn machines_are_listed_with_when_they_were_seen() {
         .unwrap();
         let m = db.machines().unwrap();
         assert_eq!(m.len(), 2);
-        assert_eq!((m[0].first_seen, m[0].last_seen, m[0].points), (10, 20, 2));
+        assert_eq!((m[0].first_seen, m[0].last_seen, m[0].points), (15, 500, 2));
         assert_eq!(
             m[1].fingerprint.as_ref().unwrap().cpu_model.as_deref(),
             Some("New CPU")

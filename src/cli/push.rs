@@ -91,6 +91,10 @@ pub fn meta_here(
     series: Option<&str>,
 ) -> Result<UploadMeta, String> {
     let p = super::history::provenance_now(commit, branch)?;
+    let subject = p.commit.as_deref().and_then(|c| {
+        let here = std::env::current_dir().ok()?;
+        tardy::history::import::commit_subject(&here, c)
+    });
     Ok(UploadMeta {
         commit: p.commit,
         branch: p.branch,
@@ -98,6 +102,7 @@ pub fn meta_here(
         series: series.map(str::to_string),
         fingerprint: None,
         direction: None,
+        subject,
     })
 }
 

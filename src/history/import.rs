@@ -59,6 +59,11 @@ pub fn git_provenance(dir: &Path, rev: Option<&str>) -> Option<Provenance> {
     })
 }
 
+/// The subject line of `commit` in the repository at `dir`.
+pub fn commit_subject(dir: &Path, commit: &str) -> Option<String> {
+    git(dir, &["show", "-s", "--format=%s", commit]).filter(|s| !s.is_empty())
+}
+
 pub use crate::store::history::now_s;
 
 /// A time as users and Otava's CSV write it: RFC 3339, `YYYY-MM-DD

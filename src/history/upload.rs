@@ -50,6 +50,8 @@ pub struct UploadMeta {
     /// The machine: a full fingerprint, or at least a name.
     pub fingerprint: Option<Fingerprint>,
     pub direction: Option<Direction>,
+    /// The commit's subject line, shown beside its hash on the pages.
+    pub subject: Option<String>,
 }
 
 impl UploadMeta {

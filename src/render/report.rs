@@ -130,7 +130,7 @@ pub fn html(page: &Page) -> String {
                 }
                 @if !alerts.is_empty() {
                     h2 { "Open alerts" }
-                    (PreEscaped(alerts_table(alerts, None)))
+                    (PreEscaped(alerts_table(alerts, None, &Default::default())))
                 }
                 @if !series.is_empty() { h2 { "Series" } }
                 @for s in series { (PreEscaped(series_section(s, true))) }
@@ -456,7 +456,13 @@ pub(crate) fn series_section(s: &SeriesView, titled: bool) -> String {
 
 /// A table of alerts; with `link`, each alert's number links to
 /// `{link}{id}`.
-pub(crate) fn alerts_table(alerts: &[Alert], link: Option<&str>) -> String {
+/// A known commit subject shows under the range: the first commit after the
+/// change, the one that did it when the range is one commit.
+pub(crate) fn alerts_table(
+    alerts: &[Alert],
+    link: Option<&str>,
+    subjects: &std::collections::BTreeMap<String, String>,
+) -> String {
     html! {
         section {
             table {
@@ -474,7 +480,12 @@ pub(crate) fn alerts_table(alerts: &[Alert], link: Option<&str>) -> String {
                         }
                         td class=[(!a.environment.is_empty()).then_some("env")] { (a.kind()) }
                         td { (a.state.as_str()) }
-                        td { code { (short(a.from_commit.as_deref())) ".." (short(a.to_commit.as_deref())) } }
+                        td {
+                            code { (short(a.from_commit.as_deref())) ".." (short(a.to_commit.as_deref())) }
+                            @if let Some(s) = a.to_commit.as_ref().and_then(|c| subjects.get(c)) {
+                                br; span.muted.subject { (s) }
+                            }
+                        }
                         td { (date(a.to_time)) }
                         td.num { (a.members.len()) }
                         td {

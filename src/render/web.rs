@@ -93,6 +93,8 @@ pub struct Overview<'a> {
     /// Each series with its recent values.
     pub series: &'a [(SeriesInfo, Vec<f64>)],
     pub alerts: &'a [Alert],
+    /// Commit subjects by hash, as uploads told them.
+    pub subjects: &'a std::collections::BTreeMap<String, String>,
     pub uploads: &'a [UploadInfo],
     pub pipeline: &'a Pipeline,
 }
@@ -124,7 +126,7 @@ pub fn overview(v: &Overview) -> String {
         @if v.alerts.is_empty() {
             section.muted { "No open alerts." }
         } @else {
-            (PreEscaped(alerts_table(v.alerts, Some("/alert/"))))
+            (PreEscaped(alerts_table(v.alerts, Some("/alert/"), v.subjects)))
         }
         @if !v.pipeline.rows.is_empty() {
             h2 { "Pipeline" }
@@ -288,6 +290,8 @@ pub struct AlertContext {
     pub charts: Vec<crate::history::view::SeriesView>,
     /// Per suite: the shape of the change over its tests.
     pub shapes: Vec<(String, Vec<crate::diagnose::shape::Shape>)>,
+    /// Subjects of the alert's commits, by hash.
+    pub subjects: std::collections::BTreeMap<String, String>,
 }
 
 /// The alert page: every affected series by commit range, the state with
@@ -327,6 +331,11 @@ pub fn alert_page(
             " · commits " code { (alert.from_commit.as_deref().unwrap_or("?")) ".." (alert.to_commit.as_deref().unwrap_or("?")) }
             " · " (date(alert.from_time)) " to " (date(alert.to_time))
             @if let Some(b) = &alert.branch { " · branch " (b) }
+        }
+        @for c in [&alert.from_commit, &alert.to_commit].into_iter().flatten() {
+            @if let Some(s) = context.subjects.get(c) {
+                p.subject { code { (short(Some(c))) } " " (s) }
+            }
         }
         @if !alert.environment.is_empty() {
             section.env {

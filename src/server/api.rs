@@ -231,6 +231,7 @@ fn upload_meta(
             "commit",
             "branch",
             "commit_time",
+            "commit_subject",
             "series",
             "suite",
             "machine",
@@ -251,6 +252,16 @@ fn upload_meta(
                 "commit_time '{t}' is not a date (RFC 3339) or Unix seconds"
             ))
         })?);
+    }
+    if let Some(s) = q.get("commit_subject") {
+        // A subject is free text: controls become spaces and it is cut to 200
+        // characters, never refused (a long subject is no reason to lose an upload).
+        let s: String = s
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .take(200)
+            .collect();
+        meta.subject = Some(s.trim().to_string()).filter(|s| !s.is_empty());
     }
     if q.contains_key("series") && q.contains_key("suite") {
         return Err(ApiError::bad_request(
@@ -374,6 +385,7 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     }
     let _turn = turn;
     let run_id = run_id.unwrap_or_else(|| upload::content_run_id(kind, &meta, &bytes));
+    let subject = meta.commit.clone().zip(meta.subject.clone());
     let budget = st.opts.read_budget;
     let limits = st.opts.limits;
     let started = std::time::Instant::now();
@@ -421,6 +433,9 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                     crate::ingest::budget::start(budget.saturating_sub(started.elapsed()));
                 store.save_upload(&rec, &batches)?
             };
+            if let Some((commit, subject)) = &subject {
+                store.note_commit(commit, subject)?;
+            }
             let mut detection = None;
             if let Some(opts) = detect_after
                 && matches!(outcome, UploadOutcome::Stored(_))

@@ -61,6 +61,9 @@ fn query(meta: &UploadMeta) -> String {
     if let Some(t) = meta.commit_time {
         q.append_pair("commit_time", &t.to_string());
     }
+    if let (Some(_), Some(s)) = (&meta.commit, &meta.subject) {
+        q.append_pair("commit_subject", s);
+    }
     if let Some(s) = &meta.series {
         q.append_pair("series", s);
     }

@@ -115,12 +115,18 @@ pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Re
                 series.push((info, recent));
             }
             let alerts = s.alerts(&[AlertState::Open])?;
+            let commits: Vec<&str> = alerts
+                .iter()
+                .filter_map(|a| a.to_commit.as_deref())
+                .collect();
+            let subjects = s.commit_subjects(&commits)?;
             let uploads = s.uploads(15)?;
             let pipeline = pipeline(&suites);
             Ok(web::overview(&Overview {
                 project,
                 series: &series,
                 alerts: &alerts,
+                subjects: &subjects,
                 uploads: &uploads,
                 pipeline: &pipeline,
             }))
@@ -342,6 +348,12 @@ fn alert_context(
     }
     let list = s.list()?;
     let mut context = web::AlertContext::default();
+    let commits: Vec<&str> = [&alert.from_commit, &alert.to_commit]
+        .into_iter()
+        .flatten()
+        .map(String::as_str)
+        .collect();
+    context.subjects = s.commit_subjects(&commits)?;
     for name in names.into_iter().take(3) {
         let Some(info) = list.iter().find(|i| i.name == name).cloned() else {
             continue;

@@ -148,4 +148,12 @@ pub trait History {
         text: &str,
     ) -> Result<i64, DbError>;
     fn annotations(&self) -> Result<Vec<Annotation>, DbError>;
+    /// Remember a commit's subject line (uploads carry it), so pages can
+    /// show what a commit did, not only its hash.
+    fn note_commit(&mut self, hash: &str, subject: &str) -> Result<(), DbError>;
+    /// The subjects known for these commits (full hashes or prefixes as stored).
+    fn commit_subjects(
+        &self,
+        hashes: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, String>, DbError>;
 }

@@ -7,7 +7,7 @@
 //! [`LATEST`] was written by a newer tardy and is refused, never altered.
 
 /// The newest schema version this tardy knows.
-pub const LATEST: i64 = 3;
+pub const LATEST: i64 = 4;
 
 /// Where the SQL runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,6 +164,17 @@ CREATE INDEX test_results_by_point ON test_results (point_id);
 ALTER TABLE alerts ADD COLUMN boundary TEXT;
 ALTER TABLE alert_members ADD COLUMN boundary TEXT;
 ALTER TABLE series ADD COLUMN options TEXT
+",
+    ),
+    (
+        4,
+        "
+CREATE TABLE commits (
+    project_id BIGINT NOT NULL REFERENCES projects(id),
+    hash TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    PRIMARY KEY (project_id, hash)
+)
 ",
     ),
 ];

@@ -751,10 +751,12 @@ impl<C: Conn> History for SqlStore<C> {
     fn machines(&self) -> Result<Vec<MachineInfo>, DbError> {
         self.conn
             .query(
-                "SELECT f.id, f.body, MIN(p.t), MAX(p.t), COUNT(*), COUNT(DISTINCT p.series_id)
+                // Seen when it ran (the upload's run time), not at its commits'
+                // times: an old commit measured today is a machine seen today.
+                "SELECT f.id, f.body, MIN(p.run_time), MAX(p.run_time), COUNT(*), COUNT(DISTINCT p.series_id)
                  FROM fingerprints f JOIN points p ON p.fingerprint_id = f.id
                  JOIN series s ON s.id = p.series_id
-                 WHERE s.project_id = ?1 GROUP BY f.id, f.body ORDER BY MIN(p.t), f.id",
+                 WHERE s.project_id = ?1 GROUP BY f.id, f.body ORDER BY MIN(p.run_time), f.id",
                 sql_args!(self.project_id),
             )?
             .iter()
@@ -1105,5 +1107,34 @@ impl<C: Conn> History for SqlStore<C> {
                 })
             })
             .collect()
+    }
+
+    fn note_commit(&mut self, hash: &str, subject: &str) -> Result<(), DbError> {
+        self.conn.execute(
+            "INSERT INTO commits (project_id, hash, subject) VALUES (?1, ?2, ?3)
+             ON CONFLICT (project_id, hash) DO UPDATE SET subject = excluded.subject",
+            sql_args!(self.project_id, hash, subject),
+        )?;
+        Ok(())
+    }
+
+    fn commit_subjects(
+        &self,
+        hashes: &[&str],
+    ) -> Result<std::collections::BTreeMap<String, String>, DbError> {
+        let mut out = std::collections::BTreeMap::new();
+        for h in hashes {
+            if out.contains_key(*h) {
+                continue;
+            }
+            let rows = self.conn.query(
+                "SELECT subject FROM commits WHERE project_id = ?1 AND hash = ?2",
+                sql_args!(self.project_id, *h),
+            )?;
+            if let Some(r) = rows.first() {
+                out.insert(h.to_string(), r.text(0)?);
+            }
+        }
+        Ok(out)
     }
 }
