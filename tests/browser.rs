@@ -164,6 +164,31 @@ impl DevTools {
         }
     }
 
+    /// Load `url` in a viewport `width` pixels wide and evaluate `expression`
+    /// (which returns a string) there.
+    fn eval_at(&mut self, url: &str, width: u32, expression: &str) -> String {
+        self.call(
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": width < 600}),
+        );
+        self.call("Page.navigate", serde_json::json!({ "url": url }));
+        for _ in 0..100 {
+            let r = self.call(
+                "Runtime.evaluate",
+                serde_json::json!({"expression": "document.readyState", "returnByValue": true}),
+            );
+            if r["result"]["value"] == "complete" {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        let r = self.call(
+            "Runtime.evaluate",
+            serde_json::json!({"expression": expression, "returnByValue": true}),
+        );
+        r["result"]["value"].as_str().unwrap_or("").to_string()
+    }
+
     /// Load `url` in a viewport `width` pixels wide; return what overflows: the page's
     /// own horizontal scroll width beyond the viewport, and the elements that reach
     /// past the right edge without a scrolling box around them.
@@ -300,9 +325,14 @@ fn every_page_renders_in_chromium() {
         let machine = if b < 20 { "runner-a" } else { "runner-b" };
         let a = post(
             &format!(
-                "{}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&machine={machine}&commit_time={}",
+                "{}/api/v1/tests?suite=unit&commit=c{b:02}&branch=main&machine={machine}&commit_time={}&commit_subject={}",
                 s.url,
-                1_700_000_000 + b * 3600
+                1_700_000_000 + b * 3600,
+                if b == 18 {
+                    "parser%3A+retry+every+read"
+                } else {
+                    "routine"
+                }
             ),
             &[
                 ("Authorization", &auth),
@@ -401,6 +431,46 @@ fn every_page_renders_in_chromium() {
             );
         }
     }
+    // On a phone the open alert says, on screen and without scrolling sideways,
+    // what regressed, by how much and since which commit (with its subject);
+    // on a wide screen the table does.
+    let visible = r#"(() => {
+        const seen = (sel) => [...document.querySelectorAll(sel)].filter((e) => {
+            const r = e.getBoundingClientRect();
+            return r.width > 0 && r.height > 0 && r.left >= 0 && r.right <= document.documentElement.clientWidth + 1;
+        }).map((e) => e.innerText);
+        return JSON.stringify({lines: seen('ul.alert-lines li'), table: seen('div.alerts-table table'),
+            builds: seen('table.pipeline th code')});
+    })()"#;
+    let narrow: serde_json::Value =
+        serde_json::from_str(&devtools.eval_at(&format!("{}/", s.url), 420, visible)).unwrap();
+    let line = narrow["lines"][0].as_str().unwrap_or_default();
+    for want in ["pkg.A :: t7", "+", "since c18", "parser: retry every read"] {
+        assert!(
+            line.contains(want),
+            "at 420 px the alert line lacks {want:?}: {narrow}"
+        );
+    }
+    assert!(narrow["table"].as_array().unwrap().is_empty(), "{narrow}");
+    // The newest build is on screen without scrolling, in commit order.
+    let builds: Vec<&str> = narrow["builds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|b| b.as_str())
+        .collect();
+    assert_eq!(builds.last(), Some(&"c29"), "{narrow}");
+    assert!(builds.windows(2).all(|w| w[0] < w[1]), "{builds:?}");
+    let wide: serde_json::Value =
+        serde_json::from_str(&devtools.eval_at(&format!("{}/", s.url), 1400, visible)).unwrap();
+    assert!(wide["lines"].as_array().unwrap().is_empty(), "{wide}");
+    assert!(
+        wide["table"][0]
+            .as_str()
+            .unwrap_or_default()
+            .contains("parser: retry every read"),
+        "{wide}"
+    );
     // The alert page has one token box for all its buttons, and q-values as numbers.
     let (dom, _) = load(&browser, &format!("{}{alert_path}", s.url), &shots, "alert");
     assert_eq!(dom.matches("name=\"token\"").count(), 1, "{dom}");

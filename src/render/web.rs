@@ -27,6 +27,11 @@ main section { overflow-x: auto; } svg.chart { max-width: 100%; height: auto; }
 form.inline { display: inline-flex; gap: 0.5em; align-items: center; margin-right: 1em; }
 input, button { font: inherit; padding: 0.2em 0.5em; }
 .state-open { color: var(--change); } .state-acknowledged, .state-dismissed { color: var(--muted); }
+ul.alert-lines { display: none; list-style: none; padding: 0; margin: 0.5em 0; }
+ul.alert-lines li { margin: 0.4em 0; overflow-wrap: anywhere; }
+@media (max-width: 640px) { ul.alert-lines { display: block; } div.alerts-table { display: none; } }
+div.pipeline-scroll { overflow-x: auto; direction: rtl; } div.pipeline-scroll table { direction: ltr; }
+table.pipeline tr > :first-child { position: sticky; left: 0; background: var(--card); }
 "#;
 
 /// A whole page around `body`.
@@ -126,28 +131,53 @@ pub fn overview(v: &Overview) -> String {
         @if v.alerts.is_empty() {
             section.muted { "No open alerts." }
         } @else {
-            (PreEscaped(alerts_table(v.alerts, Some("/alert/"), v.subjects)))
+            // On a phone, one line per alert that wraps: what regressed, by how
+            // much, since which commit; the table (which scrolls) on a wide screen.
+            ul.alert-lines {
+                @for a in v.alerts {
+                    li {
+                        a href={ "/alert/" (a.id) } { "#" (a.id) } " " (a.kind()) ": "
+                        @if let Some(m) = a.members.first() {
+                            @match &m.test {
+                                Some(t) => { (m.series) " :: " (t) },
+                                None => (m.series),
+                            }
+                            " " (PreEscaped(signed(m.change)))
+                            @if a.members.len() > 1 { " (and " (a.members.len() - 1) " more)" }
+                        }
+                        " since " code { (short(a.to_commit.as_deref())) }
+                        @if let Some(s) = a.to_commit.as_ref().and_then(|c| v.subjects.get(c)) {
+                            " " span.muted { (s) }
+                        }
+                    }
+                }
+            }
+            div.alerts-table { (PreEscaped(alerts_table(v.alerts, Some("/alert/"), v.subjects))) }
         }
         @if !v.pipeline.rows.is_empty() {
             h2 { "Pipeline" }
             section.wide {
                 p.muted { "Each build's suite time against the suite's baseline before its latest change point: green within 3%, amber within 10%, red beyond." }
-                table.pipeline {
-                    tr {
-                        th { "suite" }
-                        @for b in &v.pipeline.builds { th { code { (b) } } }
-                    }
-                    @for r in &v.pipeline.rows {
+                // Scrolled to its right end from the start (a right-to-left box
+                // around a left-to-right table): the newest builds show first.
+                div.pipeline-scroll {
+                    table.pipeline {
                         tr {
-                            td { (series_link(&r.suite)) }
-                            @for c in &r.cells {
-                                @match c {
-                                    None => td.cell.none { "·" },
-                                    Some((value, ratio)) => {
-                                        @let class = if *ratio > 1.10 { "bad" } else if *ratio > 1.03 { "warn" } else { "ok" };
-                                        td class={ "cell " (class) }
-                                            title=(format!("{:+.1}% vs the baseline before the latest change", (ratio - 1.0) * 100.0)) {
-                                            (value_fmt(&r.unit)(*value))
+                            th { "suite" }
+                            @for b in &v.pipeline.builds { th { code { (b) } } }
+                        }
+                        @for r in &v.pipeline.rows {
+                            tr {
+                                td { (series_link(&r.suite)) }
+                                @for c in &r.cells {
+                                    @match c {
+                                        None => td.cell.none { "·" },
+                                        Some((value, ratio)) => {
+                                            @let class = if *ratio > 1.10 { "bad" } else if *ratio > 1.03 { "warn" } else { "ok" };
+                                            td class={ "cell " (class) }
+                                                title=(format!("{:+.1}% vs the baseline before the latest change", (ratio - 1.0) * 100.0)) {
+                                                (value_fmt(&r.unit)(*value))
+                                            }
                                         }
                                     }
                                 }
