@@ -315,7 +315,21 @@ fn interrupted_bisections_resume_without_repeating_runs() {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(700));
+    // Interrupt once a run is saved (on a loaded machine the worktrees alone
+    // can take seconds): the state is written after every run.
+    let state = d.path().join(".tardy/bisect/state.json");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    while std::time::Instant::now() < deadline {
+        let runs = std::fs::read(&state)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Value>(&b).ok())
+            .and_then(|v| v["total_runs"].as_u64())
+            .unwrap_or(0);
+        if runs > 0 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
     // SAFETY: signalling our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let status = child.wait().unwrap();
