@@ -386,7 +386,13 @@ fn every_page_renders_in_chromium() {
         (
             "series",
             "/series?name=unit",
-            vec!["class=\"chart\"", "mark change", "<circle", "Runs"],
+            vec![
+                "class=\"chart\"",
+                "mark change",
+                "mark alert",
+                "<circle",
+                "Runs",
+            ],
         ),
         (
             "test",

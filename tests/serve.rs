@@ -154,7 +154,19 @@ fn uploads_and_pages(url: &str, write: &str, read: &str, dir: &Path) {
         ),
         (
             "/series?name=unit",
-            vec!["<svg class=\"chart\"", "mark change", "pkg.A :: t7", "Runs"],
+            // The alert is marked on the suite's chart.
+            vec![
+                "<svg class=\"chart\"",
+                "mark change",
+                "mark alert",
+                "pkg.A :: t7",
+                "Runs",
+            ],
+        ),
+        (
+            // Uploaded with its 20 runs: each point has its spread drawn.
+            "/series?name=sleep%200.01",
+            vec!["<svg class=\"chart\"", "class=\"spread\""],
         ),
         (
             "/test?series=unit&name=pkg.A%20%3A%3A%20t7",

@@ -15,6 +15,12 @@ pub struct SeriesView {
     pub segments: Vec<Segment>,
     /// (point index, what changed in the machine there).
     pub environment: Vec<(usize, Vec<String>)>,
+    /// Each point's spread when samples were uploaded with it: the
+    /// interquartile range of 4 or more samples, the range of 2 or 3.
+    pub spread: Vec<Option<(f64, f64)>>,
+    /// (point index of the first point after the change, alert id, what it says)
+    /// for every alert on this series (or this test), whatever its state.
+    pub alerts: Vec<(usize, i64, String)>,
 }
 
 fn build(
@@ -27,12 +33,66 @@ fn build(
     let cps = detect::Method::default().detect(&values);
     let segments = detect::segments(store, &points, &cps)?;
     let environment = detect::environment_boundaries(store, &points)?;
+    // Samples belong to the series' own points: a suite's per-test view has none.
+    let spread = if test.is_none() {
+        let samples = store.series_samples(info.id)?;
+        points
+            .iter()
+            .map(|p| samples.get(&p.id).and_then(|s| spread_of(s)))
+            .collect()
+    } else {
+        vec![None; points.len()]
+    };
+    let mut alerts = Vec::new();
+    for a in store.alerts(&[
+        crate::store::history::AlertState::Open,
+        crate::store::history::AlertState::Acknowledged,
+        crate::store::history::AlertState::Dismissed,
+    ])? {
+        for m in &a.members {
+            if m.series_id != info.id || m.test != test {
+                continue;
+            }
+            if let Some(i) = points.iter().position(|p| p.id == m.point_id) {
+                alerts.push((
+                    i,
+                    a.id,
+                    format!(
+                        "alert #{} ({}, {}): {:+.1}%",
+                        a.id,
+                        a.kind(),
+                        a.state.as_str(),
+                        m.change * 100.0
+                    ),
+                ));
+            }
+        }
+    }
     Ok(SeriesView {
         info,
         test,
         points,
         segments,
         environment,
+        spread,
+        alerts,
+    })
+}
+
+/// The whisker of one point's samples: quartiles of 4 or more, else the range.
+fn spread_of(samples: &[f64]) -> Option<(f64, f64)> {
+    let mut s: Vec<f64> = samples.iter().copied().filter(|v| v.is_finite()).collect();
+    if s.len() < 2 {
+        return None;
+    }
+    s.sort_by(f64::total_cmp);
+    Some(if s.len() >= 4 {
+        (
+            crate::stats::summary::quantile_sorted(&s, 0.25),
+            crate::stats::summary::quantile_sorted(&s, 0.75),
+        )
+    } else {
+        (s[0], s[s.len() - 1])
     })
 }
 

@@ -63,6 +63,8 @@ svg .segment { stroke: var(--seg); stroke-width: 2; }
 svg .mark { stroke-width: 1.5; stroke-dasharray: 4 3; }
 svg .mark.change { stroke: var(--change); }
 svg .mark.env { stroke: var(--env); stroke-dasharray: 1 3; stroke-width: 2.5; }
+svg .mark.alert { stroke: var(--change); stroke-dasharray: none; stroke-width: 5; opacity: 0.25; }
+svg .spread { stroke: var(--line); stroke-width: 1.5; opacity: 0.45; }
 @media print { body { margin: 0; } section { background: none; border: 1px solid #ccc; } }
 "#;
 
@@ -374,6 +376,15 @@ fn series_chart(s: &SeriesView) -> String {
                 date(p.time()),
                 fmt(p.value)
             ),
+            spread: None,
+        })
+        .collect();
+    let points: Vec<ChartPoint> = points
+        .into_iter()
+        .zip(s.spread.iter().chain(std::iter::repeat(&None)))
+        .map(|(mut p, sp)| {
+            p.spread = *sp;
+            p
         })
         .collect();
     let segments: Vec<ChartSegment> = s
@@ -406,6 +417,13 @@ fn series_chart(s: &SeriesView) -> String {
             index: *i,
             label: format!("machine changed: {}", what.join("; ")),
             kind: "env",
+        });
+    }
+    for (i, _, label) in &s.alerts {
+        marks.push(ChartMark {
+            index: *i,
+            label: label.clone(),
+            kind: "alert",
         });
     }
     time_chart(&points, &segments, &marks, &fmt)

@@ -28,6 +28,8 @@ pub struct ChartPoint {
     pub tick: String,
     /// Tooltip text (commit, date, value).
     pub label: String,
+    /// A whisker from low to high (the samples' interquartile range).
+    pub spread: Option<(f64, f64)>,
 }
 
 /// A horizontal segment mean from point `start` to `end` (exclusive).
@@ -42,7 +44,7 @@ pub struct ChartSegment {
 pub struct ChartMark {
     pub index: usize,
     pub label: String,
-    /// "change" (a change point) or "env" (the machine changed).
+    /// "change" (a change point), "env" (the machine changed) or "alert".
     pub kind: &'static str,
 }
 
@@ -61,7 +63,10 @@ pub fn time_chart(
     );
     let finite: Vec<f64> = points
         .iter()
-        .map(|p| p.value)
+        .flat_map(|p| {
+            let (a, b) = p.spread.unwrap_or((p.value, p.value));
+            [p.value, a, b]
+        })
         .filter(|v| v.is_finite())
         .collect();
     if finite.is_empty() {
@@ -146,6 +151,22 @@ pub fn time_chart(
         line.trim_end()
     );
     let r = if n > 400 { 1.2 } else { 2.2 };
+    for (i, p) in points.iter().enumerate() {
+        if let Some((a, b)) = p
+            .spread
+            .filter(|(a, b)| a.is_finite() && b.is_finite() && b > a)
+        {
+            let xx = x(i as f64);
+            let _ = write!(
+                out,
+                "<line class=\"spread\" x1=\"{xx:.1}\" x2=\"{xx:.1}\" y1=\"{:.1}\" y2=\"{:.1}\"><title>{} .. {}</title></line>",
+                y(a),
+                y(b),
+                esc(&fmt(a)),
+                esc(&fmt(b))
+            );
+        }
+    }
     for (i, p) in points.iter().enumerate() {
         if p.value.is_finite() {
             let _ = write!(
@@ -357,6 +378,7 @@ mod tests {
                 value: if i < 5 { 1.0 } else { 2.0 },
                 tick: format!("c{i}"),
                 label: format!("p{i} <x>"),
+                spread: (i == 2).then_some((0.9, 1.2)),
             })
             .collect();
         let svg = time_chart(

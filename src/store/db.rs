@@ -110,6 +110,12 @@ pub trait History {
     /// Points of a series, oldest first (commit time, else run time).
     fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError>;
     fn samples(&self, point_id: i64) -> Result<Vec<f64>, DbError>;
+    /// Every point's raw samples in one series, by point id (points
+    /// stored without samples are absent).
+    fn series_samples(
+        &self,
+        series_id: i64,
+    ) -> Result<std::collections::BTreeMap<i64, Vec<f64>>, DbError>;
     fn tests(&self, series_id: i64) -> Result<Vec<TestId>, DbError>;
     /// Every test of a suite as a series of its own, one at a time (memory
     /// for one test's points), oldest point first.

@@ -798,6 +798,25 @@ impl<C: Conn> History for SqlStore<C> {
             .collect()
     }
 
+    fn series_samples(
+        &self,
+        series_id: i64,
+    ) -> Result<std::collections::BTreeMap<i64, Vec<f64>>, DbError> {
+        let mut out: std::collections::BTreeMap<i64, Vec<f64>> = Default::default();
+        for r in self
+            .conn
+            .query(
+                "SELECT s.point_id, s.value FROM samples s JOIN points p ON p.id = s.point_id
+                 WHERE p.series_id = ?1 ORDER BY s.point_id, s.seq",
+                sql_args!(series_id),
+            )?
+            .iter()
+        {
+            out.entry(r.i64(0)?).or_default().push(r.f64(1)?);
+        }
+        Ok(out)
+    }
+
     fn samples(&self, point_id: i64) -> Result<Vec<f64>, DbError> {
         self.conn
             .query(
