@@ -172,3 +172,78 @@ fn bad_setups_are_one_clear_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not inside a git repository"));
 }
+
+#[test]
+fn the_test_reports_of_both_sides_are_compared_test_by_test() {
+    // The measured command is a test run that writes a JUnit report; on the
+    // branch one test became slower.
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    let suite = |t2: &str| {
+        format!(
+            "mkdir -p out\nsleep 0.01\ncat > out/junit.xml <<'XML'\n<testsuite name=\"s\" tests=\"2\"><testcase classname=\"s\" name=\"t1\" time=\"0.010\"/><testcase classname=\"s\" name=\"t2\" time=\"{t2}\"/></testsuite>\nXML\n"
+        )
+    };
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "Tester"]);
+    std::fs::write(dir.join("suite.sh"), suite("0.010")).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the suite"]);
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("suite.sh"), suite("0.250")).unwrap();
+    git(dir, &["commit", "-qam", "t2 waits"]);
+    let out = tardy(dir)
+        .args([
+            "ci",
+            "--runs",
+            "3",
+            "--tests",
+            "out/junit.xml",
+            "--json",
+            "--",
+            "sh",
+            "suite.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &j["tests"];
+    assert!(t.is_object(), "{j}");
+    let text = t.to_string();
+    assert!(text.contains("t2"), "{t}");
+    assert!(
+        (t["total_after_s"].as_f64().unwrap() - 0.26).abs() < 1e-9,
+        "{t}"
+    );
+    assert!(
+        (t["total_before_s"].as_f64().unwrap() - 0.02).abs() < 1e-9,
+        "{t}"
+    );
+    // A path with no report says so, and the verdict on the runs stands.
+    let out = tardy(dir)
+        .args([
+            "ci",
+            "--runs",
+            "3",
+            "--tests",
+            "nowhere.xml",
+            "--",
+            "sh",
+            "suite.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("Tests: not compared: the base's test reports (nowhere.xml)"),
+        "{text}"
+    );
+}

@@ -85,6 +85,10 @@ pub struct Options {
     pub timeout: Option<Duration>,
     pub seed: u64,
     pub env: Vec<(String, String)>,
+    /// Test reports the command writes, relative to each worktree (files,
+    /// directories or globs): the last run's reports of both sides are
+    /// compared test by test, as `tardy tests diff` does.
+    pub tests: Option<String>,
 }
 
 /// One side: the revision as asked, its commit, and its worktree.
@@ -329,6 +333,12 @@ pub struct Judgement {
     /// Head is proven slower than base by more than the gate: the whole
     /// interval of the ratio lies above 1 + gate.
     pub regression: bool,
+    /// With `--tests`: the last run's test reports, head against base.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<crate::analyze::suite::Diff>,
+    /// Why the test reports could not be compared.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests_error: Option<String>,
 }
 
 /// Judge the measured session against the gate.
@@ -353,7 +363,19 @@ pub fn judge(p: &Prepared, command: &str, results: &Results, gate: Option<f64>) 
         error,
         fail_if_slower: gate,
         regression,
+        tests: None,
+        tests_error: None,
     }
+}
+
+/// The test reports at `rel` in both worktrees, compared test by test.
+fn tests_diff(p: &Prepared, rel: &str) -> Result<crate::analyze::suite::Diff, String> {
+    let read = |side: &Side| {
+        crate::ingest::reports::read_run(&[side.dir.join(rel)], false)
+            .map_err(|e| format!("the {}'s test reports ({rel}): {e}", side.role))
+    };
+    let (b, h) = (read(&p.base)?, read(&p.head)?);
+    Ok(crate::analyze::suite::diff(&[b], &[h]))
 }
 
 /// Remove both worktrees (their builds with them); the state directory stays.
@@ -389,7 +411,13 @@ pub fn run(
     ));
     let (mut results, error) = crate::measure::session::run(&cfg, observer)?;
     crate::analyze::run::finalize(&mut results);
-    let judgement = judge(&prepared, &o.command, &results, gate);
+    let mut judgement = judge(&prepared, &o.command, &results, gate);
+    if let Some(rel) = &o.tests {
+        match tests_diff(&prepared, rel) {
+            Ok(d) => judgement.tests = Some(d),
+            Err(e) => judgement.tests_error = Some(e),
+        }
+    }
     Ok(Outcome {
         prepared,
         results,

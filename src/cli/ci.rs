@@ -58,6 +58,10 @@ pub struct CiArgs {
     /// Print the verdict as JSON (schema tardy.ci) instead of the report.
     #[arg(long)]
     json: bool,
+    /// Test reports the command writes, relative to each worktree (a file, a
+    /// directory or a glob): the last run's reports of head and base compared test by test.
+    #[arg(long, value_name = "PATH")]
+    tests: Option<String>,
     /// Keep the worktrees (and their builds) in .tardy/ci for the next run.
     #[arg(long)]
     keep_worktrees: bool,
@@ -171,6 +175,7 @@ fn run(args: CiArgs) -> Result<i32, String> {
         timeout: seconds("timeout", args.timeout)?,
         seed: args.seed.unwrap_or_else(fresh_seed),
         env,
+        tests: args.tests.clone(),
     };
     for p in [&args.markdown, &args.export_json].into_iter().flatten() {
         store::check_writable(p).map_err(|e| e.to_string())?;

@@ -63,6 +63,15 @@ pub fn text(j: &Judgement, style: Style) -> String {
     if let Some(g) = gate(j) {
         out += &format!("Gate: {g}\n");
     }
+    if let Some(d) = &j.tests {
+        out += &format!(
+            "\nTests (the last run's reports, head against base):\n{}",
+            super::suite::diff_text(d, style, 5)
+        );
+    }
+    if let Some(e) = &j.tests_error {
+        out += &format!("Tests: not compared: {e}\n");
+    }
     out
 }
 
@@ -107,6 +116,15 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
     }
     if let Some(g) = gate(j) {
         out += &format!("**Gate:** {g}\n\n");
+    }
+    if let Some(d) = &j.tests {
+        out += &format!(
+            "<details><summary>Tests: the last run's reports, head against base</summary>\n\n{}\n</details>\n\n",
+            super::suite::diff_markdown(d, 10)
+        );
+    }
+    if let Some(e) = &j.tests_error {
+        out += &format!("Tests: not compared: {}\n\n", escape(e));
     }
     out += &format!(
         "<sub>`{}` measured in the base's and the head's worktree, interleaved in shuffled rounds in one job \
