@@ -247,3 +247,59 @@ fn the_test_reports_of_both_sides_are_compared_test_by_test() {
         "{text}"
     );
 }
+
+#[test]
+fn a_proven_regression_is_explained_on_request() {
+    // The branch starts 40 processes where main slept as long: the regression
+    // is real, and what changed in the run is process creation.
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "Tester"]);
+    std::fs::write(dir.join("bench.sh"), "sleep 0.01\n").unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the benchmark"]);
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(
+        dir.join("bench.sh"),
+        "sleep 0.01\ni=0; while [ $i -lt 40 ]; do /bin/true; i=$((i+1)); done\n",
+    )
+    .unwrap();
+    git(dir, &["commit", "-qam", "a process per item"]);
+    let md = dir.join("comment.md");
+    let out = tardy(dir)
+        .args([
+            "ci",
+            "--runs",
+            "6",
+            "--explain",
+            "--explain-runs",
+            "2",
+            "--json",
+        ])
+        .args(["--markdown", md.to_str().unwrap(), "--", "sh", "bench.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["estimate"]["verdict"], "slower", "{j}");
+    let top = j["explain"]["causes"][0]["kind"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        top == "more-processes" || top == "process-creation",
+        "{top}: {:#}",
+        j["explain"]["causes"]
+    );
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        md.contains("<summary>Where the time went (tardy explain)</summary>"),
+        "{md}"
+    );
+}

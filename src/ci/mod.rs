@@ -425,3 +425,60 @@ pub fn run(
         error,
     })
 }
+
+/// Head against base, recorded with `tardy explain`'s recorder in their
+/// worktrees, interleaved: where the time went, and why head is slower.
+pub struct Explained {
+    pub base: crate::diagnose::explain::Trace,
+    pub head: crate::diagnose::explain::Trace,
+    pub comparison: crate::diagnose::explain::Comparison,
+}
+
+/// Record `runs` runs of each side (after one untraced warm-up each) and
+/// compare them. Ctrl-C keeps the runs completed.
+pub fn explain(o: &Options, p: &Prepared, runs: u64) -> Result<Explained, String> {
+    use crate::diagnose::explain::session::{self, Spec};
+    let spec = |side: &Side| -> Result<Spec, String> {
+        let exec = match command::parse(&o.command, false).map_err(|e| e.to_string())? {
+            CommandLine::Direct(argv) => Exec::Direct { argv },
+            CommandLine::Shell(script) => Exec::Shell {
+                shell: "sh".into(),
+                script,
+            },
+        };
+        Ok(Spec {
+            // The same name on both sides: which is which is the side's.
+            display: o.command.clone(),
+            exec,
+            options: crate::record::RecordOptions {
+                env: o.env.clone(),
+                cwd: Some(side.dir.clone()),
+                timeout: o.timeout,
+                straggler_wait: Duration::from_secs(10),
+                show_output: false,
+                trace: true,
+                profile_hz: crate::profile::DEFAULT_HZ,
+            },
+        })
+    };
+    let specs = [spec(&p.base)?, spec(&p.head)?];
+    let opts = session::Options {
+        runs: runs.max(1),
+        ignore_failure: false,
+        overhead_check: false,
+        delayacct: true,
+        recorder: crate::record::Choice::Auto,
+        warmup: 1,
+    };
+    let outcome = session::record_set(&specs, &opts, &mut |_| {}).map_err(|e| e.to_string())?;
+    let mut traces = outcome.traces.into_iter();
+    let (Some(base), Some(head)) = (traces.next(), traces.next()) else {
+        return Err("the recorder returned no traces".into());
+    };
+    let comparison = crate::diagnose::explain::compare(&base, &head);
+    Ok(Explained {
+        base,
+        head,
+        comparison,
+    })
+}

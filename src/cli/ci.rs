@@ -62,6 +62,13 @@ pub struct CiArgs {
     /// directory or a glob): the last run's reports of head and base compared test by test.
     #[arg(long, value_name = "PATH")]
     tests: Option<String>,
+    /// When head is proven slower: record both sides with `tardy explain`'s
+    /// recorder, interleaved, and say where the time went (in the log and the comment).
+    #[arg(long)]
+    explain: bool,
+    /// Traced runs of each side for --explain.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    explain_runs: u64,
     /// Keep the worktrees (and their builds) in .tardy/ci for the next run.
     #[arg(long)]
     keep_worktrees: bool,
@@ -211,7 +218,35 @@ fn run(args: CiArgs) -> Result<i32, String> {
         store::write_atomic(p, render::json::results(&results).as_bytes())
             .map_err(|e| e.to_string())?;
     }
-    let md = render::ci::markdown(&judgement, &results);
+    // Why head is slower, while both worktrees are still there.
+    let slower = judgement
+        .estimate
+        .as_ref()
+        .is_some_and(|e| e.verdict == tardy::stats::Verdict::Slower);
+    let explained = if args.explain && slower && error.is_none() {
+        if !args.quiet {
+            eprintln!(
+                "tardy: explaining: {} traced runs of each side, interleaved",
+                args.explain_runs
+            );
+        }
+        Some(ci::explain(&o, &prepared, args.explain_runs))
+    } else {
+        None
+    };
+    let explain_text = match &explained {
+        Some(Ok(x)) => Some(format!(
+            "Where the time went (tardy explain, {} traced runs each, interleaved; A = base, B = head):\n{}",
+            x.base.runs.len().min(x.head.runs.len()),
+            render::explain::comparison(&x.base, &x.head, &x.comparison, Style { color: false }, 5)
+        )),
+        Some(Err(e)) => Some(format!("Where the time went: not explained: {e}\n")),
+        None => None,
+    };
+    let mut md = render::ci::markdown(&judgement, &results);
+    if let Some(t) = &explain_text {
+        md.push_str(&render::ci::explained_markdown(t));
+    }
     if let Some(p) = &args.markdown {
         store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;
     }
@@ -219,9 +254,19 @@ fn run(args: CiArgs) -> Result<i32, String> {
         github(&judgement, &md)?;
     }
     if args.json {
+        let mut v = serde_json::to_value(&judgement).map_err(|e| e.to_string())?;
+        if let (Some(obj), Some(x)) = (v.as_object_mut(), &explained) {
+            obj.insert(
+                "explain".into(),
+                match x {
+                    Ok(x) => render::explain::comparison_json(&x.base, &x.head, &x.comparison),
+                    Err(e) => serde_json::json!({ "error": e }),
+                },
+            );
+        }
         println!(
             "{}",
-            serde_json::to_string_pretty(&judgement).map_err(|e| e.to_string())?
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
         );
     } else {
         let style = Style {
@@ -232,6 +277,9 @@ fn run(args: CiArgs) -> Result<i32, String> {
             render::terminal::report_with(&results, style, &Default::default())
         );
         print!("{}", render::ci::text(&judgement, style));
+        if let Some(t) = &explain_text {
+            print!("\n{t}");
+        }
     }
     if args.keep_worktrees {
         eprintln!(

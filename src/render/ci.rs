@@ -140,3 +140,11 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
 fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
+
+/// `tardy explain`'s table for the comment, folded.
+pub fn explained_markdown(text: &str) -> String {
+    format!(
+        "<details><summary>Where the time went (tardy explain)</summary>\n\n```text\n{}```\n</details>\n",
+        text.replace("```", "'''")
+    )
+}
