@@ -164,9 +164,8 @@ impl DevTools {
         }
     }
 
-    /// Load `url` in a viewport `width` pixels wide and evaluate `expression`
-    /// (which returns a string) there.
-    fn eval_at(&mut self, url: &str, width: u32, expression: &str) -> String {
+    /// Load `url` in a viewport `width` pixels wide and wait until it is loaded.
+    fn navigate(&mut self, url: &str, width: u32) {
         self.call(
             "Emulation.setDeviceMetricsOverride",
             serde_json::json!({"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": width < 600}),
@@ -182,6 +181,12 @@ impl DevTools {
             }
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
+    }
+
+    /// Load `url` in a viewport `width` pixels wide and evaluate `expression`
+    /// (which returns a string) there.
+    fn eval_at(&mut self, url: &str, width: u32, expression: &str) -> String {
+        self.navigate(url, width);
         let r = self.call(
             "Runtime.evaluate",
             serde_json::json!({"expression": expression, "returnByValue": true}),
@@ -193,21 +198,7 @@ impl DevTools {
     /// own horizontal scroll width beyond the viewport, and the elements that reach
     /// past the right edge without a scrolling box around them.
     fn overflow(&mut self, url: &str, width: u32) -> (i64, Vec<String>) {
-        self.call(
-            "Emulation.setDeviceMetricsOverride",
-            serde_json::json!({"width": width, "height": 1000, "deviceScaleFactor": 1, "mobile": width < 600}),
-        );
-        self.call("Page.navigate", serde_json::json!({ "url": url }));
-        for _ in 0..100 {
-            let r = self.call(
-                "Runtime.evaluate",
-                serde_json::json!({"expression": "document.readyState", "returnByValue": true}),
-            );
-            if r["result"]["value"] == "complete" {
-                break;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
+        self.navigate(url, width);
         let script = r#"(() => {
             const w = document.documentElement.clientWidth;
             const scrolls = (e) => { for (let p = e.parentElement; p; p = p.parentElement) {
