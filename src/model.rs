@@ -111,6 +111,63 @@ pub struct OptionsRecord {
     pub env: Vec<String>,
     pub cwd: Option<String>,
     pub input: Option<String>,
+    /// What each run was measured by, the first deciding when to stop:
+    /// `wall`, `instructions`, `cycles`, `estimated-cycles` (absent: wall).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub metrics: Vec<String>,
+    /// How the counts were taken, when any were.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counter: Option<CounterRecord>,
+}
+
+/// The counter behind a session's counts.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CounterRecord {
+    /// `pmu` (perf_event_open, in the timed runs) or `cachegrind` (valgrind,
+    /// in runs of their own beside the timed ones).
+    pub backend: String,
+    /// The events read: `instructions:u`, `cycles:u` on a PMU; cachegrind's
+    /// `Ir`, `I1mr`, ... (with its fixed simulated cache) otherwise.
+    pub events: Vec<String>,
+    /// The simulated cache (cachegrind with estimated cycles): I1, D1 and LL
+    /// as size,associativity,line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache: Option<String>,
+}
+
+/// The counts of one run's whole process tree.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Counts {
+    /// `pmu` or `cachegrind`.
+    pub backend: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cycles: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub estimated_cycles: Option<u64>,
+    /// Every raw event the backend gave (cachegrind's, summed over processes).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub events: BTreeMap<String, u64>,
+    /// How many processes were counted (cachegrind writes one file each).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub processes: Option<u64>,
+}
+
+/// A count metric of one benchmark over its counted runs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CountSummary {
+    /// `instructions`, `cycles` or `estimated-cycles`.
+    pub metric: String,
+    pub n: u64,
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / median: how far the counts moved between runs.
+    pub relative_range: f64,
+    /// Every run gave the same count.
+    pub identical: bool,
 }
 
 /// How a command was executed.
@@ -136,6 +193,9 @@ pub struct Benchmark {
     pub runs: Vec<Run>,
     /// Statistics of `net_wall_ns` over the counted runs, in seconds.
     pub summary: Option<Summary>,
+    /// The count metrics over the counted runs, in `options.metrics` order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub counts: Vec<CountSummary>,
     pub resources: Option<ResourceSummary>,
     pub warnings: Vec<Warning>,
 }
@@ -170,6 +230,11 @@ pub struct Run {
     /// `--keep-stragglers`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stragglers: Vec<crate::measure::stragglers::Straggler>,
+    /// The run's counts (instructions, cycles), when `--metric` asked for them.
+    /// With cachegrind they come from a run of their own right after this
+    /// one (its wall time is not this run's).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counts: Option<Counts>,
 }
 
 impl Run {
@@ -301,4 +366,12 @@ pub struct Comparison {
     /// `None` with `error` set when the two could not be compared.
     pub estimate: Option<Estimate>,
     pub error: Option<String>,
+    /// The metric compared: absent for wall time, else `instructions`,
+    /// `cycles` or `estimated-cycles`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// Every run of both sides gave the same count: the difference is exact
+    /// (no test, `p_value` is null).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
 }

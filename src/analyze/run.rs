@@ -3,8 +3,10 @@
 //! measures, prints or writes files.
 
 use crate::diagnose::runs as diag;
+use crate::measure::counters::Metric;
 use crate::model::{
-    Benchmark, Comparison, Exec, ResourceSummary, Results, Run, RunCounts, ShellCorrection,
+    Benchmark, Comparison, CountSummary, Exec, ResourceSummary, Results, Run, RunCounts,
+    ShellCorrection,
 };
 use crate::stats::{self, Estimate, compare, summary::quantile_sorted};
 
@@ -53,6 +55,8 @@ pub fn finalize(results: &mut Results) {
                 candidate: c,
                 estimate,
                 error,
+                metric: None,
+                exact: false,
             }
         })
         .collect();
@@ -64,6 +68,81 @@ pub fn finalize(results: &mut Results) {
         .collect();
     if family.len() > 1 {
         compare::adjust(&mut family, compare::Correction::Holm);
+    }
+    count_metrics(results, &opts);
+}
+
+/// The count metrics of the session (`--metric instructions`, ...), in order.
+fn count_metrics_of(results: &Results) -> Vec<Metric> {
+    results
+        .options
+        .metrics
+        .iter()
+        .filter_map(|m| Metric::parse(m).ok())
+        .filter(|m| m.is_count())
+        .collect()
+}
+
+/// Each benchmark's counts summarised, and each candidate compared with the
+/// reference by every count: exactly when every run of both gave one count,
+/// with the usual tests (and their spread) when counts vary a little.
+fn count_metrics(results: &mut Results, opts: &compare::Options) {
+    let include = results.options.include_failures_in_stats;
+    let metrics = count_metrics_of(results);
+    let mut values: Vec<Vec<Vec<f64>>> = Vec::new();
+    for b in &mut results.benchmarks {
+        let mut per_metric = Vec::new();
+        b.counts.clear();
+        for &m in &metrics {
+            let v: Vec<f64> = b
+                .runs
+                .iter()
+                .filter(|r| r.counted(include))
+                .filter_map(|r| r.counts.as_ref().and_then(|c| m.of(c)))
+                .map(|c| c as f64)
+                .collect();
+            if let Some(s) = stats::counts::summarize(&v) {
+                b.counts.push(CountSummary {
+                    metric: m.name().to_string(),
+                    n: s.n,
+                    median: s.median,
+                    mean: s.mean,
+                    min: s.min,
+                    max: s.max,
+                    relative_range: s.relative_range,
+                    identical: s.identical,
+                });
+            }
+            per_metric.push(v);
+        }
+        values.push(per_metric);
+    }
+    for (k, &m) in metrics.iter().enumerate() {
+        let mut family: Vec<Comparison> = Vec::new();
+        for c in 1..values.len() {
+            let (a, b) = (&values[0][k], &values[c][k]);
+            let (estimate, error, exact) = match stats::counts::compare(a, b, opts) {
+                Ok((e, exact)) => (Some(e), None, exact),
+                Err(e) => (None, Some(e.to_string()), false),
+            };
+            family.push(Comparison {
+                reference: 0,
+                candidate: c,
+                estimate,
+                error,
+                metric: Some(m.name().to_string()),
+                exact,
+            });
+        }
+        let mut tested: Vec<&mut Estimate> = family
+            .iter_mut()
+            .filter(|c| !c.exact)
+            .filter_map(|c| c.estimate.as_mut())
+            .collect();
+        if tested.len() > 1 {
+            compare::adjust(&mut tested, compare::Correction::Holm);
+        }
+        results.comparisons.extend(family);
     }
 }
 

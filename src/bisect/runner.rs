@@ -124,6 +124,7 @@ fn run_once(
         input: None,
         timeout: cfg.timeout_s.map(Duration::from_secs_f64),
         keep_stragglers: false,
+        pmu: None,
     };
     let capture = matches!(cfg.metric, Metric::Regex { .. });
     let out_file = if capture {

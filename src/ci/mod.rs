@@ -291,6 +291,8 @@ pub fn session(o: &Options, p: &Prepared) -> Result<SessionConfig, CiError> {
         env: o.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
         cwd: None,
         input: None,
+        metrics: Vec::new(),
+        counter: None,
     };
     Ok(SessionConfig {
         benchmarks,
@@ -300,6 +302,7 @@ pub fn session(o: &Options, p: &Prepared) -> Result<SessionConfig, CiError> {
             input: None,
             timeout: o.timeout,
             keep_stragglers: false,
+            pmu: None,
         },
         runs: o.runs,
         min_runs: o.min_runs.max(1),
@@ -313,6 +316,8 @@ pub fn session(o: &Options, p: &Prepared) -> Result<SessionConfig, CiError> {
         interleaved: true,
         accept: Accept::OnlyZero,
         record,
+        counter: None,
+        primary: crate::measure::counters::Metric::Wall,
     })
 }
 

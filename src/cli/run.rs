@@ -9,11 +9,12 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tardy::analyze;
 use tardy::measure::command::{self, CommandLine};
+use tardy::measure::counters::{self, BackendChoice, Counter, Metric};
 use tardy::measure::plan::{self, Parameter};
 use tardy::measure::session::{self, Accept, BenchmarkSpec, Observer, Progress, SessionConfig};
 use tardy::measure::spawn::{ExecOptions, OutputMode};
 use tardy::measure::{MeasureError, interrupt};
-use tardy::model::{Exec, OptionsRecord, Results, SessionStatus};
+use tardy::model::{CounterRecord, Exec, OptionsRecord, Results, SessionStatus};
 use tardy::render::{self, terminal::Style};
 use tardy::stats::rng::fresh_seed;
 use tardy::store;
@@ -47,15 +48,9 @@ pub struct RunArgs {
     /// Exact number of measured runs per command (no adaptive stopping).
     #[arg(short = 'r', long, value_name = "N", help_heading = "Run count")]
     runs: Option<u64>,
-    /// Fewest measured runs per command.
-    #[arg(
-        short = 'm',
-        long,
-        default_value_t = 10,
-        value_name = "N",
-        help_heading = "Run count"
-    )]
-    min_runs: u64,
+    /// Fewest measured runs per command (default 10; 5 when the first --metric is a count).
+    #[arg(short = 'm', long, value_name = "N", help_heading = "Run count")]
+    min_runs: Option<u64>,
     /// Most measured runs per command.
     #[arg(short = 'M', long, value_name = "N", help_heading = "Run count")]
     max_runs: Option<u64>,
@@ -87,6 +82,30 @@ pub struct RunArgs {
         help_heading = "Run count"
     )]
     confidence: String,
+    /// What to measure: wall (default), instructions, cycles, estimated-cycles; several
+    /// may be given (comma-separated or repeated), the first deciding when to stop.
+    /// Counts cover the command's whole process tree and do not move with load: on a
+    /// hardware PMU (perf_event_open) at no cost, else under valgrind's cachegrind
+    /// (20-50x slower runs, taken beside the timed ones; estimated-cycles always use it).
+    #[arg(
+        long,
+        value_name = "METRIC",
+        value_delimiter = ',',
+        help_heading = "Metrics"
+    )]
+    metric: Vec<String>,
+    /// Where counts come from: auto (the PMU when this machine has one, else
+    /// cachegrind), pmu, or cachegrind.
+    #[arg(
+        long,
+        value_name = "BACKEND",
+        default_value = "auto",
+        help_heading = "Metrics"
+    )]
+    counter: String,
+    /// On a PMU, count kernel instructions too (user space only by default).
+    #[arg(long, help_heading = "Metrics")]
+    count_kernel: bool,
     /// Warm-up runs per command before measuring (default: 1, or 0 when a run takes over 1 s).
     #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
     warmup: Option<u64>,
@@ -567,13 +586,22 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
     if args.runs == Some(0) {
         return Err(MeasureError::Option("--runs must be at least 1".into()));
     }
+    let metrics = metrics_arg(&args.metric)?;
+    let primary = metrics[0];
+    let counter = {
+        let choice: BackendChoice = args.counter.parse().map_err(MeasureError::Option)?;
+        counters::choose(&metrics, choice, args.count_kernel)
+            .map_err(|e| MeasureError::Option(e.to_string()))?
+    };
+    let min_runs = args
+        .min_runs
+        .unwrap_or(if primary.is_count() { 5 } else { 10 });
     if let Some(max) = args.max_runs
-        && max < args.min_runs.max(1)
+        && max < min_runs.max(1)
         && args.runs.is_none()
     {
         return Err(MeasureError::Option(format!(
-            "--max-runs {max} is below --min-runs {}",
-            args.min_runs
+            "--max-runs {max} is below --min-runs {min_runs}"
         )));
     }
     let precision = percent_arg("precision", &args.precision)?;
@@ -589,7 +617,7 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
     let interleaved = !args.sequential;
     let record = OptionsRecord {
         runs: args.runs,
-        min_runs: args.min_runs,
+        min_runs,
         max_runs: args.max_runs,
         min_time_s: min_time.as_secs_f64(),
         max_time_s: max_time.map(|d| d.as_secs_f64()),
@@ -604,6 +632,24 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
         env: args.env.clone(),
         cwd: args.cwd.as_ref().map(|p| p.display().to_string()),
         input: args.input.as_ref().map(|p| p.display().to_string()),
+        metrics: if metrics == [Metric::Wall] {
+            Vec::new()
+        } else {
+            metrics.iter().map(|m| m.name().to_string()).collect()
+        },
+        counter: counter.as_ref().map(|c| CounterRecord {
+            backend: c.backend().to_string(),
+            events: c.events(),
+            cache: match c {
+                Counter::Cachegrind(s) if s.cache_sim => Some(format!(
+                    "I1 {}, D1 {}, LL {}",
+                    counters::cachegrind::I1,
+                    counters::cachegrind::D1,
+                    counters::cachegrind::LL
+                )),
+                _ => None,
+            },
+        }),
     };
     Ok(Built {
         config: SessionConfig {
@@ -614,9 +660,10 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                 input: args.input.clone(),
                 timeout,
                 keep_stragglers: args.keep_stragglers,
+                pmu: None,
             },
             runs: args.runs,
-            min_runs: args.min_runs.max(1),
+            min_runs: min_runs.max(1),
             max_runs: args.max_runs,
             min_time,
             max_time,
@@ -627,8 +674,25 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
             interleaved,
             accept,
             record,
+            counter,
+            primary,
         },
     })
+}
+
+/// `--metric` values, in order, without repeats; wall when none.
+pub(super) fn metrics_arg(given: &[String]) -> Result<Vec<Metric>, MeasureError> {
+    let mut out: Vec<Metric> = Vec::new();
+    for g in given.iter().filter(|g| !g.trim().is_empty()) {
+        let m = Metric::parse(g).map_err(|e| MeasureError::Option(format!("--metric: {e}")))?;
+        if !out.contains(&m) {
+            out.push(m);
+        }
+    }
+    if out.is_empty() {
+        out.push(Metric::Wall);
+    }
+    Ok(out)
 }
 
 /// Progress bar and periodic saving of the JSON results.
@@ -668,8 +732,18 @@ impl Observer for CliObserver {
             self.bar.set_length(p.expected);
             self.bar.set_position(p.executions);
             if let (false, Some((now, target))) = (p.warming_up, p.precision) {
+                let counting = if results
+                    .options
+                    .counter
+                    .as_ref()
+                    .is_some_and(|c| c.backend == "cachegrind")
+                {
+                    "cachegrind (20-50x slower) "
+                } else {
+                    ""
+                };
                 self.bar.set_message(format!(
-                    "±{} of ±{}",
+                    "{counting}±{} of ±{}",
                     render::units::percent(now),
                     render::units::percent(target)
                 ));

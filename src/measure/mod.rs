@@ -10,6 +10,7 @@
 
 pub mod calibrate;
 pub mod command;
+pub mod counters;
 pub mod error;
 pub mod interrupt;
 pub mod plan;

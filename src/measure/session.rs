@@ -12,6 +12,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::calibrate;
+use super::counters::{Counter, CountingExecutor, Metric};
 use super::error::MeasureError;
 use super::interrupt;
 use super::spawn::{ExecOptions, Executor, OutputMode, RunOutcome};
@@ -80,6 +81,10 @@ pub struct SessionConfig {
     pub interleaved: bool,
     pub accept: Accept,
     pub record: OptionsRecord,
+    /// How counts are taken, when `--metric` asks for any.
+    pub counter: Option<Counter>,
+    /// The metric whose precision decides when to stop (the first `--metric`).
+    pub primary: Metric,
 }
 
 /// Progress as the session goes.
@@ -109,6 +114,10 @@ impl Observer for Silent {}
 
 struct Slot {
     executor: Executor,
+    /// Cachegrind's runs, beside the timed ones.
+    counting: Option<CountingExecutor>,
+    /// The primary metric's values when it is a count (else `counted` decides).
+    primary: Running,
     hooks: [Option<Executor>; 4],
     output_file: Option<File>,
     stderr_capture: Option<File>,
@@ -214,13 +223,28 @@ pub fn run(
         if let Some(dir) = &spec.cwd {
             exec_opts.cwd = Some(dir.clone());
         }
+        let mut run_opts = exec_opts.clone();
+        if let Some(Counter::Pmu(p)) = &cfg.counter {
+            run_opts.pmu = Some(*p);
+        }
         let executor = Executor::new(
             &spec.command,
             &spec.exec,
             &spec.output,
             output_file.as_ref(),
-            &exec_opts,
+            &run_opts,
         )?;
+        let counting = match &cfg.counter {
+            Some(c @ Counter::Cachegrind(_)) => Some(CountingExecutor::new(
+                c,
+                &spec.command,
+                &spec.exec,
+                &spec.output,
+                output_file.as_ref(),
+                &exec_opts,
+            )?),
+            _ => None,
+        };
         let mut hooks: [Option<Executor>; 4] = [None, None, None, None];
         for (i, hook) in [&spec.setup, &spec.prepare, &spec.conclude, &spec.cleanup]
             .iter()
@@ -243,6 +267,8 @@ pub fn run(
         }
         slots.push(Slot {
             executor,
+            counting,
+            primary: Running::default(),
             hooks,
             output_file,
             // Only when output is discarded: otherwise the user sees stderr anyway.
@@ -310,6 +336,7 @@ pub fn run(
                 shell_correction_ns: slot.correction_ns,
                 runs: Vec::new(),
                 summary: None,
+                counts: Vec::new(),
                 resources: None,
                 warnings: Vec::new(),
             })
@@ -402,7 +429,10 @@ impl Session<'_> {
             round += 1;
         }
 
-        observer.phase("measuring");
+        observer.phase(match &self.cfg.counter {
+            Some(Counter::Cachegrind(_)) => "counting (cachegrind: 20-50x slower runs)",
+            _ => "measuring",
+        });
         let measure_start = Instant::now();
         let max_time = self
             .cfg
@@ -470,10 +500,21 @@ impl Session<'_> {
         self.precise(s)
     }
 
+    /// The running statistics of the metric that decides when to stop.
+    fn deciding<'s>(&self, s: &'s Slot) -> &'s Running {
+        if self.cfg.primary.is_count() {
+            &s.primary
+        } else {
+            &s.counted
+        }
+    }
+
     fn precise(&self, s: &Slot) -> bool {
-        let (n, mean, sd) = (s.counted.n(), s.counted.mean(), s.counted.stddev());
-        let enough =
-            s.measured >= self.cfg.min_runs && s.counted.sum() >= self.cfg.min_time.as_secs_f64();
+        let r = self.deciding(s);
+        let (n, mean, sd) = (r.n(), r.mean(), r.stddev());
+        // Counts do not need time to average over: --min-time is for clocks.
+        let enough = s.measured >= self.cfg.min_runs
+            && (self.cfg.primary.is_count() || s.counted.sum() >= self.cfg.min_time.as_secs_f64());
         if !enough || n < 2 || mean <= 0.0 {
             return false;
         }
@@ -555,10 +596,14 @@ impl Session<'_> {
                 self.slots
                     .iter()
                     .map(|s| {
-                        let (n, mean, sd) = (s.counted.n(), s.counted.mean(), s.counted.stddev());
+                        let r = self.deciding(s);
+                        let (n, mean, sd) = (r.n(), r.mean(), r.stddev());
                         let mut need = self.cfg.min_runs;
                         if n >= 2 && mean > 0.0 {
-                            need = need.max((self.cfg.min_time.as_secs_f64() / mean).ceil() as u64);
+                            if !self.cfg.primary.is_count() {
+                                need = need
+                                    .max((self.cfg.min_time.as_secs_f64() / mean).ceil() as u64);
+                            }
                             let t = self.z;
                             let precise = (t * sd / (self.cfg.precision * mean)).powi(2).ceil();
                             let by_time = if total_mean > 0.0 {
@@ -595,8 +640,9 @@ impl Session<'_> {
         let widest = self
             .slots
             .iter()
-            .filter(|s| s.counted.n() >= 2 && s.counted.mean() > 0.0)
-            .map(|s| self.z * s.counted.stddev() / (s.counted.n() as f64).sqrt() / s.counted.mean())
+            .map(|s| self.deciding(s))
+            .filter(|r| r.n() >= 2 && r.mean() > 0.0)
+            .map(|r| self.z * r.stddev() / (r.n() as f64).sqrt() / r.mean())
             .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))?;
         Some((widest, self.cfg.precision))
     }
@@ -655,6 +701,19 @@ impl Session<'_> {
             WarmupMode::Auto => !o.timed_out && o.wall_ns <= AUTO_WARMUP_LIMIT.as_nanos() as u64,
         };
         let failed = !o.success();
+        let mut counts = match &self.cfg.counter {
+            Some(Counter::Pmu(_)) if !failed => Some(crate::model::Counts {
+                backend: "pmu".into(),
+                instructions: o.instructions,
+                cycles: o.cycles,
+                ..Default::default()
+            }),
+            _ => None,
+        };
+        if slot.counting.is_some() && !is_warmup && !failed {
+            counts = self.count(b)?;
+        }
+        let slot = &mut self.slots[b];
         let run = Run {
             round,
             seq: self.seq,
@@ -672,6 +731,7 @@ impl Session<'_> {
             timed_out: o.timed_out,
             failed,
             stragglers: slot.executor.take_stragglers(),
+            counts,
         };
         self.seq += 1;
         slot.executions += 1;
@@ -679,6 +739,9 @@ impl Session<'_> {
             slot.measured += 1;
             if run.counted(self.cfg.record.include_failures_in_stats) {
                 slot.counted.push(crate::model::ns_to_s(run.net_wall_ns));
+                if let Some(v) = run.counts.as_ref().and_then(|c| self.cfg.primary.of(c)) {
+                    slot.primary.push(v as f64);
+                }
             }
         }
         self.results.benchmarks[b].runs.push(run);
@@ -701,6 +764,35 @@ impl Session<'_> {
             });
         }
         Ok(())
+    }
+}
+
+impl Session<'_> {
+    /// Benchmark `b`'s counted run under cachegrind, between its own
+    /// prepare and conclude hooks; a failure here is the command's failure.
+    fn count(&mut self, b: usize) -> Result<Option<crate::model::Counts>, MeasureError> {
+        self.hook(b, PREPARE)?;
+        let slot = &mut self.slots[b];
+        let Some(counting) = slot.counting.as_mut() else {
+            return Ok(None);
+        };
+        let (o, counts) = counting.run(None, slot.output_file.as_ref())?;
+        let _ = counting.take_stragglers();
+        self.run_wall_ns += o.wall_ns;
+        if o.interrupted {
+            return Ok(None);
+        }
+        self.hook(b, CONCLUDE)?;
+        if !o.success() {
+            return Err(MeasureError::CommandFailed {
+                command: self.results.benchmarks[b].name.clone(),
+                how: format!("{} under cachegrind (valgrind)", o.describe()),
+                run: self.slots[b].executions + 1,
+                stderr: "; it succeeded without valgrind: run it under `valgrind --tool=cachegrind --trace-children=yes` to see why"
+                    .into(),
+            });
+        }
+        Ok(counts)
     }
 }
 

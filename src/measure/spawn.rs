@@ -59,6 +59,8 @@ pub struct ExecOptions {
     pub timeout: Option<Duration>,
     /// Leave processes a run left behind alive (they are killed by default).
     pub keep_stragglers: bool,
+    /// Count on the PMU around every run (through the trampoline).
+    pub pmu: Option<super::counters::pmu::PmuSpec>,
 }
 
 /// What one run did.
@@ -76,6 +78,9 @@ pub struct RunOutcome {
     pub timed_out: bool,
     /// tardy was asked to stop while this run was in flight.
     pub interrupted: bool,
+    /// The PMU's counts of the run's process tree, when counted.
+    pub instructions: Option<u64>,
+    pub cycles: Option<u64>,
 }
 
 impl RunOutcome {
@@ -115,6 +120,8 @@ pub struct Executor {
     stragglers: Vec<Straggler>,
     /// Stragglers left alive and already reported (not counted again).
     kept: std::collections::HashSet<i32>,
+    /// Counting in the kernel too (for the words of a refusal).
+    pmu_kernel: bool,
 }
 
 impl Executor {
@@ -149,14 +156,19 @@ impl Executor {
             .ok()
             .filter(|_| trampoline_enabled());
         let report = me.as_ref().and_then(|_| trampoline_pipe());
+        if opts.pmu.is_some() && report.is_none() {
+            return Err(MeasureError::Option(
+                "counts on the PMU need tardy's trampoline (unset TARDY_NO_TRAMPOLINE)".into(),
+            ));
+        }
         let mut cmd = match (&report, me) {
             (Some((_, w)), Some(me)) => {
                 let mut c = Command::new(me);
-                c.arg(super::trampoline::ARG)
-                    .arg(w.as_raw_fd().to_string())
-                    .arg(&program)
-                    .arg(arg0)
-                    .args(&rest);
+                c.arg(super::trampoline::ARG).arg(w.as_raw_fd().to_string());
+                if let Some(spec) = &opts.pmu {
+                    c.arg(spec.to_arg());
+                }
+                c.arg(&program).arg(arg0).args(&rest);
                 c
             }
             _ => {
@@ -198,6 +210,7 @@ impl Executor {
             keep_stragglers: opts.keep_stragglers,
             stragglers: Vec::new(),
             kept: Default::default(),
+            pmu_kernel: opts.pmu.is_some_and(|p| p.kernel),
         };
         executor.set_output(output_file)?;
         Ok(executor)
@@ -318,9 +331,11 @@ impl Executor {
             voluntary_cs: ru.ru_nvcsw.max(0) as u64,
             involuntary_cs: ru.ru_nivcsw.max(0) as u64,
         };
+        let mut pmu_counts = (None, None);
         if let Some((r, _)) = &self.report {
             match super::trampoline::parse(&drain_nonblocking(r)) {
                 super::trampoline::Report::Ran(rec) => {
+                    pmu_counts = (rec.instructions, rec.cycles);
                     // The command's own figures, not the trampoline's.
                     status = rec.status;
                     outcome_ru = Measured {
@@ -337,6 +352,15 @@ impl Executor {
                         command: self.display.clone(),
                         source: std::io::Error::from_raw_os_error(errno),
                     });
+                }
+                super::trampoline::Report::CountFailed(errno) => {
+                    let e = std::io::Error::from_raw_os_error(errno);
+                    let kernel = self.pmu_kernel;
+                    return Err(MeasureError::Option(format!(
+                        "the PMU's counters could not be opened for '{}': {}",
+                        self.display,
+                        super::counters::pmu::why(&e, kernel)
+                    )));
                 }
                 // Killed before it could say (a timeout): its own status.
                 super::trampoline::Report::Nothing => {}
@@ -361,6 +385,8 @@ impl Executor {
             signal,
             timed_out: timed_out || wait_timed_out,
             interrupted: interrupt::requested(),
+            instructions: pmu_counts.0,
+            cycles: pmu_counts.1,
         })
     }
 }
@@ -377,7 +403,7 @@ struct Measured {
 
 /// Runs go through the trampoline unless `TARDY_NO_TRAMPOLINE` is set (to
 /// compare, or where tardy's own binary cannot be started again).
-fn trampoline_enabled() -> bool {
+pub fn trampoline_enabled() -> bool {
     cfg!(target_os = "linux") && std::env::var_os("TARDY_NO_TRAMPOLINE").is_none()
 }
 

@@ -26,6 +26,10 @@ const MAGIC: u64 = 0x7472_616d_706f_6c69;
 const RESULT: u64 = 1;
 const EXEC_FAILED: u64 = 2;
 const CHILD_START: u64 = 3;
+/// The command's counts: instructions, cycles (`u64::MAX` when not counted).
+const COUNTS: u64 = 4;
+/// The counters could not be opened (errno in the last word): nothing ran.
+const COUNT_FAILED: u64 = 5;
 const WORDS: usize = 10;
 
 /// What the trampoline tells tardy about one run.
@@ -43,6 +47,9 @@ pub struct Record {
     pub max_rss_kib: u64,
     pub voluntary_cs: u64,
     pub involuntary_cs: u64,
+    /// The PMU's counts of the command's process tree, when asked.
+    pub instructions: Option<u64>,
+    pub cycles: Option<u64>,
 }
 
 /// What a read of the pipe found.
@@ -51,6 +58,8 @@ pub enum Report {
     Ran(Record),
     /// The command could not be executed (errno).
     ExecFailed(i32),
+    /// The counters could not be opened (errno); the command did not run.
+    CountFailed(i32),
     /// Nothing (the trampoline was killed, say by a timeout).
     Nothing,
 }
@@ -58,6 +67,8 @@ pub enum Report {
 /// Parse what the trampoline (and, on a failed exec, its child) wrote.
 pub fn parse(bytes: &[u8]) -> Report {
     let mut exec_failed = None;
+    let mut count_failed = None;
+    let mut counts = None;
     let mut ran = None;
     let mut child_start = None;
     let mut end = None;
@@ -72,6 +83,8 @@ pub fn parse(bytes: &[u8]) -> Report {
         match w[1] {
             EXEC_FAILED => exec_failed = Some(w[9] as i32),
             CHILD_START => child_start = Some(w[2]),
+            COUNT_FAILED => count_failed = Some(w[9] as i32),
+            COUNTS => counts = Some((w[2], w[3])),
             RESULT => {
                 end = Some(w[9]);
                 ran = Some(Record {
@@ -82,14 +95,23 @@ pub fn parse(bytes: &[u8]) -> Report {
                     max_rss_kib: w[6],
                     voluntary_cs: w[7],
                     involuntary_cs: w[8],
+                    instructions: None,
+                    cycles: None,
                 })
             }
             _ => {}
         }
     }
+    if let Some(e) = count_failed {
+        return Report::CountFailed(e);
+    }
     match (exec_failed, ran) {
         (Some(e), _) => Report::ExecFailed(e),
         (None, Some(mut r)) => {
+            if let Some((i, c)) = counts {
+                r.instructions = (i != u64::MAX).then_some(i);
+                r.cycles = (c != u64::MAX).then_some(c);
+            }
             if let (Some(s), Some(e)) = (child_start, end)
                 && e > s
             {
@@ -138,6 +160,15 @@ fn trampoline(args: Vec<OsString>) -> i32 {
     else {
         return 125;
     };
+    // `--count=FLAGS` after the descriptor: count on the PMU (counters::pmu).
+    let mut args = args;
+    let count = args
+        .get(1)
+        .and_then(|a| a.to_str())
+        .and_then(crate::measure::counters::pmu::PmuSpec::from_arg);
+    if count.is_some() {
+        args.remove(1);
+    }
     if args.len() < 3 {
         return 125;
     }
@@ -158,6 +189,18 @@ fn trampoline(args: Vec<OsString>) -> i32 {
         libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
         for s in TERMINAL {
             libc::signal(s, libc::SIG_IGN);
+        }
+        let counters = match count.map(crate::measure::counters::pmu::Open::new) {
+            None => None,
+            Some(Ok(c)) => Some(c),
+            Some(Err(errno)) => {
+                let rec = encode([MAGIC, COUNT_FAILED, 0, 0, 0, 0, 0, 0, 0, errno as u64]);
+                libc::write(fd, rec.as_ptr().cast(), rec.len());
+                return 125;
+            }
+        };
+        if let Some(c) = &counters {
+            c.enable();
         }
         let start = now_ns();
         let pid = libc::fork();
@@ -191,6 +234,12 @@ fn trampoline(args: Vec<OsString>) -> i32 {
             }
         }
         let end = now_ns();
+        if let Some(c) = &counters {
+            c.disable();
+            let [i, cy] = c.read();
+            let rec = encode([MAGIC, COUNTS, i, cy, 0, 0, 0, 0, 0, 0]);
+            libc::write(fd, rec.as_ptr().cast(), rec.len());
+        }
         let wall = end.saturating_sub(start);
         let rec = encode([
             MAGIC,
@@ -235,5 +284,15 @@ mod tests {
         both.extend_from_slice(&ran);
         assert_eq!(parse(&both), Report::ExecFailed(2));
         assert_eq!(parse(b"junk"), Report::Nothing);
+        // Counts ride beside the result; a refused counter wins over all.
+        let mut counted = encode([MAGIC, COUNTS, 1000, u64::MAX, 0, 0, 0, 0, 0, 0]).to_vec();
+        counted.extend_from_slice(&ran);
+        let Report::Ran(c) = parse(&counted) else {
+            panic!()
+        };
+        assert_eq!((c.instructions, c.cycles), (Some(1000), None));
+        let mut refused = encode([MAGIC, COUNT_FAILED, 0, 0, 0, 0, 0, 0, 0, 2]).to_vec();
+        refused.extend_from_slice(&ran);
+        assert_eq!(parse(&refused), Report::CountFailed(2));
     }
 }

@@ -4,7 +4,7 @@ pub use super::style::Style;
 use super::table::Layout;
 use super::units::{TimeUnit, kib, p_value, percent, time};
 use super::verdict;
-use crate::model::{Benchmark, Results, SessionStatus, StopReason, Warning};
+use crate::model::{Benchmark, CountSummary, Results, SessionStatus, StopReason, Warning};
 
 /// The whole report.
 pub fn report(r: &Results, style: Style) -> String {
@@ -96,6 +96,9 @@ fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style, layout: &Layout
         s.n,
         percent(s.cv)
     ));
+    for c in &b.counts {
+        out.push_str(&count_line(c, style));
+    }
     if b.shell_correction_ns > 0 {
         out.push_str(&format!(
             "  {}\n",
@@ -108,6 +111,65 @@ fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style, layout: &Layout
     let _ = r;
     out.push_str(&warnings(b, style));
     out
+}
+
+/// "  Instructions:        1,234,567  every run identical (5 runs)".
+fn count_line(c: &CountSummary, style: Style) -> String {
+    let label = format!("{}:", capitalised(&c.metric));
+    let spread = if c.identical {
+        format!("every run identical ({} runs)", c.n)
+    } else {
+        format!(
+            "median; {} … {} ({} range, {} runs)",
+            count(c.min),
+            count(c.max),
+            fine(c.relative_range),
+            c.n
+        )
+    };
+    format!(
+        "  {label:<21}{}  {}\n",
+        style.green(&count(c.median)),
+        style.dim(&spread)
+    )
+}
+
+fn capitalised(s: &str) -> String {
+    let mut c = s.chars();
+    c.next()
+        .map(|f| f.to_uppercase().collect::<String>() + c.as_str())
+        .unwrap_or_default()
+}
+
+/// A count with thousands separators ("1,234,567"); halves of a median as ".5".
+pub fn count(v: f64) -> String {
+    let whole = v.trunc() as u64;
+    let digits = whole.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    if v.fract() != 0.0 {
+        out.push_str(
+            &format!("{:.1}", v.fract())
+                .trim_start_matches('0')
+                .to_string(),
+        );
+    }
+    out
+}
+
+/// A small relative spread: "0.0123%".
+fn fine(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p >= 0.1 {
+        percent(fraction)
+    } else {
+        format!("{p:.4}%")
+    }
 }
 
 fn warnings(b: &Benchmark, style: Style) -> String {
@@ -214,19 +276,39 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
         .unwrap_or(0)
         .min(40);
     let order = layout.order(r);
-    let mut listed: Vec<_> = r.comparisons.iter().collect();
-    listed.sort_by_key(|c| order.iter().position(|&i| i == c.candidate));
-    for c in listed {
-        let name = &r.benchmarks[c.candidate].name;
-        let line = match (&c.estimate, &c.error) {
-            (Some(e), _) => verdict::sentence(e, style),
-            (None, Some(err)) => format!("not compared: {err}"),
-            (None, None) => "not compared".to_string(),
-        };
-        out.push_str(&format!(
-            "  {}  {line}\n",
-            super::units::pad_to(name, width)
-        ));
+    // Wall time first, then each count, in the order --metric gave them.
+    let mut metrics: Vec<Option<&str>> = Vec::new();
+    for c in &r.comparisons {
+        if !metrics.contains(&c.metric.as_deref()) {
+            metrics.push(c.metric.as_deref());
+        }
+    }
+    for (k, metric) in metrics.iter().enumerate() {
+        if let Some(m) = metric {
+            out.push_str(&format!("  {}\n", style.bold(&format!("by {m}:"))));
+        } else if metrics.len() > 1 {
+            out.push_str(&format!("  {}\n", style.bold("by wall time:")));
+        }
+        let mut listed: Vec<_> = r
+            .comparisons
+            .iter()
+            .filter(|c| c.metric.as_deref() == *metric)
+            .collect();
+        listed.sort_by_key(|c| order.iter().position(|&i| i == c.candidate));
+        for c in listed {
+            let name = &r.benchmarks[c.candidate].name;
+            let line = match (&c.estimate, &c.error, metric) {
+                (Some(e), _, None) => verdict::sentence(e, style),
+                (Some(e), _, Some(m)) => verdict::count_sentence(e, m, c.exact, style),
+                (None, Some(err), _) => format!("not compared: {err}"),
+                (None, None, _) => "not compared".to_string(),
+            };
+            out.push_str(&format!(
+                "  {}  {line}\n",
+                super::units::pad_to(name, width)
+            ));
+        }
+        let _ = k;
     }
     out
 }
@@ -240,7 +322,11 @@ fn footer(r: &Results, style: Style) -> String {
     let stop = match &r.stop_reason {
         Some(StopReason::ExactRuns { runs }) => format!("{runs} runs as asked"),
         Some(StopReason::Precision { precision }) => format!(
-            "mean known within ±{} at {:.0}% confidence",
+            "{} known within ±{} at {:.0}% confidence",
+            match r.options.metrics.first() {
+                Some(m) if m != "wall" => m.as_str(),
+                _ => "mean",
+            },
             percent(*precision),
             r.options.confidence * 100.0
         ),
@@ -267,12 +353,27 @@ fn footer(r: &Results, style: Style) -> String {
             time(crate::model::ns_to_s(f))
         ))
     );
+    let counter = r.options.counter.as_ref().map_or(String::new(), |c| {
+        let how = match c.backend.as_str() {
+            "pmu" => "the CPU's counters (perf_event_open) in the timed runs".to_string(),
+            _ => format!(
+                "valgrind's cachegrind in runs of their own{}",
+                c.cache
+                    .as_ref()
+                    .map_or(String::new(), |k| format!(" (simulated cache {k})"))
+            ),
+        };
+        format!(
+            " Counts ({}): {how}, whole process tree; they do not see sleeps, I/O or waits.",
+            c.events.join(" ")
+        )
+    });
     let status = match r.status {
         SessionStatus::Interrupted => style.yellow("Interrupted. "),
         SessionStatus::Failed => style.red("Failed. "),
         _ => String::new(),
     };
     style.dim(&format!(
-        "{status}Stopped: {stop}. Order: {order}. {overhead}.\n"
+        "{status}Stopped: {stop}. Order: {order}. {overhead}.{counter}\n"
     ))
 }

@@ -110,3 +110,64 @@ pub fn sentence(e: &Estimate, style: Style) -> String {
         }
     }
 }
+
+/// A percentage fine enough for counts, which move by thousandths of one.
+fn fine_percent(fraction: f64) -> String {
+    let p = fraction * 100.0;
+    if p.abs() >= 0.1 {
+        percent(fraction)
+    } else {
+        format!("{p:.4}%")
+    }
+}
+
+/// A count's change in words: "0.50% more instructions", "2.10x fewer cycles".
+pub fn count_size(ratio: f64, metric: &str) -> String {
+    if ratio == 1.0 {
+        format!("the same {metric}")
+    } else if ratio >= 2.0 {
+        format!("{ratio:.2}x more {metric}")
+    } else if ratio <= 0.5 {
+        format!("{:.2}x fewer {metric}", 1.0 / ratio)
+    } else if ratio > 1.0 {
+        format!("{} more {metric}", fine_percent(ratio - 1.0))
+    } else {
+        format!("{} fewer {metric}", fine_percent(1.0 - ratio))
+    }
+}
+
+/// One comparison of counts: exact when every run agreed ("0.50% more
+/// instructions, every run identical"), else the usual verdict in counts' words.
+pub fn count_sentence(e: &Estimate, metric: &str, exact: bool, style: Style) -> String {
+    let words = count_size(e.ratio, metric);
+    let colour = |s: &str| match e.verdict {
+        Verdict::Slower => style.red(s),
+        Verdict::Faster => style.green(s),
+        _ => s.to_string(),
+    };
+    if exact {
+        return format!(
+            "{}, every run identical (n={}+{})",
+            colour(&words),
+            e.n_baseline,
+            e.n_candidate
+        );
+    }
+    let detail = format!("({}, {})", interval(e), evidence(e));
+    match e.verdict {
+        Verdict::Slower | Verdict::Faster => format!("{}  {detail}", colour(&words)),
+        Verdict::Same => format!(
+            "{}  {detail}",
+            style.green(&format!(
+                "same {metric} within ±{}",
+                percent(e.target_effect)
+            ))
+        ),
+        Verdict::Inconclusive => format!(
+            "no difference in {metric} proven at {:.0}% (measured {}, {})",
+            e.confidence * 100.0,
+            change(e.ratio),
+            detail.trim_start_matches('(').trim_end_matches(')')
+        ),
+    }
+}

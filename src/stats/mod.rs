@@ -26,6 +26,7 @@ pub mod bootstrap;
 pub mod boundary;
 pub mod changepoint;
 pub mod compare;
+pub mod counts;
 pub mod ministat;
 pub mod multiple;
 pub mod power;

@@ -1,0 +1,161 @@
+//! Counts (instructions, cycles): values that noise barely moves.
+//!
+//! When every run of both sides gave the same count, the difference is not
+//! an estimate: it is exact, and no test is run (a p-value would only say how
+//! few runs there were). When counts vary a little (address-space layout,
+//! hash seeds, a path taken on some runs), the usual tests apply to them as
+//! to any other unit.
+
+use super::compare::{self, CompareError, Estimate, Options, Verdict};
+
+/// The test named for an exact difference.
+pub const EXACT_TEST: &str = "none (every run gave the same count)";
+
+/// A count metric over runs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CountStats {
+    pub n: u64,
+    pub median: f64,
+    pub mean: f64,
+    pub min: f64,
+    pub max: f64,
+    /// (max - min) / median.
+    pub relative_range: f64,
+    pub identical: bool,
+}
+
+pub fn summarize(v: &[f64]) -> Option<CountStats> {
+    if v.is_empty() {
+        return None;
+    }
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    let median = super::summary::quantile_sorted(&s, 0.5);
+    let (min, max) = (s[0], s[s.len() - 1]);
+    Some(CountStats {
+        n: v.len() as u64,
+        median,
+        mean: v.iter().sum::<f64>() / v.len() as f64,
+        min,
+        max,
+        relative_range: if median > 0.0 {
+            (max - min) / median
+        } else {
+            0.0
+        },
+        identical: min == max,
+    })
+}
+
+/// Whether every value is the same.
+pub fn identical(v: &[f64]) -> bool {
+    v.iter().all(|x| *x == v[0])
+}
+
+/// Compare candidate counts with baseline counts: `(estimate, exact)`.
+/// Exact needs one run a side; the tests need two.
+pub fn compare(
+    baseline: &[f64],
+    candidate: &[f64],
+    opts: &Options,
+) -> Result<(Estimate, bool), CompareError> {
+    if baseline.is_empty() || candidate.is_empty() {
+        return Err(CompareError::TooFew {
+            need: 1,
+            baseline: baseline.len(),
+            candidate: candidate.len(),
+        });
+    }
+    if identical(baseline) && identical(candidate) {
+        return exact(baseline, candidate, opts).map(|e| (e, true));
+    }
+    compare::compare(baseline, candidate, opts).map(|e| (e, false))
+}
+
+/// The exact difference of two constant sides.
+pub fn exact(
+    baseline: &[f64],
+    candidate: &[f64],
+    opts: &Options,
+) -> Result<Estimate, CompareError> {
+    let (a, b) = (baseline[0], candidate[0]);
+    if !a.is_finite() || !b.is_finite() {
+        return Err(CompareError::NonFinite);
+    }
+    if a == 0.0 {
+        return Err(CompareError::ZeroBaseline);
+    }
+    let ratio = b / a;
+    let verdict = if b > a {
+        Verdict::Slower
+    } else if b < a {
+        Verdict::Faster
+    } else {
+        Verdict::Same
+    };
+    Ok(Estimate {
+        n_baseline: baseline.len(),
+        n_candidate: candidate.len(),
+        center_baseline: a,
+        center_candidate: b,
+        center_kind: "count".into(),
+        ratio,
+        ci_low: Some(ratio),
+        ci_high: Some(ratio),
+        confidence: opts.confidence,
+        p_value: f64::NAN,
+        p_adjusted: f64::NAN,
+        test: EXACT_TEST.into(),
+        verdict,
+        min_detectable_effect: None,
+        runs_needed: None,
+        runs_for_any_verdict: None,
+        target_effect: opts.target_effect,
+        notes: vec![if baseline.len() + candidate.len() > 2 {
+            format!(
+                "every run identical ({} and {} runs): the difference is exact",
+                baseline.len(),
+                candidate.len()
+            )
+        } else {
+            "one run a side: exact only if the program is deterministic".into()
+        }],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_sides_differ_exactly_and_varying_ones_are_tested() {
+        let o = Options::default();
+        let (e, exact) = compare(&[1000.0; 5], &[1005.0; 5], &o).unwrap();
+        assert!(exact);
+        assert_eq!(e.verdict, Verdict::Slower);
+        assert!((e.ratio - 1.005).abs() < 1e-12);
+        assert!(e.p_value.is_nan());
+        let (same, _) = compare(&[7.0; 3], &[7.0; 3], &o).unwrap();
+        assert_eq!(same.verdict, Verdict::Same);
+        // A little jitter: the rank test decides, and 5 a side separate 0.5%.
+        let a = [1000.0, 1000.2, 999.9, 1000.1, 1000.0];
+        let b = [1005.0, 1005.1, 1004.9, 1005.2, 1005.0];
+        let (t, exact) = compare(&a, &b, &o).unwrap();
+        assert!(!exact);
+        assert_eq!(t.verdict, Verdict::Slower);
+        assert!(t.p_value < 0.05);
+        assert!(compare(&[], &[1.0], &o).is_err());
+        assert!(compare(&[0.0], &[1.0], &o).is_err());
+    }
+
+    #[test]
+    fn a_summary_says_whether_every_run_agreed() {
+        let s = summarize(&[10.0, 10.0, 10.0]).unwrap();
+        assert!(s.identical);
+        assert_eq!(s.relative_range, 0.0);
+        let v = summarize(&[100.0, 101.0, 99.0]).unwrap();
+        assert!(!v.identical);
+        assert!((v.relative_range - 0.02).abs() < 1e-12);
+        assert!(summarize(&[]).is_none());
+    }
+}
