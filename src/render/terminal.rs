@@ -153,11 +153,7 @@ pub fn count(v: f64) -> String {
         out.push(ch);
     }
     if v.fract() != 0.0 {
-        out.push_str(
-            &format!("{:.1}", v.fract())
-                .trim_start_matches('0')
-                .to_string(),
-        );
+        out.push_str(format!("{:.1}", v.fract()).trim_start_matches('0'));
     }
     out
 }

@@ -26,9 +26,9 @@ pub enum Metric {
     Instructions,
     /// CPU cycles (a PMU only: they move with frequency and load, less than time).
     Cycles,
-    /// Cycles estimated from cachegrind's simulated cache: L1 hits + 5 x LL hits
-    /// + 35 x RAM accesses (Itamar Turner-Trauring's weights, as iai and
-    /// iai-callgrind use them).
+    /// Cycles estimated from cachegrind's simulated cache: L1 hits, plus 5 per
+    /// LL hit, plus 35 per RAM access (Itamar Turner-Trauring's weights, as
+    /// iai and iai-callgrind use them).
     EstimatedCycles,
 }
 
