@@ -759,10 +759,15 @@ fn is_exact(e: &Estimate) -> bool {
 
 /// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
 fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
-    if !(a.exact || b.exact) {
+    let varies = |v: &[f64]| v.iter().any(|x| *x != v[0]);
+    // Counts (tardy's --metric instructions) where every run of both sides
+    // agreed: the difference is exact, whatever the number of runs.
+    let identical_counts = crate::measure::counters::Metric::of_unit(&a.unit).is_some()
+        && !varies(&a.values)
+        && !varies(&b.values);
+    if !(a.exact || b.exact || identical_counts) {
         return e;
     }
-    let varies = |v: &[f64]| v.iter().any(|x| *x != v[0]);
     if e.center_baseline != 0.0 {
         e.ratio = e.center_candidate / e.center_baseline;
     }
@@ -785,7 +790,12 @@ fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     e.min_detectable_effect = None;
     e.runs_needed = None;
     e.notes.retain(|n| !n.contains("run on a side"));
-    if varies(&a.values) || varies(&b.values) {
+    if identical_counts {
+        e.notes.push(format!(
+            "every run identical ({} and {} runs): the difference in {} is exact",
+            e.n_baseline, e.n_candidate, a.unit
+        ));
+    } else if varies(&a.values) || varies(&b.values) {
         e.notes.push(format!(
             "{} is declared exact (Unit {} assume=exact) but its values vary",
             a.unit, a.unit

@@ -1102,6 +1102,14 @@ pub fn run_in(
         lab,
         steps_left: 0,
     };
+    // A count that every run agrees on: one run per commit, a plain binary
+    // search (exact.rs); counts that vary fall through to the statistics.
+    if s.st.config.metric.count().is_some()
+        && s.st.config.conditions.is_none()
+        && let Some(report) = s.exact()?
+    {
+        return Ok(report);
+    }
     let e = s.endpoints()?;
     let sensitivity = s.st.config.conditions.is_some();
     let invert = s.st.config.invert;
@@ -1214,6 +1222,213 @@ pub fn run_in(
     report.total_runs = s.st.total_runs;
     report.stragglers = s.st.stragglers;
     Ok(report)
+}
+
+impl Search<'_, '_> {
+    /// Take runs of candidate `i` until it has `n`; `Err(why)` when one fails.
+    fn runs_of(&mut self, i: usize, n: usize) -> Result<Result<Vec<f64>, String>, BisectError> {
+        let key = self.st.candidates[i].key.clone();
+        let dir = match self.prepare(&key)? {
+            Ok(d) => d,
+            Err(why) => return Ok(Err(why)),
+        };
+        let have = self.st.samples_of(&key).len();
+        let items: Vec<(usize, PathBuf)> = (have..n).map(|_| (i, dir.clone())).collect();
+        if let Err((_, why)) = self.take_all(&items)? {
+            return Ok(Err(why));
+        }
+        Ok(Ok(self.values(&key)))
+    }
+
+    /// The exact search on counts (see [`super::exact`]); `None` when the
+    /// endpoints' counts vary too much for it.
+    fn exact(&mut self) -> Result<Option<Report>, BisectError> {
+        use super::exact;
+        let last = self.st.candidates.len() - 1;
+        let metric = self.st.config.metric.count().map_or("counts", |m| m.name());
+        (self.on)(Event::Phase(format!(
+            "endpoints: counting {metric} of good and bad, {} runs each",
+            exact::ENDPOINT_RUNS
+        )));
+        let mut ends = [Vec::new(), Vec::new()];
+        for (w, i) in [(0, 0), (1, last)] {
+            match self.runs_of(i, exact::ENDPOINT_RUNS)? {
+                Ok(v) => ends[w] = v,
+                Err(why) => {
+                    return Err(BisectError::Input(format!(
+                        "the {} end ({}) cannot be counted: {why}",
+                        if i == 0 { "good" } else { "bad" },
+                        self.st.candidates[i].label
+                    )));
+                }
+            }
+        }
+        let Some(e) = exact::endpoints(&ends[0], &ends[1], self.st.config.threshold) else {
+            return Err(BisectError::Input(
+                "the endpoints' counts cannot be compared (zero or non-finite)".into(),
+            ));
+        };
+        if !e.agree {
+            (self.on)(Event::Phase(format!(
+                "{metric} vary by {:.4}% between runs, too much to place a {:+.4}% step with one run per commit: bisecting them with the statistics",
+                e.jitter * 100.0,
+                (e.ratio - 1.0) * 100.0
+            )));
+            return Ok(None);
+        }
+        let endpoints = Endpoints {
+            ratio: e.ratio,
+            ci_low: Some(e.ratio),
+            ci_high: Some(e.ratio),
+            p_value: f64::NAN,
+            reproduced: e.reproduced,
+            runs: [ends[0].len(), ends[1].len()],
+        };
+        self.st.endpoints = Some(endpoints.clone());
+        state::save(&self.dir, self.st)?;
+        let mut report = Report {
+            reproduced: e.reproduced,
+            endpoints: Some(endpoints),
+            culprit: None,
+            parent: None,
+            last_good: None,
+            first_bad: None,
+            culprit_range: None,
+            probabilities: Vec::new(),
+            effect: None,
+            confirmed: false,
+            verdict: Outcome::NotReproduced,
+            confidence: 0.0,
+            steps: Vec::new(),
+            total_runs: self.st.total_runs,
+            stragglers: self.st.stragglers,
+            disturbance: None,
+            boundary: Some(e.boundary),
+            sensitivity: false,
+            invert: self.st.config.invert,
+        };
+        if e.reproduced {
+            loop {
+                let (lo, hi, skipped) = self.range();
+                if hi - lo <= 1 {
+                    break;
+                }
+                let Some(i) = Search::pick(lo, hi, &skipped) else {
+                    break;
+                };
+                let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
+                self.steps_left = (open as f64 + 1.0).log2().ceil() as usize;
+                let c = self.st.candidates[i].clone();
+                (self.on)(Event::Measuring(format!(
+                    "step {} (about {} left): {}",
+                    self.st.steps.len() + 1,
+                    self.steps_left,
+                    c.label
+                )));
+                let step = match self.runs_of(i, 1)? {
+                    Ok(v) => {
+                        let d = exact::classify(v[v.len() - 1], &e);
+                        Step {
+                            candidate: c.key.clone(),
+                            label: c.label.clone(),
+                            runs: v.len(),
+                            call: d.call,
+                            decision: Some(d),
+                            note: None,
+                            refine: false,
+                        }
+                    }
+                    Err(why) => Step {
+                        candidate: c.key.clone(),
+                        label: c.label.clone(),
+                        runs: self.st.samples_of(&c.key).len(),
+                        call: Call::Skip,
+                        decision: None,
+                        note: Some(why),
+                        refine: false,
+                    },
+                };
+                self.st.steps.push(step);
+                state::save(&self.dir, self.st)?;
+                if let Some(s) = self.st.steps.last() {
+                    (self.on)(Event::Step(s));
+                }
+            }
+            let (lo, hi, skipped) = self.range();
+            report.last_good = Some(self.st.candidates[lo].key.clone());
+            report.first_bad = Some(self.st.candidates[hi].key.clone());
+            let open: Vec<usize> = (lo + 1..=hi).filter(|k| !skipped.contains(k)).collect();
+            if open.len() == 1 && hi == lo + 1 {
+                // The check: a second run of the culprit and of its parent agree
+                // with their first.
+                (self.on)(Event::Phase(
+                    "check: a second run of the culprit and of its parent".into(),
+                ));
+                let mut runs = [Vec::new(), Vec::new()];
+                for (w, i) in [(0, lo), (1, hi)] {
+                    match self.runs_of(i, 2)? {
+                        Ok(v) => runs[w] = v,
+                        Err(why) => {
+                            return Err(BisectError::Input(format!(
+                                "the check run of {} failed: {why}",
+                                self.st.candidates[i].label
+                            )));
+                        }
+                    }
+                }
+                let (p, c) = (&runs[0], &runs[1]);
+                let agree = exact::agree(p, &e) && exact::agree(c, &e);
+                let ratio = c[c.len() - 1] / p[p.len() - 1];
+                let confirmed = agree && ratio - 1.0 > exact::SMALLEST_STEP;
+                self.st.sandwich = Some(state::Sandwich {
+                    parent: p.clone(),
+                    culprit: c.clone(),
+                });
+                report.effect = Some(Effect {
+                    ratio,
+                    ci_low: Some(ratio),
+                    ci_high: Some(ratio),
+                    p_value: f64::NAN,
+                    confirmed,
+                });
+                report.confirmed = confirmed;
+                report.verdict = if confirmed {
+                    Outcome::Confirmed
+                } else {
+                    Outcome::Unconfirmed
+                };
+                report.confidence = if confirmed { 1.0 } else { 0.0 };
+                let cand = &self.st.candidates[hi];
+                report.culprit = Some(match &cand.info {
+                    Some(info) => Culprit::Commit(info.clone()),
+                    None => Culprit::Version {
+                        version: cand.key.clone(),
+                    },
+                });
+                report.parent = Some(self.st.candidates[lo].label.clone());
+                report.probabilities = vec![Probability {
+                    key: cand.key.clone(),
+                    label: cand.label.clone(),
+                    probability: report.confidence,
+                }];
+            } else {
+                // Skipped candidates between the last good and the first bad.
+                report.verdict = Outcome::Range;
+                report.culprit_range = Some(
+                    (lo + 1..=hi)
+                        .map(|i| self.st.candidates[i].label.clone())
+                        .collect(),
+                );
+                report.confidence = 1.0;
+            }
+        }
+        self.st.finished = true;
+        state::save(&self.dir, self.st)?;
+        report.steps = self.st.steps.clone();
+        report.total_runs = self.st.total_runs;
+        report.stragglers = self.st.stragglers;
+        Ok(Some(report))
+    }
 }
 
 /// Remove every worktree this bisection made (and the state, keeping the cache).

@@ -12,6 +12,7 @@
 
 pub mod decide;
 pub mod engine;
+pub mod exact;
 pub mod explain;
 pub mod git;
 pub mod posterior;
@@ -54,6 +55,12 @@ pub enum Metric {
     User,
     Sys,
     Rss,
+    /// A count of the whole process tree (`instructions`, `cycles` or
+    /// `estimated-cycles`; see `measure::counters`): when every run agrees,
+    /// one run per commit decides it ([`exact`]).
+    Count {
+        metric: String,
+    },
     /// The first capture group of a regex over the command's stdout.
     Regex {
         pattern: String,
@@ -116,6 +123,18 @@ pub struct Config {
 
 fn one() -> usize {
     1
+}
+
+impl Metric {
+    /// The count this metric is, when it is one.
+    pub fn count(&self) -> Option<crate::measure::counters::Metric> {
+        match self {
+            Metric::Count { metric } => crate::measure::counters::Metric::parse(metric)
+                .ok()
+                .filter(|m| m.is_count()),
+            _ => None,
+        }
+    }
 }
 
 impl Config {

@@ -137,6 +137,9 @@ fn run_once(
     } else {
         OutputMode::Null
     };
+    if let Some(m) = cfg.metric.count() {
+        return count_once(m, command_line, &exec, &opts, left);
+    }
     let mut ex = Executor::new(command_line, &exec, &mode, out_file.as_ref(), &opts)
         .map_err(|e| e.to_string())?;
     let o = ex.run(None, out_file.as_ref());
@@ -155,6 +158,7 @@ fn run_once(
         Metric::User => Ok(secs(o.user_ns)),
         Metric::Sys => Ok(secs(o.sys_ns)),
         Metric::Rss => Ok(o.max_rss_kib as f64),
+        Metric::Count { .. } => Err("a count is taken by count_once".into()),
         Metric::Regex { pattern } => {
             use std::io::{Read, Seek};
             let mut f = out_file.ok_or("no captured output")?;
@@ -185,6 +189,37 @@ fn run_once(
             }
         }
     }
+}
+
+/// One counted run of `exec`: its count of `metric` (the PMU where there is
+/// one, else cachegrind).
+fn count_once(
+    metric: crate::measure::counters::Metric,
+    command_line: &str,
+    exec: &Exec,
+    opts: &ExecOptions,
+    left: &mut Vec<Straggler>,
+) -> Result<f64, String> {
+    use crate::measure::counters::{self, BackendChoice, CountingExecutor};
+    let counter = counters::choose(&[metric], BackendChoice::Auto, false)
+        .map_err(|e| e.to_string())?
+        .ok_or("no counter for this metric")?;
+    let mut ex = CountingExecutor::new(&counter, command_line, exec, &OutputMode::Null, None, opts)
+        .map_err(|e| e.to_string())?;
+    let r = ex.run(None, None);
+    left.extend(ex.take_stragglers());
+    let (o, counts) = r.map_err(|e| e.to_string())?;
+    if o.interrupted {
+        return Err("interrupted".into());
+    }
+    if !o.success() {
+        return Err(format!("`{command_line}` {}", o.describe()));
+    }
+    counts
+        .as_ref()
+        .and_then(|c| metric.of(c))
+        .map(|v| v as f64)
+        .ok_or_else(|| format!("no {} were counted for `{command_line}`", metric.name()))
 }
 
 /// `*` wildcards in the last component of `pattern` (relative to `dir`), e.g.

@@ -65,7 +65,8 @@ pub struct BisectArgs {
     /// Follow only the first parent of merges (a merge gets the blame).
     #[arg(long)]
     first_parent: bool,
-    /// wall (default), cpu, user, sys or rss.
+    /// wall (default), cpu, user, sys, rss, or a count that load cannot move:
+    /// instructions, cycles or estimated-cycles (one run per commit when every run agrees).
     #[arg(long, default_value = "wall")]
     metric: String,
     /// Read the metric from stdout: the first capture group, e.g. 'time: ([0-9.]+)'.
@@ -225,9 +226,22 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         (None, None, "user") => Metric::User,
         (None, None, "sys") => Metric::Sys,
         (None, None, "rss") => Metric::Rss,
+        (None, None, other @ ("instructions" | "cycles" | "estimated-cycles")) => {
+            let m = tardy::measure::counters::Metric::parse(other).map_err(BisectError::Input)?;
+            // Say now, not at the first run, when this machine cannot count it.
+            tardy::measure::counters::choose(
+                &[m],
+                tardy::measure::counters::BackendChoice::Auto,
+                false,
+            )
+            .map_err(|e| BisectError::Input(e.to_string()))?;
+            Metric::Count {
+                metric: m.name().to_string(),
+            }
+        }
         (None, None, other) => {
             return Err(BisectError::Input(format!(
-                "--metric is wall, cpu, user, sys or rss, not '{other}'"
+                "--metric is wall, cpu, user, sys, rss, instructions, cycles or estimated-cycles, not '{other}'"
             )));
         }
     };

@@ -310,6 +310,35 @@ pub fn assess(p: &ProbeResult, machine: &crate::probe::Fingerprint) -> Assessmen
                 assessment(Health::Unavailable, "", "", "no samples".into())
             }
         }
+        "counters" => {
+            let fact = |k: &str| p.facts.get(k);
+            let pmu = fact("pmu").and_then(|v| v.as_bool()).unwrap_or(false);
+            let valgrind = fact("valgrind").and_then(|v| v.as_str());
+            let meaning = match (pmu, valgrind) {
+                (true, _) => format!(
+                    "a hardware PMU: --metric instructions and cycles count the whole process tree at no cost{}",
+                    if fact("pmu_kernel").and_then(|v| v.as_bool()) == Some(true) {
+                        " (kernel counts permitted: --count-kernel)"
+                    } else {
+                        " (user space only here)"
+                    }
+                ),
+                (false, Some(v)) => format!(
+                    "no hardware PMU ({}): --metric instructions and estimated-cycles run under valgrind's cachegrind ({v}), exact but 20-50x slower; cycles cannot be counted",
+                    fact("pmu_why").and_then(|v| v.as_str()).unwrap_or("?")
+                ),
+                (false, None) => format!(
+                    "no hardware PMU ({}) and no valgrind: install the 'valgrind' package for --metric instructions",
+                    fact("pmu_why").and_then(|v| v.as_str()).unwrap_or("?")
+                ),
+            };
+            let health = if pmu || valgrind.is_some() {
+                Health::Info
+            } else {
+                Health::Warn
+            };
+            assessment(health, "", "", meaning)
+        }
         "frequency" => {
             let Some(m) = p.measure("ghz") else {
                 return assessment(Health::Unavailable, "", "", "no samples".into());

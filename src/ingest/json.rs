@@ -251,7 +251,35 @@ fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
             s.command = Some(bisect_command(&b.command, &r.options));
             s
         })
-        .collect();
+        .collect::<Vec<Series>>();
+    // Each count the runs carry (--metric instructions, ...) is a series of
+    // its own, in its own unit, beside the wall time.
+    let mut series = series;
+    let mut counted = Vec::new();
+    for b in &r.benchmarks {
+        for m in crate::measure::counters::Metric::ALL
+            .into_iter()
+            .filter(|m| m.is_count())
+        {
+            let values: Vec<f64> = b
+                .runs
+                .iter()
+                .filter(|x| x.counted(include))
+                .filter_map(|x| x.counts.as_ref().and_then(|c| m.of(c)))
+                .map(|v| v as f64)
+                .collect();
+            if !values.is_empty() {
+                counted.push(Series {
+                    name: b.name.clone(),
+                    unit: m.unit().to_string(),
+                    values,
+                    command: Some(bisect_command(&b.command, &r.options)),
+                    ..Series::default()
+                });
+            }
+        }
+    }
+    series.extend(counted);
     let mut ds = dataset(source, Format::Tardy, series);
     ds.machine = Some(r.machine);
     Ok(ds)

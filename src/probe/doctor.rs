@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use super::result::{DoctorReport, ProbeResult, SCHEMA, SCHEMA_VERSION};
 use super::sample::{Budget, now_ns};
-use super::{Fingerprint, cpu, io, process, sched, timers};
+use super::{Fingerprint, counters, cpu, io, process, sched, timers};
 
 /// Every probe id with what it measures, in the order they run.
 pub const PROBES: &[(&str, &str)] = &[
@@ -43,6 +43,10 @@ pub const PROBES: &[(&str, &str)] = &[
     ),
     ("fsync", "4 KiB write + fdatasync / fsync latency in --dir"),
     ("metadata", "create / stat / unlink of small files in --dir"),
+    (
+        "counters",
+        "instruction counters: a hardware PMU, or valgrind's cachegrind",
+    ),
 ];
 
 #[derive(Debug, Clone)]
@@ -88,6 +92,7 @@ fn run_one(id: &str, budget: &Budget, opts: &Options) -> ProbeResult {
         "contention" => sched::contention(budget),
         "fsync" => io::fsync(budget, &opts.dir),
         "metadata" => io::metadata(budget, &opts.dir),
+        "counters" => counters::counters(),
         other => {
             let mut r = ProbeResult::new(other, other);
             r.unavailable = Some("no such probe".into());

@@ -4,6 +4,7 @@
 //! core ([`cpu`]) and storage ([`io`]). Probes measure and never judge: verdicts and
 //! comparisons are `diagnose::machine`'s.
 
+pub mod counters;
 pub mod cpu;
 pub mod doctor;
 pub mod fingerprint;

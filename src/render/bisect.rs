@@ -7,6 +7,11 @@ use crate::bisect::state::{self, Step};
 
 pub fn ratio(r: f64, lo: Option<f64>, hi: Option<f64>) -> String {
     match (lo, hi) {
+        // An exact ratio (counts that every run agreed on): no interval.
+        (Some(l), Some(h)) if l == r && h == r && r != 1.0 => {
+            format!("{r:.5}x ({:+.3}%, exact)", (r - 1.0) * 100.0)
+        }
+        (Some(l), Some(h)) if l == r && h == r => "1.00000x (exact)".to_string(),
         (Some(l), Some(h)) => format!("{r:.3}x [{l:.3}, {h:.3}]"),
         _ => format!("{r:.3}x"),
     }
@@ -49,13 +54,23 @@ pub fn step_line(i: usize, s: &Step) -> String {
 
 pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
     let mut out = String::new();
-    let what = if r.sensitivity { "B/A ratio" } else { "metric" };
+    let count = st.config.metric.count();
+    let exact = count.is_some() && r.endpoints.as_ref().is_some_and(|e| e.p_value.is_nan());
+    let what = match count {
+        _ if r.sensitivity => "B/A ratio",
+        Some(m) => m.name(),
+        None => "metric",
+    };
     if let Some(e) = &r.endpoints {
         out += &format!(
             "Endpoints: bad/good {} = {}, {}, {}+{} runs{}\n",
             what,
             ratio(e.ratio, e.ci_low, e.ci_high),
-            crate::render::units::p_value(e.p_value),
+            if exact {
+                "every run of each end gave the same count".to_string()
+            } else {
+                crate::render::units::p_value(e.p_value)
+            },
             e.runs[0],
             e.runs[1],
             if r.invert {
@@ -64,6 +79,16 @@ pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
                 ""
             }
         );
+    }
+    if !r.reproduced && exact {
+        out += &format!(
+            "The regression does not reproduce: bad's {what} are not above good's{}.\n",
+            st.config.threshold.map_or(String::new(), |t| format!(
+                " by --threshold {:.2}%",
+                t * 100.0
+            ))
+        );
+        return out;
     }
     if !r.reproduced {
         let t = st
@@ -128,8 +153,12 @@ pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
                 out += &format!(
                     "  effect (culprit / parent {p}): {}, {}\n",
                     ratio(e.ratio, e.ci_low, e.ci_high),
-                    if e.confirmed {
+                    if e.confirmed && exact {
+                        "confirmed: a second run of each gave the same count"
+                    } else if e.confirmed {
                         "confirmed by the sandwich re-run"
+                    } else if exact {
+                        "not confirmed: a second run of each did not agree with the first"
                     } else {
                         "not significantly slower when re-run beside its parent"
                     }
@@ -164,6 +193,11 @@ pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
             "Verdict: not confirmed. The search's runs pointed here, but measured again beside its parent this candidate is not significantly slower, so no confidence is claimed: the slowdown may be spread over several candidates, or be too small for these runs. Bisect again with more --max-runs, or treat {}..{} as the range. {} runs of the command in all.\n",
             r.last_good.as_deref().map_or("?", short),
             r.first_bad.as_deref().map_or("?", short),
+            r.total_runs
+        );
+    } else if r.culprit.is_some() && exact {
+        out += &format!(
+            "Exact: every run of each commit gave the same {what}, so one run per commit placed the step; no probability is needed. {} runs of the command in all.\n",
             r.total_runs
         );
     } else if r.culprit.is_some() {
