@@ -303,42 +303,14 @@ fn save_history(
     db: &mut dyn tardy::store::History,
     results: &Results,
 ) -> Result<usize, String> {
-    use tardy::store::history::{NewPoint, SeriesSpec};
-    let provenance = args.history.provenance()?;
-    let only_one = results.benchmarks.len() == 1;
-    let mut batches = Vec::new();
-    for b in &results.benchmarks {
-        let samples: Vec<f64> = b
-            .runs
-            .iter()
-            .filter(|r| !r.warmup)
-            .map(|r| tardy::model::ns_to_s(r.net_wall_ns))
-            .collect();
-        if samples.is_empty() {
-            continue;
-        }
-        let mut sorted = samples.clone();
-        let value = tardy::stats::summary::median_by_selection(&mut sorted);
-        let series = if only_one {
-            name.to_string()
-        } else {
-            format!("{name}/{}", b.name)
-        };
-        let mut spec = SeriesSpec::new(&series, "wall", "s");
-        let (command, options) = tardy::ingest::json::bisect_command(&b.command, &results.options);
-        spec.command = Some(command);
-        spec.options = options;
-        batches.push(tardy::store::Batch {
-            spec,
-            points: vec![NewPoint {
-                provenance: provenance.clone(),
-                fingerprint: Some(std::sync::Arc::new(results.machine.clone())),
-                value,
-                samples,
-                tests: Vec::new(),
-            }],
-        });
-    }
+    let labels = tardy::history::import::Labels {
+        series: Some(name.to_string()),
+        provenance: Some(args.history.provenance()?),
+        fingerprint: Some(results.machine.clone()),
+        direction: None,
+    };
+    let batches = tardy::history::import::session_batches(results.clone(), &labels)
+        .map_err(|e| e.to_string())?;
     let n = batches.len();
     db.save(&batches).map_err(|e| e.to_string())?;
     Ok(n)

@@ -41,7 +41,27 @@ impl Method {
     /// Change points of a whole series.
     pub fn detect(&self, values: &[f64]) -> Vec<ChangePoint> {
         match self {
-            Method::Calibrated(o) => rank_cusum::detect(values, o).change_points,
+            // Counts (instructions) hold one level until a commit moves it:
+            // each step is found from the two points that show it.
+            Method::Calibrated(o) => match crate::stats::counts::steps(values) {
+                Some(steps) => steps
+                    .into_iter()
+                    .map(|(index, before, after, nb, na)| ChangePoint {
+                        index,
+                        stats: changepoint::Stats {
+                            mean_before: before,
+                            mean_after: after,
+                            std_before: 0.0,
+                            std_after: 0.0,
+                            n_before: nb,
+                            n_after: na,
+                            pvalue: 0.0,
+                        },
+                    })
+                    .filter(|c| c.stats.forward_change().abs() > o.min_magnitude)
+                    .collect(),
+                None => rank_cusum::detect(values, o).change_points,
+            },
             Method::Otava(o) => changepoint::detect(values, o).change_points,
         }
     }

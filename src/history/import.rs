@@ -420,6 +420,16 @@ pub fn results_batches(path: &str, labels: &Labels) -> Result<Vec<Batch>, Ingest
 
 /// Batches from results already in memory (an upload's body), run now
 /// unless the labels say when.
+/// A session just measured (`tardy run --save`): one series per benchmark's
+/// wall time, and one per count it carries ("name [instructions]").
+pub fn session_batches(
+    results: crate::model::Results,
+    labels: &Labels,
+) -> Result<Vec<Batch>, IngestError> {
+    let data = crate::ingest::json::tardy_dataset(results, "this run")?;
+    dataset_batches(data, "this run", now_s(), labels)
+}
+
 pub fn results_text_batches(
     text: &str,
     source: &str,
@@ -441,14 +451,30 @@ fn dataset_batches(
         ..Provenance::default()
     });
     let fingerprint = labels.fingerprint.clone().or(data.machine);
-    let only_one = data.series.len() == 1;
+    // One benchmark (its counts aside) takes the series name as it is.
+    let only_one = data
+        .series
+        .iter()
+        .filter(|s| crate::measure::counters::Metric::of_unit(&s.unit).is_none())
+        .count()
+        == 1;
     let mut out = Vec::new();
     for s in data.series {
         if s.values.is_empty() {
             continue;
         }
         let median = median_by_selection(&mut s.values.clone());
-        let mut spec = SeriesSpec::new(&name_for(labels, &s.name, only_one), "wall", &s.unit);
+        // A count (tardy run --metric instructions) is a series of its own
+        // beside the benchmark's wall time: "name [instructions]".
+        let count = crate::measure::counters::Metric::of_unit(&s.unit);
+        let mut spec = match count {
+            Some(m) => SeriesSpec::new(
+                &format!("{} [{}]", name_for(labels, &s.name, only_one), m.name()),
+                m.name(),
+                &s.unit,
+            ),
+            None => SeriesSpec::new(&name_for(labels, &s.name, only_one), "wall", &s.unit),
+        };
         if let Some((command, options)) = s.command {
             spec.command = Some(command);
             spec.options = options;

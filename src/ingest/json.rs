@@ -235,7 +235,7 @@ pub fn bisect_command(command: &str, o: &crate::model::OptionsRecord) -> (String
     (command, options)
 }
 
-fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
+pub fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
     let include = r.options.include_failures_in_stats;
     let series = r
         .benchmarks

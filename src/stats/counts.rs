@@ -159,3 +159,96 @@ mod tests {
         assert!(summarize(&[]).is_none());
     }
 }
+
+/// Consecutive values this close (relative) are the same count; the
+/// median step between neighbours must be below it for a series to be read
+/// as counts ([`steps`]). Wall times never are: they move by percents.
+pub const COUNT_LIKE: f64 = 1e-4;
+/// The smallest relative step between two counts that is a change.
+pub const SMALLEST_CHANGE: f64 = 1e-5;
+
+/// Where a series of counts changes level: each index where a new level
+/// begins and holds for at least two points (one point away and back is an
+/// outlier). `None` when the series is not count-like (its neighbours differ
+/// by more than [`COUNT_LIKE`] at the median): the statistical detector's
+/// work. Each step is `(index, level before, level after, points before,
+/// points after)`.
+pub fn steps(values: &[f64]) -> Option<Vec<(usize, f64, f64, usize, usize)>> {
+    let n = values.len();
+    if n < 3 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+        return None;
+    }
+    let mut d: Vec<f64> = values
+        .windows(2)
+        .map(|w| (w[1] / w[0] - 1.0).abs())
+        .collect();
+    d.sort_by(f64::total_cmp);
+    let jitter = d[d.len() / 2];
+    if jitter > COUNT_LIKE {
+        return None;
+    }
+    let tol = (4.0 * jitter).max(SMALLEST_CHANGE);
+    let off = |a: f64, b: f64| (a / b - 1.0).abs() > tol;
+    let mut starts = vec![0usize];
+    let mut level = values[0];
+    let mut i = 1;
+    while i < n {
+        if off(values[i], level) {
+            // A new level: the next point must agree with it.
+            if i + 1 < n && !off(values[i + 1], values[i]) {
+                starts.push(i);
+                level = values[i];
+                i += 2;
+                continue;
+            }
+            // An outlier (or the newest point, alone so far): not yet a step.
+            i += 1;
+            continue;
+        }
+        i += 1;
+    }
+    starts.push(n);
+    let mean = |a: usize, b: usize| values[a..b].iter().sum::<f64>() / (b - a) as f64;
+    Some(
+        starts
+            .windows(3)
+            .map(|w| {
+                let (a, s, b) = (w[0], w[1], w[2]);
+                (s, mean(a, s), mean(s, b), s - a, b - s)
+            })
+            .collect(),
+    )
+}
+
+#[cfg(test)]
+mod step_tests {
+    use super::steps;
+
+    #[test]
+    fn a_fifth_of_a_percent_is_a_step_and_one_odd_point_is_not() {
+        let mut v = vec![5_128_074.0; 30];
+        v.extend([5_138_330.0; 2]);
+        let s = steps(&v).unwrap();
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].0, 30);
+        // One point at a new level, at the end: wait for the next.
+        let mut one = vec![1000.0; 30];
+        one.push(1002.0);
+        assert!(steps(&one).unwrap().is_empty());
+        // An outlier in the middle.
+        let mut o = vec![1000.0; 30];
+        o[12] = 1010.0;
+        assert!(steps(&o).unwrap().is_empty());
+        // Counts with a little jitter still step.
+        let j: Vec<f64> = (0..40)
+            .map(|i| if i < 25 { 1e6 } else { 1.002e6 } + (i % 3) as f64 * 20.0)
+            .collect();
+        assert_eq!(
+            steps(&j).unwrap().iter().map(|s| s.0).collect::<Vec<_>>(),
+            [25]
+        );
+        // Wall times are not counts.
+        let w: Vec<f64> = (0..40).map(|i| 1.0 + 0.03 * ((i * 7 % 5) as f64)).collect();
+        assert!(steps(&w).is_none());
+    }
+}

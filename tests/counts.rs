@@ -1,0 +1,454 @@
+//! `--metric instructions` on real programs: C programs that print, sleep,
+//! spawn through a shell; told apart by 0.5% with five runs a side whatever
+//! the load; compared from JSON; bisected among 64 commits in a dozen runs.
+//!
+//! Without a hardware PMU (this machine, most VMs) the counts come from
+//! valgrind's cachegrind. The tests skip with a printed reason when neither
+//! valgrind nor a C compiler is here, except under `TARDY_REQUIRE_VALGRIND=1`
+//! (set by `.ci/run`, which installs both), where a skip is a failure.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{cmd, tardy};
+use serde_json::Value;
+
+/// A deterministic workload: N rounds of an FNV-style hash, then an optional
+/// sleep; it prints its result, as real programs do.
+const WORK_C: &str = r#"#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#ifndef N
+#define N 1000000L
+#endif
+int main(int argc, char **argv) {
+    long n = argc > 1 ? atol(argv[1]) : N;
+    long sleep_ms = argc > 2 ? atol(argv[2]) : 0;
+    unsigned long h = 1469598103934665603UL;
+    for (long i = 0; i < n; i++) { h ^= (unsigned long)i; h *= 1099511628211UL; }
+    if (sleep_ms) usleep(sleep_ms * 1000);
+    printf("%lu\n", h);
+    return 0;
+}
+"#;
+
+/// Whether counting can be tested here; prints why not (or fails in CI).
+fn can_count(test: &str) -> bool {
+    let valgrind = std::process::Command::new("valgrind")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    let cc = std::process::Command::new("cc")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if valgrind && cc {
+        return true;
+    }
+    let why = format!(
+        "SKIPPED {test}: {} (install valgrind and a C compiler)",
+        if !valgrind {
+            "no valgrind, and this machine's PMU is not assumed"
+        } else {
+            "no C compiler"
+        }
+    );
+    assert!(
+        std::env::var_os("TARDY_REQUIRE_VALGRIND").is_none(),
+        "{why}, but TARDY_REQUIRE_VALGRIND is set"
+    );
+    eprintln!("{why}");
+    false
+}
+
+fn compile(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
+    let src = dir.join("work.c");
+    std::fs::write(&src, WORK_C).unwrap();
+    let out = dir.join(name);
+    let st = std::process::Command::new("cc")
+        .arg("-O1")
+        .args(defines)
+        .arg("-o")
+        .arg(&out)
+        .arg(&src)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    out
+}
+
+fn run_json(dir: &Path, args: &[&str]) -> Value {
+    let out = dir.join("r.json");
+    let o = tardy(dir)
+        .arg("run")
+        .args(args)
+        .arg("--export-json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(
+        o.status.success(),
+        "tardy run {args:?}: {}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
+}
+
+fn counts(r: &Value, b: usize, metric: &str) -> Vec<u64> {
+    r["benchmarks"][b]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| !x["warmup"].as_bool().unwrap())
+        .map(|x| x["counts"][metric].as_u64().unwrap())
+        .collect()
+}
+
+fn comparison<'a>(r: &'a Value, metric: &str) -> &'a Value {
+    r["comparisons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["metric"] == metric)
+        .unwrap_or_else(|| panic!("no {metric} comparison in {}", r["comparisons"]))
+}
+
+#[test]
+fn half_a_percent_more_instructions_is_told_apart_in_five_runs() {
+    if !can_count("half_a_percent_more_instructions_is_told_apart_in_five_runs") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let a = compile(d.path(), "a", &["-DN=1000000L"]);
+    let b = compile(d.path(), "b", &["-DN=1005000L"]);
+    // Two CPU hogs of our own beside it: counts must not care.
+    let hogs: Vec<std::process::Child> = (0..2)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let r = run_json(
+        d.path(),
+        &[
+            "--metric",
+            "instructions",
+            "--runs",
+            "5",
+            &a.display().to_string(),
+            &b.display().to_string(),
+        ],
+    );
+    for mut h in hogs {
+        let _ = h.kill();
+        let _ = h.wait();
+    }
+    assert_eq!(r["options"]["metrics"][0], "instructions");
+    assert_eq!(r["options"]["counter"]["backend"], "cachegrind");
+    for k in 0..2 {
+        let v = counts(&r, k, "instructions");
+        assert_eq!(v.len(), 5);
+        let (lo, hi) = (*v.iter().min().unwrap(), *v.iter().max().unwrap());
+        assert!(
+            (hi - lo) as f64 / (lo as f64) < 0.0005,
+            "counts spread over 0.05%: {v:?}"
+        );
+        assert_eq!(r["benchmarks"][k]["counts"][0]["metric"], "instructions");
+        // Every run also has its wall time, measured apart from the counted run.
+        assert!(r["benchmarks"][k]["summary"]["median"].as_f64().unwrap() > 0.0);
+    }
+    let c = comparison(&r, "instructions");
+    assert_eq!(c["estimate"]["verdict"], "slower", "{c}");
+    let ratio = c["estimate"]["ratio"].as_f64().unwrap();
+    assert!((1.003..1.007).contains(&ratio), "ratio {ratio}");
+}
+
+#[test]
+fn a_shells_children_are_counted_and_sleeping_adds_no_instructions() {
+    if !can_count("a_shells_children_are_counted_and_sleeping_adds_no_instructions") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let w = compile(d.path(), "w", &[]).display().to_string();
+    let r = run_json(
+        d.path(),
+        &[
+            "--metric",
+            "instructions",
+            "--runs",
+            "2",
+            &format!("{w} 1000000"),
+            // A shell running it twice, piped through wc: three processes.
+            &format!("{w} 1000000 | wc -c; {w} 1000000"),
+            // The same work, then 100 ms of sleep.
+            &format!("{w} 1000000 100"),
+        ],
+    );
+    let one = counts(&r, 0, "instructions")[0] as f64;
+    let twice = counts(&r, 1, "instructions")[0] as f64;
+    let slept = counts(&r, 2, "instructions")[0] as f64;
+    assert!(
+        (1.9..2.4).contains(&(twice / one)),
+        "two runs under a shell counted {twice} against {one}"
+    );
+    let processes = r["benchmarks"][1]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| !x["warmup"].as_bool().unwrap())
+        .unwrap()["counts"]["processes"]
+        .as_u64()
+        .unwrap();
+    assert!(processes >= 3, "{processes} processes counted");
+    assert!(
+        (slept / one - 1.0).abs() < 0.001,
+        "sleeping changed the count: {slept} against {one}"
+    );
+    // ... while the wall time saw the sleep.
+    let wall = |b: usize| r["benchmarks"][b]["summary"]["median"].as_f64().unwrap();
+    assert!(wall(2) > wall(0) + 0.08);
+}
+
+#[test]
+fn estimated_cycles_weigh_the_simulated_cache() {
+    if !can_count("estimated_cycles_weigh_the_simulated_cache") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let w = compile(d.path(), "w", &[]).display().to_string();
+    let r = run_json(
+        d.path(),
+        &[
+            "--metric",
+            "estimated-cycles,instructions",
+            "--runs",
+            "2",
+            &format!("{w} 200000"),
+        ],
+    );
+    let run = &r["benchmarks"][0]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| !x["warmup"].as_bool().unwrap())
+        .unwrap()["counts"];
+    let (est, ir) = (
+        run["estimated_cycles"].as_u64().unwrap(),
+        run["instructions"].as_u64().unwrap(),
+    );
+    // Every instruction is an access (at least one cycle), and misses cost more.
+    assert!(est > ir, "{est} estimated cycles for {ir} instructions");
+    for e in [
+        "Ir", "Dr", "Dw", "I1mr", "D1mr", "D1mw", "ILmr", "DLmr", "DLmw",
+    ] {
+        assert!(run["events"][e].is_u64(), "no {e} in {run}");
+    }
+    assert!(
+        r["options"]["counter"]["cache"]
+            .as_str()
+            .unwrap()
+            .contains("LL 8388608,16,64")
+    );
+}
+
+#[test]
+fn compare_reads_counts_from_results_files_and_calls_them_exact() {
+    if !can_count("compare_reads_counts_from_results_files_and_calls_them_exact") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let a = compile(d.path(), "a", &["-DN=1000000L"]);
+    let b = compile(d.path(), "b", &["-DN=1005000L"]);
+    for (name, prog) in [("old.json", &a), ("new.json", &b)] {
+        let o = tardy(d.path())
+            .args(["run", "-q", "--metric", "instructions", "--runs", "3"])
+            .args(["--name", "work", "--export-json", name])
+            .arg(prog)
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    }
+    let o = tardy(d.path())
+        .args(["compare", "--format", "json", "old.json", "new.json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    let rows = j["rows"].as_array().unwrap();
+    let row = rows
+        .iter()
+        .find(|r| r["unit"] == "instructions")
+        .unwrap_or_else(|| panic!("no instructions row in {j}"));
+    assert_eq!(row["verdict"], "slower");
+    assert!(row["p_value"].is_null(), "{row}");
+    // Wall time is still there, beside it.
+    assert!(rows.iter().any(|r| r["unit"] == "s"));
+    let text = tardy(d.path())
+        .args(["compare", "old.json", "new.json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    assert!(text.contains("every run identical"), "{text}");
+}
+
+#[test]
+fn bisect_finds_a_half_percent_regression_among_64_commits_in_a_dozen_runs() {
+    if !can_count("bisect_finds_a_half_percent_regression_among_64_commits_in_a_dozen_runs") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| {
+        let st = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&repo)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .status()
+            .unwrap();
+        assert!(st.success(), "git {args:?}");
+    };
+    git(&["init", "-q"]);
+    let src = |n: &str, i: usize| {
+        format!("#define N {n}\n{WORK_C}\n/* change {i} */\n").replace(
+            "long n = argc > 1 ? atol(argv[1]) : N;",
+            "long n = N; (void)argv;",
+        )
+    };
+    std::fs::write(repo.join("work.c"), src("1000000L", 0)).unwrap();
+    git(&["add", "work.c"]);
+    git(&["commit", "-qm", "base"]);
+    for i in 1..=64 {
+        let n = if i >= 37 { "1005000L" } else { "1000000L" };
+        std::fs::write(repo.join("work.c"), src(n, i)).unwrap();
+        git(&["commit", "-qam", &format!("commit {i}")]);
+    }
+    let o = tardy(&repo)
+        .args(["bisect", "--good", "HEAD~64", "--bad", "HEAD"])
+        .args([
+            "--build",
+            "cc -O1 -o work work.c",
+            "--metric",
+            "instructions",
+        ])
+        .args(["--format", "json", "--", "./work"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["verdict"], "confirmed", "{j}");
+    assert_eq!(j["culprit"]["subject"], "commit 37", "{j}");
+    let runs = j["total_runs"].as_u64().unwrap();
+    assert!(runs <= 20, "{runs} runs");
+    // One run a step: a plain binary search over 63 commits takes six.
+    let steps = j["steps"].as_array().unwrap();
+    assert!(steps.len() <= 7, "{} steps", steps.len());
+    assert!(steps.iter().all(|s| s["runs"].as_u64() <= Some(2)), "{j}");
+}
+
+#[test]
+fn counting_that_cannot_happen_says_why_and_what_to_install() {
+    // No valgrind at the named place: the package to install, before anything runs.
+    let err = common::refuses(
+        cmd()
+            .env("TARDY_VALGRIND", "/nonexistent/valgrind")
+            .args(["run", "--metric", "instructions", "--counter", "cachegrind"])
+            .arg("true"),
+        "install the 'valgrind' package",
+    );
+    assert!(!err.contains("panicked"));
+    common::refuses(
+        cmd().args(["run", "--metric", "bogus", "true"]),
+        "unknown metric 'bogus'",
+    );
+    // Estimated cycles come from the simulation, never from the PMU.
+    common::refuses(
+        cmd().args([
+            "run",
+            "--metric",
+            "estimated-cycles",
+            "--counter",
+            "pmu",
+            "true",
+        ]),
+        "estimated-cycles come from cachegrind",
+    );
+}
+
+/// The PMU path: real counters where the machine has them (most bare-metal
+/// Linux), a printed skip where it has none (this VM).
+#[test]
+fn the_pmu_counts_a_process_tree_where_there_is_one() {
+    let probe = cmd()
+        .args(["doctor", "--only", "counters", "--json"])
+        .output()
+        .unwrap();
+    let j: Value = serde_json::from_slice(&probe.stdout).unwrap_or(Value::Null);
+    let pmu = j["probes"][0]["facts"]["pmu"].as_bool();
+    assert!(pmu.is_some(), "doctor's counters probe says nothing: {j}");
+    if pmu != Some(true) {
+        eprintln!(
+            "SKIPPED the_pmu_counts_a_process_tree_where_there_is_one: no hardware PMU here ({})",
+            j["probes"][0]["facts"]["pmu_why"]
+        );
+        // The refusal is clear, not a crash.
+        common::refuses(
+            cmd().args(["run", "--metric", "cycles", "true"]),
+            "needs a hardware PMU",
+        );
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let r = run_json(
+        d.path(),
+        &[
+            "--metric",
+            "instructions,cycles",
+            "--counter",
+            "pmu",
+            "--runs",
+            "5",
+            "sh -c 'seq 1 20000 | wc -l'",
+            "sh -c 'seq 1 40000 | wc -l'",
+        ],
+    );
+    assert_eq!(r["options"]["counter"]["backend"], "pmu");
+    let a = counts(&r, 0, "instructions");
+    let b = counts(&r, 1, "instructions");
+    assert!(a.iter().all(|&v| v > 100_000), "{a:?}");
+    let (ma, mb) = (a[2] as f64, b[2] as f64);
+    assert!(
+        mb > ma * 1.2,
+        "{mb} against {ma}: seq's children not counted"
+    );
+    assert!(counts(&r, 0, "cycles").iter().all(|&v| v > 0));
+}
+
+#[test]
+fn history_sees_a_fifth_of_a_percent_step_in_counts_two_points_after_it() {
+    let d = tempfile::tempdir().unwrap();
+    let mut csv = String::from("time,work\n");
+    for i in 0..32 {
+        let v = if i < 30 { 5_128_074 } else { 5_138_330 };
+        csv.push_str(&format!("{},{v}\n", 1_767_225_600 + i * 3600));
+    }
+    std::fs::write(d.path().join("counts.csv"), csv).unwrap();
+    let o = tardy(d.path())
+        .args(["history", "analyze", "counts.csv"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&o.stdout);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(text.contains("1 change points"), "{text}");
+    assert!(
+        text.contains("(point 30)") && text.contains("+0.2%"),
+        "{text}"
+    );
+}
