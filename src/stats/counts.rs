@@ -167,13 +167,16 @@ pub const COUNT_LIKE: f64 = 1e-4;
 /// The smallest relative step between two counts that is a change.
 pub const SMALLEST_CHANGE: f64 = 1e-5;
 
+/// A step: (index, level before, level after, points before, points after).
+pub type Step = (usize, f64, f64, usize, usize);
+
 /// Where a series of counts changes level: each index where a new level
 /// begins and holds for at least two points (one point away and back is an
 /// outlier). `None` when the series is not count-like (its neighbours differ
 /// by more than [`COUNT_LIKE`] at the median): the statistical detector's
 /// work. Each step is `(index, level before, level after, points before,
 /// points after)`.
-pub fn steps(values: &[f64]) -> Option<Vec<(usize, f64, f64, usize, usize)>> {
+pub fn steps(values: &[f64]) -> Option<Vec<Step>> {
     let n = values.len();
     if n < 3 || values.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
         return None;
