@@ -273,7 +273,12 @@ fn every_probe_runs_and_is_judged() {
     assert_eq!(r["schema"], "tardy.doctor");
     assert_eq!(r["schema_version"], 1);
     let probes = r["probes"].as_array().unwrap();
-    assert_eq!(probes.len(), 13);
+    assert_eq!(probes.len(), 14);
+    assert!(
+        probes
+            .iter()
+            .any(|p| p["id"] == "counters" && p["facts"]["pmu"].is_boolean())
+    );
     for p in probes {
         let a = &p["assessment"];
         assert!(
