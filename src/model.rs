@@ -159,15 +159,32 @@ pub struct Counts {
 pub struct CountSummary {
     /// `instructions`, `cycles` or `estimated-cycles`.
     pub metric: String,
-    pub n: u64,
-    pub median: f64,
-    pub mean: f64,
-    pub min: f64,
-    pub max: f64,
-    /// (max - min) / median: how far the counts moved between runs.
-    pub relative_range: f64,
-    /// Every run gave the same count.
-    pub identical: bool,
+    /// `n`, `median`, `mean`, `min`, `max`, `relative_range` ((max - min) /
+    /// median) and `identical` (every run gave the same count).
+    #[serde(flatten)]
+    pub stats: crate::stats::counts::CountStats,
+}
+
+impl Run {
+    /// This run's value of a count metric, when it was counted.
+    pub fn count(&self, m: crate::measure::counters::Metric) -> Option<f64> {
+        self.counts.as_ref().and_then(|c| m.of(c)).map(|v| v as f64)
+    }
+}
+
+impl Benchmark {
+    /// The counted runs' values of a count metric, in run order.
+    pub fn count_values(
+        &self,
+        m: crate::measure::counters::Metric,
+        include_failures: bool,
+    ) -> Vec<f64> {
+        self.runs
+            .iter()
+            .filter(|r| r.counted(include_failures))
+            .filter_map(|r| r.count(m))
+            .collect()
+    }
 }
 
 /// How a command was executed.

@@ -5,6 +5,7 @@
 //! the install step's `cargo install` is left out: the action is given this build.
 
 mod common;
+use common::git;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -287,19 +288,6 @@ fn mock_github() -> MockGitHub {
         }
     });
     MockGitHub { url, comments, log }
-}
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 #[test]

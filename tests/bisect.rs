@@ -3,24 +3,10 @@
 
 mod common;
 
-use common::tardy;
+use common::{git, tardy};
 
 use serde_json::Value;
 use std::path::Path;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A repository of `n` commits after "initial"; `edit(i, dir)` changes files before
 /// commit i (1-based). Returns the hashes, initial first.

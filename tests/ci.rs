@@ -8,22 +8,8 @@ mod common;
 
 use std::path::Path;
 
-use common::tardy;
+use common::{git, tardy};
 use serde_json::Value;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
-}
 
 /// A benchmark that behaves like a real one: it reads a file, prints, and
 /// does its work (a sleep of `ms` milliseconds).

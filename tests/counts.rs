@@ -105,6 +105,15 @@ fn counts(r: &Value, b: usize, metric: &str) -> Vec<u64> {
         .collect()
 }
 
+/// The counts of benchmark `b`'s first measured run.
+fn first_counts(r: &Value, b: usize) -> &Value {
+    let runs = r["benchmarks"][b]["runs"].as_array().unwrap();
+    &runs
+        .iter()
+        .find(|x| !x["warmup"].as_bool().unwrap())
+        .unwrap()["counts"]
+}
+
 fn comparison<'a>(r: &'a Value, metric: &str) -> &'a Value {
     r["comparisons"]
         .as_array()
@@ -123,14 +132,7 @@ fn half_a_percent_more_instructions_is_told_apart_in_five_runs() {
     let a = compile(d.path(), "a", &["-DN=1000000L"]);
     let b = compile(d.path(), "b", &["-DN=1005000L"]);
     // Two CPU hogs of our own beside it: counts must not care.
-    let hogs: Vec<std::process::Child> = (0..2)
-        .map(|_| {
-            std::process::Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let hogs = common::Hogs::start(2);
     let r = run_json(
         d.path(),
         &[
@@ -142,10 +144,7 @@ fn half_a_percent_more_instructions_is_told_apart_in_five_runs() {
             &b.display().to_string(),
         ],
     );
-    for mut h in hogs {
-        let _ = h.kill();
-        let _ = h.wait();
-    }
+    drop(hogs);
     assert_eq!(r["options"]["metrics"][0], "instructions");
     assert_eq!(r["options"]["counter"]["backend"], "cachegrind");
     for k in 0..2 {
@@ -194,14 +193,7 @@ fn a_shells_children_are_counted_and_sleeping_adds_no_instructions() {
         (1.9..2.4).contains(&(twice / one)),
         "two runs under a shell counted {twice} against {one}"
     );
-    let processes = r["benchmarks"][1]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| !x["warmup"].as_bool().unwrap())
-        .unwrap()["counts"]["processes"]
-        .as_u64()
-        .unwrap();
+    let processes = first_counts(&r, 1)["processes"].as_u64().unwrap();
     assert!(processes >= 3, "{processes} processes counted");
     assert!(
         (slept / one - 1.0).abs() < 0.001,
@@ -229,12 +221,7 @@ fn estimated_cycles_weigh_the_simulated_cache() {
             &format!("{w} 200000"),
         ],
     );
-    let run = &r["benchmarks"][0]["runs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| !x["warmup"].as_bool().unwrap())
-        .unwrap()["counts"];
+    let run = first_counts(&r, 0);
     let (est, ir) = (
         run["estimated_cycles"].as_u64().unwrap(),
         run["instructions"].as_u64().unwrap(),
@@ -302,18 +289,7 @@ fn bisect_finds_a_half_percent_regression_among_64_commits_in_a_dozen_runs() {
     let d = tempfile::tempdir().unwrap();
     let repo = d.path().join("repo");
     std::fs::create_dir(&repo).unwrap();
-    let git = |args: &[&str]| {
-        let st = std::process::Command::new("git")
-            .args(args)
-            .current_dir(&repo)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .status()
-            .unwrap();
-        assert!(st.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| common::git(&repo, args);
     git(&["init", "-q"]);
     let src = |n: &str, i: usize| {
         format!("#define N {n}\n{WORK_C}\n/* change {i} */\n").replace(
@@ -450,5 +426,41 @@ fn history_sees_a_fifth_of_a_percent_step_in_counts_two_points_after_it() {
     assert!(
         text.contains("(point 30)") && text.contains("+0.2%"),
         "{text}"
+    );
+}
+
+#[test]
+fn ci_gates_a_pull_request_on_instructions_against_its_merge_base() {
+    if !can_count("ci_gates_a_pull_request_on_instructions_against_its_merge_base") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let repo = d.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    let git = |args: &[&str]| common::git(&repo, args);
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("work.c"), WORK_C).unwrap();
+    git(&["add", "work.c"]);
+    git(&["commit", "-qm", "base"]);
+    git(&["checkout", "-q", "-b", "feature"]);
+    let slower = WORK_C.replace("#define N 1000000L", "#define N 1005000L");
+    std::fs::write(repo.join("work.c"), slower).unwrap();
+    git(&["commit", "-qam", "half a percent more work"]);
+    let o = tardy(&repo)
+        .args(["ci", "--base", "main", "--build", "cc -O1 -o work work.c"])
+        .args(["--metric", "instructions", "--fail-if-slower", "0.2%"])
+        .args(["--json", "--markdown", "comment.md", "--", "./work"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "the gate must fail: {err}");
+    let j: Value = serde_json::from_slice(&o.stdout).unwrap();
+    assert_eq!(j["metric"], "instructions", "{j}");
+    assert_eq!(j["exact"], true, "{j}");
+    assert_eq!(j["regression"], true, "{j}");
+    let md = std::fs::read_to_string(repo.join("comment.md")).unwrap();
+    assert!(
+        md.contains("more instructions than base, every run identical"),
+        "{md}"
     );
 }

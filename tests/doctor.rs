@@ -201,22 +201,12 @@ fn a_busy_neighbour_shows_in_the_contention_probe() {
     let _turn = turn();
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Twice as many busy processes as CPUs: our busy threads get about a third.
-    let mut hogs: Vec<std::process::Child> = (0..2 * cpus)
-        .map(|_| {
-            std::process::Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let hogs = common::Hogs::start(2 * cpus);
     let out = tardy()
         .args(["doctor", "--quick", "--only", "contention", "--json"])
         .output()
         .unwrap();
-    for h in &mut hogs {
-        let _ = h.kill();
-        let _ = h.wait();
-    }
+    drop(hogs);
     let r = json_of(&out);
     let p = probe(&r, "contention");
     let share = measure(p, "cpu_share")["median"].as_f64().unwrap();

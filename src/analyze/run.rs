@@ -94,23 +94,11 @@ fn count_metrics(results: &mut Results, opts: &compare::Options) {
         let mut per_metric = Vec::new();
         b.counts.clear();
         for &m in &metrics {
-            let v: Vec<f64> = b
-                .runs
-                .iter()
-                .filter(|r| r.counted(include))
-                .filter_map(|r| r.counts.as_ref().and_then(|c| m.of(c)))
-                .map(|c| c as f64)
-                .collect();
-            if let Some(s) = stats::counts::summarize(&v) {
+            let v = b.count_values(m, include);
+            if let Some(stats) = stats::counts::summarize(&v) {
                 b.counts.push(CountSummary {
                     metric: m.name().to_string(),
-                    n: s.n,
-                    median: s.median,
-                    mean: s.mean,
-                    min: s.min,
-                    max: s.max,
-                    relative_range: s.relative_range,
-                    identical: s.identical,
+                    stats,
                 });
             }
             per_metric.push(v);

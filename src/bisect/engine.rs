@@ -1081,6 +1081,33 @@ fn sandwich_failed(why: String) -> BisectError {
 }
 
 /// Run (or resume) the bisection saved in `dir`.
+impl Report {
+    /// The report once the endpoints are known: nothing found yet.
+    fn begun(endpoints: Endpoints, boundary: f64, st: &State) -> Report {
+        Report {
+            reproduced: endpoints.reproduced,
+            endpoints: Some(endpoints),
+            culprit: None,
+            parent: None,
+            last_good: None,
+            first_bad: None,
+            culprit_range: None,
+            probabilities: Vec::new(),
+            effect: None,
+            confirmed: false,
+            verdict: Outcome::NotReproduced,
+            confidence: 0.0,
+            steps: Vec::new(),
+            total_runs: st.total_runs,
+            stragglers: st.stragglers,
+            disturbance: st.disturbance.clone(),
+            boundary: Some(boundary),
+            sensitivity: st.config.conditions.is_some(),
+            invert: st.config.invert,
+        }
+    }
+}
+
 pub fn run(st: &mut State, dir: &Path, on: &mut dyn FnMut(Event)) -> Result<Report, BisectError> {
     run_in(st, dir, on, &mut Real::default())
 }
@@ -1111,29 +1138,11 @@ pub fn run_in(
         return Ok(report);
     }
     let e = s.endpoints()?;
-    let sensitivity = s.st.config.conditions.is_some();
-    let invert = s.st.config.invert;
-    let mut report = Report {
-        reproduced: e.reproduced,
-        endpoints: Some(e.clone()),
-        culprit: None,
-        parent: None,
-        last_good: None,
-        first_bad: None,
-        culprit_range: None,
-        probabilities: Vec::new(),
-        effect: None,
-        confirmed: false,
-        verdict: Outcome::NotReproduced,
-        confidence: 0.0,
-        steps: Vec::new(),
-        total_runs: s.st.total_runs,
-        stragglers: s.st.stragglers,
-        disturbance: s.st.disturbance.clone(),
-        boundary: Some(decide::boundary(s.st.config.threshold, e.ratio)),
-        sensitivity,
-        invert,
-    };
+    let mut report = Report::begun(
+        e.clone(),
+        decide::boundary(s.st.config.threshold, e.ratio),
+        s.st,
+    );
     if !e.reproduced {
         s.st.finished = true;
         state::save(dir, s.st)?;
@@ -1286,27 +1295,7 @@ impl Search<'_, '_> {
         };
         self.st.endpoints = Some(endpoints.clone());
         state::save(&self.dir, self.st)?;
-        let mut report = Report {
-            reproduced: e.reproduced,
-            endpoints: Some(endpoints),
-            culprit: None,
-            parent: None,
-            last_good: None,
-            first_bad: None,
-            culprit_range: None,
-            probabilities: Vec::new(),
-            effect: None,
-            confirmed: false,
-            verdict: Outcome::NotReproduced,
-            confidence: 0.0,
-            steps: Vec::new(),
-            total_runs: self.st.total_runs,
-            stragglers: self.st.stragglers,
-            disturbance: None,
-            boundary: Some(e.boundary),
-            sensitivity: false,
-            invert: self.st.config.invert,
-        };
+        let mut report = Report::begun(endpoints, e.boundary, self.st);
         if e.reproduced {
             loop {
                 let (lo, hi, skipped) = self.range();

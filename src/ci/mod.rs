@@ -23,9 +23,9 @@ use crate::bisect::BisectError;
 use crate::bisect::git::{self, CommitInfo};
 use crate::measure::command::{self, CommandLine};
 use crate::measure::error::MeasureError;
-use crate::measure::session::{Accept, BenchmarkSpec, SessionConfig};
+use crate::measure::session::{Accept, BenchmarkSpec, Budget, SessionConfig};
 use crate::measure::spawn::{ExecOptions, OutputMode};
-use crate::model::{Exec, OptionsRecord, Results};
+use crate::model::{Exec, Results};
 use crate::stats::{Estimate, Verdict};
 
 /// The schema of `tardy ci --json`.
@@ -74,14 +74,8 @@ pub struct Options {
     pub command: String,
     /// Where the worktrees and build logs go (`.tardy/ci` of the repository).
     pub state_dir: Option<PathBuf>,
-    pub runs: Option<u64>,
-    pub min_runs: u64,
-    pub max_runs: Option<u64>,
-    pub min_time: Duration,
-    pub max_time: Option<Duration>,
-    pub precision: f64,
-    pub confidence: f64,
-    pub warmup: Option<u64>,
+    /// How much to measure, and by what (wall time, instructions).
+    pub budget: Budget,
     pub timeout: Option<Duration>,
     pub seed: u64,
     pub env: Vec<(String, String)>,
@@ -274,26 +268,9 @@ pub fn session(o: &Options, p: &Prepared) -> Result<SessionConfig, CiError> {
             cwd: Some(side.dir.clone()),
         });
     }
-    let record = OptionsRecord {
-        runs: o.runs,
-        min_runs: o.min_runs,
-        max_runs: o.max_runs,
-        min_time_s: o.min_time.as_secs_f64(),
-        max_time_s: o.max_time.map(|d| d.as_secs_f64()),
-        precision: o.precision,
-        confidence: o.confidence,
-        warmup: o.warmup,
-        seed: o.seed,
-        interleaved: true,
-        timeout_s: o.timeout.map(|d| d.as_secs_f64()),
-        ignore_failure: None,
-        include_failures_in_stats: false,
-        env: o.env.iter().map(|(k, v)| format!("{k}={v}")).collect(),
-        cwd: None,
-        input: None,
-        metrics: Vec::new(),
-        counter: None,
-    };
+    let mut record = o.budget.record(o.seed, true);
+    record.timeout_s = o.timeout.map(|d| d.as_secs_f64());
+    record.env = o.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
     Ok(SessionConfig {
         benchmarks,
         exec: ExecOptions {
@@ -304,20 +281,11 @@ pub fn session(o: &Options, p: &Prepared) -> Result<SessionConfig, CiError> {
             keep_stragglers: false,
             pmu: None,
         },
-        runs: o.runs,
-        min_runs: o.min_runs.max(1),
-        max_runs: o.max_runs,
-        min_time: o.min_time,
-        max_time: o.max_time,
-        precision: o.precision,
-        confidence: o.confidence,
-        warmup: o.warmup,
+        budget: o.budget.clone(),
         seed: o.seed,
         interleaved: true,
         accept: Accept::OnlyZero,
         record,
-        counter: None,
-        primary: crate::measure::counters::Metric::Wall,
     })
 }
 
@@ -333,6 +301,12 @@ pub struct Judgement {
     pub estimate: Option<Estimate>,
     /// Why there is no estimate.
     pub error: Option<String>,
+    /// The count the verdict is on (`--metric instructions`); absent: wall time.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub metric: Option<String>,
+    /// Every run of both sides gave the same count: the difference is exact.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
     /// The gate asked for (`--fail-if-slower`), as a fraction.
     pub fail_if_slower: Option<f64>,
     /// Head is proven slower than base by more than the gate: the whole
@@ -348,7 +322,13 @@ pub struct Judgement {
 
 /// Judge the measured session against the gate.
 pub fn judge(p: &Prepared, command: &str, results: &Results, gate: Option<f64>) -> Judgement {
-    let cmp = results.comparisons.first();
+    // The comparison by the metric that decided the runs: wall time, or the
+    // first count of --metric.
+    let metric = results.options.metrics.first().filter(|m| *m != "wall");
+    let cmp = results
+        .comparisons
+        .iter()
+        .find(|c| c.metric.as_ref() == metric);
     let estimate = cmp.and_then(|c| c.estimate.clone());
     let error = cmp.and_then(|c| c.error.clone()).or_else(|| {
         cmp.is_none()
@@ -366,6 +346,8 @@ pub fn judge(p: &Prepared, command: &str, results: &Results, gate: Option<f64>) 
         command: command.to_string(),
         estimate,
         error,
+        metric: cmp.and_then(|c| c.metric.clone()),
+        exact: cmp.is_some_and(|c| c.exact),
         fail_if_slower: gate,
         regression,
         tests: None,

@@ -2,7 +2,6 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 
@@ -72,43 +71,8 @@ pub struct CiArgs {
     /// Keep the worktrees (and their builds) in .tardy/ci for the next run.
     #[arg(long)]
     keep_worktrees: bool,
-    /// Exact number of measured runs per side (no adaptive stopping).
-    #[arg(short = 'r', long, value_name = "N", help_heading = "Run count")]
-    runs: Option<u64>,
-    /// Fewest measured runs per side.
-    #[arg(
-        short = 'm',
-        long,
-        default_value_t = 10,
-        value_name = "N",
-        help_heading = "Run count"
-    )]
-    min_runs: u64,
-    /// Most measured runs per side.
-    #[arg(short = 'M', long, value_name = "N", help_heading = "Run count")]
-    max_runs: Option<u64>,
-    /// Stop adding runs after this many seconds of measuring (default: 6 s per side).
-    #[arg(long, value_name = "SECS", help_heading = "Run count")]
-    max_time: Option<f64>,
-    /// Target half-width of each mean's interval (1, 1% or 0.01).
-    #[arg(
-        long,
-        default_value = "1",
-        value_name = "AMOUNT",
-        help_heading = "Run count"
-    )]
-    precision: String,
-    /// Confidence level: 95, 95% or 0.95.
-    #[arg(
-        long,
-        default_value = "95",
-        value_name = "PCT",
-        help_heading = "Run count"
-    )]
-    confidence: String,
-    /// Warm-up runs per side (default: 1, or 0 when a run takes over a second).
-    #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
-    warmup: Option<u64>,
+    #[command(flatten)]
+    budget: super::budget::BudgetArgs,
     /// Kill a run (its process group) after this many seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -133,16 +97,6 @@ pub fn main(args: CiArgs) -> i32 {
     }
 }
 
-fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>, String> {
-    match v {
-        None => Ok(None),
-        Some(s) if s.is_finite() && s > 0.0 && s < 1e9 => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(format!(
-            "--{name} must be a positive number of seconds, not {s}"
-        )),
-    }
-}
-
 fn run(args: CiArgs) -> Result<i32, String> {
     let command = match args.command.as_slice() {
         [one] => one.clone(),
@@ -154,9 +108,6 @@ fn run(args: CiArgs) -> Result<i32, String> {
             Some((k, v)) if !k.is_empty() => env.push((k.to_string(), v.to_string())),
             _ => return Err(format!("--env takes KEY=VALUE, not '{kv}'")),
         }
-    }
-    if args.runs == Some(0) {
-        return Err("--runs must be at least 1".into());
     }
     let gate = args
         .fail_if_slower
@@ -171,15 +122,11 @@ fn run(args: CiArgs) -> Result<i32, String> {
         build: args.build.clone(),
         command,
         state_dir: None,
-        runs: args.runs,
-        min_runs: args.min_runs,
-        max_runs: args.max_runs,
-        min_time: Duration::from_secs(3),
-        max_time: seconds("max-time", args.max_time)?,
-        precision: super::percent("precision", &args.precision, true)?,
-        confidence: super::confidence("confidence", &args.confidence)?,
-        warmup: args.warmup,
-        timeout: seconds("timeout", args.timeout)?,
+        budget: args.budget.resolve()?,
+        timeout: match super::budget::seconds("timeout", args.timeout)? {
+            Some(d) if d.is_zero() => return Err("--timeout must be above 0".into()),
+            t => t,
+        },
         seed: args.seed.unwrap_or_else(fresh_seed),
         env,
         tests: args.tests.clone(),

@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 
 mod bisect;
+mod budget;
 mod ci;
 mod comment;
 mod compare;

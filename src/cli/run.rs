@@ -9,12 +9,11 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tardy::analyze;
 use tardy::measure::command::{self, CommandLine};
-use tardy::measure::counters::{self, BackendChoice, Counter, Metric};
 use tardy::measure::plan::{self, Parameter};
 use tardy::measure::session::{self, Accept, BenchmarkSpec, Observer, Progress, SessionConfig};
 use tardy::measure::spawn::{ExecOptions, OutputMode};
 use tardy::measure::{MeasureError, interrupt};
-use tardy::model::{CounterRecord, Exec, OptionsRecord, Results, SessionStatus};
+use tardy::model::{Exec, Results, SessionStatus};
 use tardy::render::{self, terminal::Style};
 use tardy::stats::rng::fresh_seed;
 use tardy::store;
@@ -45,70 +44,8 @@ pub struct RunArgs {
     #[arg(last = true, value_name = "PROGRAM ARGS")]
     argv: Vec<String>,
 
-    /// Exact number of measured runs per command (no adaptive stopping).
-    #[arg(short = 'r', long, value_name = "N", help_heading = "Run count")]
-    runs: Option<u64>,
-    /// Fewest measured runs per command (default 10; 5 when the first --metric is a count).
-    #[arg(short = 'm', long, value_name = "N", help_heading = "Run count")]
-    min_runs: Option<u64>,
-    /// Most measured runs per command.
-    #[arg(short = 'M', long, value_name = "N", help_heading = "Run count")]
-    max_runs: Option<u64>,
-    /// Fewest seconds of measured time per command.
-    #[arg(
-        long,
-        default_value_t = 3.0,
-        value_name = "SECS",
-        help_heading = "Run count"
-    )]
-    min_time: f64,
-    /// Stop adding runs after this many seconds of measuring (default: 6 s per command,
-    /// about twice hyperfine's 3 s); never cuts below --min-runs.
-    #[arg(long, value_name = "SECS", help_heading = "Run count")]
-    max_time: Option<f64>,
-    /// Target half-width of the mean's confidence interval, in percent of the mean.
-    #[arg(
-        long,
-        default_value = "1",
-        value_name = "PCT",
-        help_heading = "Run count"
-    )]
-    precision: String,
-    /// Confidence level in percent for intervals and verdicts.
-    #[arg(
-        long,
-        default_value = "95",
-        value_name = "PCT",
-        help_heading = "Run count"
-    )]
-    confidence: String,
-    /// What to measure: wall (default), instructions, cycles, estimated-cycles; several
-    /// may be given (comma-separated or repeated), the first deciding when to stop.
-    /// Counts cover the command's whole process tree and do not move with load: on a
-    /// hardware PMU (perf_event_open) at no cost, else under valgrind's cachegrind
-    /// (20-50x slower runs, taken beside the timed ones; estimated-cycles always use it).
-    #[arg(
-        long,
-        value_name = "METRIC",
-        value_delimiter = ',',
-        help_heading = "Metrics"
-    )]
-    metric: Vec<String>,
-    /// Where counts come from: auto (the PMU when this machine has one, else
-    /// cachegrind), pmu, or cachegrind.
-    #[arg(
-        long,
-        value_name = "BACKEND",
-        default_value = "auto",
-        help_heading = "Metrics"
-    )]
-    counter: String,
-    /// On a PMU, count kernel instructions too (user space only by default).
-    #[arg(long, help_heading = "Metrics")]
-    count_kernel: bool,
-    /// Warm-up runs per command before measuring (default: 1, or 0 when a run takes over 1 s).
-    #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
-    warmup: Option<u64>,
+    #[command(flatten)]
+    budget: super::budget::BudgetArgs,
 
     /// Run once per command before its first run (once, or once per command).
     #[arg(short = 's', long, value_name = "CMD", help_heading = "Hooks")]
@@ -314,20 +251,6 @@ fn save_history(
     let n = batches.len();
     db.save(&batches).map_err(|e| e.to_string())?;
     Ok(n)
-}
-
-fn percent_arg(name: &str, s: &str) -> Result<f64, MeasureError> {
-    super::percent(name, s, true).map_err(MeasureError::Option)
-}
-
-fn seconds_arg(name: &str, v: Option<f64>) -> Result<Option<Duration>, MeasureError> {
-    match v {
-        None => Ok(None),
-        Some(s) if s.is_finite() && (0.0..1e9).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
-        Some(s) => Err(MeasureError::Option(format!(
-            "--{name} must be a non-negative number of seconds, not {s}"
-        ))),
-    }
 }
 
 /// The i-th of a per-command option given once (for all) or once per command.
@@ -555,74 +478,20 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
             "--include-failures and --exclude-failures need --ignore-failure".into(),
         ));
     }
-    if args.runs == Some(0) {
-        return Err(MeasureError::Option("--runs must be at least 1".into()));
-    }
-    let metrics = metrics_arg(&args.metric)?;
-    let primary = metrics[0];
-    let counter = {
-        let choice: BackendChoice = args.counter.parse().map_err(MeasureError::Option)?;
-        counters::choose(&metrics, choice, args.count_kernel)
-            .map_err(|e| MeasureError::Option(e.to_string()))?
-    };
-    let min_runs = args
-        .min_runs
-        .unwrap_or(if primary.is_count() { 5 } else { 10 });
-    if let Some(max) = args.max_runs
-        && max < min_runs.max(1)
-        && args.runs.is_none()
-    {
-        return Err(MeasureError::Option(format!(
-            "--max-runs {max} is below --min-runs {min_runs}"
-        )));
-    }
-    let precision = percent_arg("precision", &args.precision)?;
-    let confidence =
-        super::confidence("confidence", &args.confidence).map_err(MeasureError::Option)?;
-    let min_time = seconds_arg("min-time", Some(args.min_time))?.unwrap_or_default();
-    let max_time = seconds_arg("max-time", args.max_time)?;
-    let timeout = seconds_arg("timeout", args.timeout)?;
+    let budget = args.budget.resolve().map_err(MeasureError::Option)?;
+    let timeout = super::budget::seconds("timeout", args.timeout).map_err(MeasureError::Option)?;
     if timeout == Some(Duration::ZERO) {
         return Err(MeasureError::Option("--timeout must be above 0".into()));
     }
     let seed = args.seed.unwrap_or_else(fresh_seed);
     let interleaved = !args.sequential;
-    let record = OptionsRecord {
-        runs: args.runs,
-        min_runs,
-        max_runs: args.max_runs,
-        min_time_s: min_time.as_secs_f64(),
-        max_time_s: max_time.map(|d| d.as_secs_f64()),
-        precision,
-        confidence,
-        warmup: args.warmup,
-        seed,
-        interleaved,
-        timeout_s: timeout.map(|d| d.as_secs_f64()),
-        ignore_failure: args.ignore_failure.clone(),
-        include_failures_in_stats: args.ignore_failure.is_some() && !args.exclude_failures,
-        env: args.env.clone(),
-        cwd: args.cwd.as_ref().map(|p| p.display().to_string()),
-        input: args.input.as_ref().map(|p| p.display().to_string()),
-        metrics: if metrics == [Metric::Wall] {
-            Vec::new()
-        } else {
-            metrics.iter().map(|m| m.name().to_string()).collect()
-        },
-        counter: counter.as_ref().map(|c| CounterRecord {
-            backend: c.backend().to_string(),
-            events: c.events(),
-            cache: match c {
-                Counter::Cachegrind(s) if s.cache_sim => Some(format!(
-                    "I1 {}, D1 {}, LL {}",
-                    counters::cachegrind::I1,
-                    counters::cachegrind::D1,
-                    counters::cachegrind::LL
-                )),
-                _ => None,
-            },
-        }),
-    };
+    let mut record = budget.record(seed, interleaved);
+    record.timeout_s = timeout.map(|d| d.as_secs_f64());
+    record.ignore_failure = args.ignore_failure.clone();
+    record.include_failures_in_stats = args.ignore_failure.is_some() && !args.exclude_failures;
+    record.env = args.env.clone();
+    record.cwd = args.cwd.as_ref().map(|p| p.display().to_string());
+    record.input = args.input.as_ref().map(|p| p.display().to_string());
     Ok(Built {
         config: SessionConfig {
             benchmarks,
@@ -634,37 +503,13 @@ fn build(args: &RunArgs) -> Result<Built, MeasureError> {
                 keep_stragglers: args.keep_stragglers,
                 pmu: None,
             },
-            runs: args.runs,
-            min_runs: min_runs.max(1),
-            max_runs: args.max_runs,
-            min_time,
-            max_time,
-            precision,
-            confidence,
-            warmup: args.warmup,
+            budget,
             seed,
             interleaved,
             accept,
             record,
-            counter,
-            primary,
         },
     })
-}
-
-/// `--metric` values, in order, without repeats; wall when none.
-pub(super) fn metrics_arg(given: &[String]) -> Result<Vec<Metric>, MeasureError> {
-    let mut out: Vec<Metric> = Vec::new();
-    for g in given.iter().filter(|g| !g.trim().is_empty()) {
-        let m = Metric::parse(g).map_err(|e| MeasureError::Option(format!("--metric: {e}")))?;
-        if !out.contains(&m) {
-            out.push(m);
-        }
-    }
-    if out.is_empty() {
-        out.push(Metric::Wall);
-    }
-    Ok(out)
 }
 
 /// Progress bar and periodic saving of the JSON results.

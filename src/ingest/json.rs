@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::error::IngestError;
 use super::{Dataset, Format, Series};
+use crate::measure::counters::Metric;
 use crate::model::{Results, SCHEMA, SCHEMA_VERSION};
 
 fn series(name: &str, values: Vec<f64>) -> Series {
@@ -237,49 +238,34 @@ pub fn bisect_command(command: &str, o: &crate::model::OptionsRecord) -> (String
 
 pub fn tardy_dataset(r: Results, source: &str) -> Result<Dataset, IngestError> {
     let include = r.options.include_failures_in_stats;
-    let series = r
-        .benchmarks
-        .iter()
-        .map(|b| {
-            let values = b
-                .runs
-                .iter()
-                .filter(|x| x.counted(include))
-                .map(|x| crate::model::ns_to_s(x.net_wall_ns))
-                .collect();
-            let mut s = series(&b.name, values);
-            s.command = Some(bisect_command(&b.command, &r.options));
-            s
-        })
-        .collect::<Vec<Series>>();
-    // Each count the runs carry (--metric instructions, ...) is a series of
-    // its own, in its own unit, beside the wall time.
-    let mut series = series;
-    let mut counted = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
     for b in &r.benchmarks {
-        for m in crate::measure::counters::Metric::ALL
-            .into_iter()
-            .filter(|m| m.is_count())
-        {
-            let values: Vec<f64> = b
-                .runs
-                .iter()
-                .filter(|x| x.counted(include))
-                .filter_map(|x| x.counts.as_ref().and_then(|c| m.of(c)))
-                .map(|v| v as f64)
-                .collect();
+        let command = Some(bisect_command(&b.command, &r.options));
+        let values = b
+            .runs
+            .iter()
+            .filter(|x| x.counted(include))
+            .map(|x| crate::model::ns_to_s(x.net_wall_ns))
+            .collect();
+        series.push(Series {
+            command: command.clone(),
+            ..self::series(&b.name, values)
+        });
+    }
+    // Each count the runs carry (--metric instructions, ...) is a series of
+    // its own, in its own unit, after the wall times.
+    for b in &r.benchmarks {
+        for m in Metric::ALL.into_iter().filter(|m| m.is_count()) {
+            let values = b.count_values(m, include);
             if !values.is_empty() {
-                counted.push(Series {
-                    name: b.name.clone(),
+                series.push(Series {
                     unit: m.unit().to_string(),
-                    values,
                     command: Some(bisect_command(&b.command, &r.options)),
-                    ..Series::default()
+                    ..self::series(&b.name, values)
                 });
             }
         }
     }
-    series.extend(counted);
     let mut ds = dataset(source, Format::Tardy, series);
     ds.machine = Some(r.machine);
     Ok(ds)

@@ -65,26 +65,76 @@ impl Accept {
     }
 }
 
+/// How much to measure, and by what: the run count, the stopping rule and
+/// the metrics. `tardy run` and `tardy ci` take it from the same options.
 #[derive(Debug, Clone)]
-pub struct SessionConfig {
-    pub benchmarks: Vec<BenchmarkSpec>,
-    pub exec: ExecOptions,
+pub struct Budget {
+    /// Exactly this many measured runs per command (no adaptive stopping).
     pub runs: Option<u64>,
     pub min_runs: u64,
     pub max_runs: Option<u64>,
     pub min_time: Duration,
     pub max_time: Option<Duration>,
+    /// Target relative half-width of the deciding metric's interval.
     pub precision: f64,
     pub confidence: f64,
     pub warmup: Option<u64>,
+    /// What each run is measured by, the first deciding when to stop (never empty).
+    pub metrics: Vec<Metric>,
+    /// How counts are taken, when `metrics` asks for any.
+    pub counter: Option<Counter>,
+}
+
+impl Budget {
+    /// The metric whose precision decides when to stop.
+    pub fn primary(&self) -> Metric {
+        self.metrics.first().copied().unwrap_or(Metric::Wall)
+    }
+
+    /// The metrics as recorded in the results (empty for wall time alone).
+    pub fn metric_names(&self) -> Vec<String> {
+        if self.metrics.iter().all(|m| *m == Metric::Wall) {
+            Vec::new()
+        } else {
+            self.metrics.iter().map(|m| m.name().to_string()).collect()
+        }
+    }
+
+    /// The options record of a session with this budget; the caller fills
+    /// in what else it ran with (timeout, environment, failures accepted).
+    pub fn record(&self, seed: u64, interleaved: bool) -> OptionsRecord {
+        OptionsRecord {
+            runs: self.runs,
+            min_runs: self.min_runs,
+            max_runs: self.max_runs,
+            min_time_s: self.min_time.as_secs_f64(),
+            max_time_s: self.max_time.map(|d| d.as_secs_f64()),
+            precision: self.precision,
+            confidence: self.confidence,
+            warmup: self.warmup,
+            seed,
+            interleaved,
+            timeout_s: None,
+            ignore_failure: None,
+            include_failures_in_stats: false,
+            env: Vec::new(),
+            cwd: None,
+            input: None,
+            metrics: self.metric_names(),
+            counter: self.counter.as_ref().map(Counter::record),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SessionConfig {
+    pub benchmarks: Vec<BenchmarkSpec>,
+    pub exec: ExecOptions,
+    pub budget: Budget,
     pub seed: u64,
     pub interleaved: bool,
     pub accept: Accept,
     pub record: OptionsRecord,
-    /// How counts are taken, when `--metric` asks for any.
-    pub counter: Option<Counter>,
-    /// The metric whose precision decides when to stop (the first `--metric`).
-    pub primary: Metric,
 }
 
 /// Progress as the session goes.
@@ -224,7 +274,7 @@ pub fn run(
             exec_opts.cwd = Some(dir.clone());
         }
         let mut run_opts = exec_opts.clone();
-        if let Some(Counter::Pmu(p)) = &cfg.counter {
+        if let Some(Counter::Pmu(p)) = &cfg.budget.counter {
             run_opts.pmu = Some(*p);
         }
         let executor = Executor::new(
@@ -234,7 +284,7 @@ pub fn run(
             output_file.as_ref(),
             &run_opts,
         )?;
-        let counting = match &cfg.counter {
+        let counting = match &cfg.budget.counter {
             Some(c @ Counter::Cachegrind(_)) => Some(CountingExecutor::new(
                 c,
                 &spec.command,
@@ -343,7 +393,7 @@ pub fn run(
             .collect(),
         comparisons: Vec::new(),
     };
-    let z = crate::stats::dist::z_critical(cfg.confidence);
+    let z = crate::stats::dist::z_critical(cfg.budget.confidence);
     let mut session = Session {
         cfg,
         slots,
@@ -405,13 +455,13 @@ impl Session<'_> {
 
         // Warm-up: explicit rounds, or the automatic probe round.
         observer.phase("warming up");
-        let warmup_rounds = self.cfg.warmup.unwrap_or(1);
+        let warmup_rounds = self.cfg.budget.warmup.unwrap_or(1);
         for _ in 0..warmup_rounds {
             if self.cfg.interleaved {
                 rng.shuffle(&mut order);
             }
             for &b in &order {
-                let auto = self.cfg.warmup.is_none();
+                let auto = self.cfg.budget.warmup.is_none();
                 self.execute(
                     b,
                     round,
@@ -429,13 +479,14 @@ impl Session<'_> {
             round += 1;
         }
 
-        observer.phase(match &self.cfg.counter {
+        observer.phase(match &self.cfg.budget.counter {
             Some(Counter::Cachegrind(_)) => "counting (cachegrind: 20-50x slower runs)",
             _ => "measuring",
         });
         let measure_start = Instant::now();
         let max_time = self
             .cfg
+            .budget
             .max_time
             .unwrap_or(DEFAULT_MAX_TIME_PER_COMMAND * n as u32);
         loop {
@@ -478,7 +529,7 @@ impl Session<'_> {
     }
 
     fn wants_more(&self, b: usize) -> bool {
-        match self.cfg.runs {
+        match self.cfg.budget.runs {
             Some(runs) => self.slots[b].measured < runs,
             None => true,
         }
@@ -487,14 +538,14 @@ impl Session<'_> {
     /// Whether benchmark `b` has met its own stopping rule (for block order).
     fn done(&self, b: usize, elapsed: Duration, max_time: Duration) -> bool {
         let s = &self.slots[b];
-        if let Some(runs) = self.cfg.runs {
+        if let Some(runs) = self.cfg.budget.runs {
             return s.measured >= runs;
         }
-        if self.cfg.max_runs.is_some_and(|m| s.measured >= m) {
+        if self.cfg.budget.max_runs.is_some_and(|m| s.measured >= m) {
             return true;
         }
         let share = max_time.as_secs_f64() * (b + 1) as f64 / self.slots.len() as f64;
-        if s.measured >= self.cfg.min_runs && elapsed.as_secs_f64() >= share {
+        if s.measured >= self.cfg.budget.min_runs && elapsed.as_secs_f64() >= share {
             return true;
         }
         self.precise(s)
@@ -502,7 +553,7 @@ impl Session<'_> {
 
     /// The running statistics of the metric that decides when to stop.
     fn deciding<'s>(&self, s: &'s Slot) -> &'s Running {
-        if self.cfg.primary.is_count() {
+        if self.cfg.budget.primary().is_count() {
             &s.primary
         } else {
             &s.counted
@@ -513,43 +564,44 @@ impl Session<'_> {
         let r = self.deciding(s);
         let (n, mean, sd) = (r.n(), r.mean(), r.stddev());
         // Counts do not need time to average over: --min-time is for clocks.
-        let enough = s.measured >= self.cfg.min_runs
-            && (self.cfg.primary.is_count() || s.counted.sum() >= self.cfg.min_time.as_secs_f64());
+        let enough = s.measured >= self.cfg.budget.min_runs
+            && (self.cfg.budget.primary().is_count()
+                || s.counted.sum() >= self.cfg.budget.min_time.as_secs_f64());
         if !enough || n < 2 || mean <= 0.0 {
             return false;
         }
         // t > z, so failing with z settles it without the costly t quantile.
-        if self.z * sd / (n as f64).sqrt() / mean > self.cfg.precision {
+        if self.z * sd / (n as f64).sqrt() / mean > self.cfg.budget.precision {
             return false;
         }
-        relative_ci_half_width(n, mean, sd, self.cfg.confidence)
-            .is_some_and(|w| w <= self.cfg.precision)
+        relative_ci_half_width(n, mean, sd, self.cfg.budget.confidence)
+            .is_some_and(|w| w <= self.cfg.budget.precision)
     }
 
     fn stop_reason(&self, elapsed: Duration, max_time: Duration) -> Option<StopReason> {
         let measured_min = self.slots.iter().map(|s| s.measured).min().unwrap_or(0);
-        if let Some(runs) = self.cfg.runs {
+        if let Some(runs) = self.cfg.budget.runs {
             return (measured_min >= runs).then_some(StopReason::ExactRuns { runs });
         }
         // Commands with no counted run (all failing) cannot reach any precision.
-        if measured_min >= self.cfg.min_runs && self.slots.iter().all(|s| s.counted.n() < 2) {
+        if measured_min >= self.cfg.budget.min_runs && self.slots.iter().all(|s| s.counted.n() < 2)
+        {
             return Some(StopReason::NoCountedRuns { runs: measured_min });
         }
-        let all_precise = self
-            .slots
-            .iter()
-            .all(|s| self.precise(s) || (s.measured >= self.cfg.min_runs && s.counted.n() < 2));
+        let all_precise = self.slots.iter().all(|s| {
+            self.precise(s) || (s.measured >= self.cfg.budget.min_runs && s.counted.n() < 2)
+        });
         if all_precise {
             return Some(StopReason::Precision {
-                precision: self.cfg.precision,
+                precision: self.cfg.budget.precision,
             });
         }
-        if let Some(max) = self.cfg.max_runs
+        if let Some(max) = self.cfg.budget.max_runs
             && measured_min >= max
         {
             return Some(StopReason::MaxRuns { runs: max });
         }
-        if measured_min >= self.cfg.min_runs && elapsed >= max_time {
+        if measured_min >= self.cfg.budget.min_runs && elapsed >= max_time {
             return Some(StopReason::MaxTime {
                 seconds: max_time.as_secs_f64(),
             });
@@ -584,11 +636,12 @@ impl Session<'_> {
         }
         self.expected_at = Some(Instant::now());
         let warm: u64 = self.slots.iter().map(|s| s.executions - s.measured).sum();
-        let per_command = match self.cfg.runs {
+        let per_command = match self.cfg.budget.runs {
             Some(runs) => runs,
             None => {
                 let max_time = self
                     .cfg
+                    .budget
                     .max_time
                     .unwrap_or(DEFAULT_MAX_TIME_PER_COMMAND * self.slots.len() as u32)
                     .as_secs_f64();
@@ -598,14 +651,16 @@ impl Session<'_> {
                     .map(|s| {
                         let r = self.deciding(s);
                         let (n, mean, sd) = (r.n(), r.mean(), r.stddev());
-                        let mut need = self.cfg.min_runs;
+                        let mut need = self.cfg.budget.min_runs;
                         if n >= 2 && mean > 0.0 {
-                            if !self.cfg.primary.is_count() {
+                            if !self.cfg.budget.primary().is_count() {
                                 need = need
-                                    .max((self.cfg.min_time.as_secs_f64() / mean).ceil() as u64);
+                                    .max((self.cfg.budget.min_time.as_secs_f64() / mean).ceil()
+                                        as u64);
                             }
                             let t = self.z;
-                            let precise = (t * sd / (self.cfg.precision * mean)).powi(2).ceil();
+                            let precise =
+                                (t * sd / (self.cfg.budget.precision * mean)).powi(2).ceil();
                             let by_time = if total_mean > 0.0 {
                                 (max_time / total_mean).ceil()
                             } else {
@@ -613,7 +668,7 @@ impl Session<'_> {
                             };
                             need = need.max(precise.min(by_time).min(1e9) as u64);
                         }
-                        if let Some(m) = self.cfg.max_runs {
+                        if let Some(m) = self.cfg.budget.max_runs {
                             need = need.min(m);
                         }
                         need.max(s.measured)
@@ -634,7 +689,7 @@ impl Session<'_> {
     /// The widest relative half-width among the commands (normal
     /// approximation), with the target; `None` with fixed --runs or too few.
     fn precision_now(&self) -> Option<(f64, f64)> {
-        if self.cfg.runs.is_some() {
+        if self.cfg.budget.runs.is_some() {
             return None;
         }
         let widest = self
@@ -644,7 +699,7 @@ impl Session<'_> {
             .filter(|r| r.n() >= 2 && r.mean() > 0.0)
             .map(|r| self.z * r.stddev() / (r.n() as f64).sqrt() / r.mean())
             .fold(None, |m: Option<f64>, w| Some(m.map_or(w, |m| m.max(w))))?;
-        Some((widest, self.cfg.precision))
+        Some((widest, self.cfg.budget.precision))
     }
 
     fn hook(&mut self, b: usize, which: usize) -> Result<(), MeasureError> {
@@ -701,7 +756,7 @@ impl Session<'_> {
             WarmupMode::Auto => !o.timed_out && o.wall_ns <= AUTO_WARMUP_LIMIT.as_nanos() as u64,
         };
         let failed = !o.success();
-        let mut counts = match &self.cfg.counter {
+        let mut counts = match &self.cfg.budget.counter {
             Some(Counter::Pmu(_)) if !failed => Some(crate::model::Counts {
                 backend: "pmu".into(),
                 instructions: o.instructions,
@@ -739,8 +794,8 @@ impl Session<'_> {
             slot.measured += 1;
             if run.counted(self.cfg.record.include_failures_in_stats) {
                 slot.counted.push(crate::model::ns_to_s(run.net_wall_ns));
-                if let Some(v) = run.counts.as_ref().and_then(|c| self.cfg.primary.of(c)) {
-                    slot.primary.push(v as f64);
+                if let Some(v) = run.count(self.cfg.budget.primary()) {
+                    slot.primary.push(v);
                 }
             }
         }

@@ -19,6 +19,19 @@ pub fn headline(j: &Judgement) -> String {
             "head and base could not be compared: {}",
             j.error.as_deref().unwrap_or("no estimate")
         ),
+        Some(e) if j.metric.is_some() => {
+            let m = j.metric.as_deref().unwrap_or("counts");
+            match e.verdict {
+                Verdict::Inconclusive => {
+                    format!("no difference in {m} proven between head and base")
+                }
+                _ => format!(
+                    "head executes {} than base{}",
+                    verdict::count_size(e.ratio, m),
+                    if j.exact { ", every run identical" } else { "" }
+                ),
+            }
+        }
         Some(e) => match e.verdict {
             Verdict::Slower => format!("head is {} than base", verdict::size(e)),
             Verdict::Faster => format!("head is {} than base", verdict::size(e)),
@@ -56,9 +69,15 @@ pub fn text(j: &Judgement, style: Style) -> String {
         j.base_from,
         j.head.label()
     );
-    match &j.estimate {
-        Some(e) => out += &format!("Verdict: {}\n", verdict::sentence(e, style)),
-        None => out += &format!("Verdict: {}\n", headline(j)),
+    match (&j.estimate, &j.metric) {
+        (Some(e), Some(m)) => {
+            out += &format!(
+                "Verdict: {}\n",
+                verdict::count_sentence(e, m, j.exact, style)
+            )
+        }
+        (Some(e), None) => out += &format!("Verdict: {}\n", verdict::sentence(e, style)),
+        (None, _) => out += &format!("Verdict: {}\n", headline(j)),
     }
     if let Some(g) = gate(j) {
         out += &format!("Gate: {g}\n");
@@ -78,7 +97,15 @@ pub fn text(j: &Judgement, style: Style) -> String {
 /// Markdown for the pull request comment and `$GITHUB_STEP_SUMMARY`.
 pub fn markdown(j: &Judgement, results: &Results) -> String {
     let mut out = format!("{MARKER}\n### tardy: {}\n\n", headline(j));
-    out += "| | commit | median | mean ± σ | runs |\n|---|---|---:|---:|---:|\n";
+    let metric = j.metric.as_deref();
+    match metric {
+        Some(m) => {
+            out += &format!(
+                "| | commit | {m} | median time | mean ± σ | runs |\n|---|---|---:|---:|---:|---:|\n"
+            )
+        }
+        None => out += "| | commit | median | mean ± σ | runs |\n|---|---|---:|---:|---:|\n",
+    }
     for (side, b) in [&j.base, &j.head].iter().zip(&results.benchmarks) {
         let (median, mean) = match &b.summary {
             Some(s) => (
@@ -88,8 +115,15 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
             None => ("–".into(), "–".into()),
         };
         let runs = b.runs.iter().filter(|r| !r.warmup).count();
+        let count = metric.map_or(String::new(), |m| {
+            let c = b.counts.iter().find(|c| c.metric == m);
+            format!(
+                " {} |",
+                c.map_or("–".into(), |c| super::terminal::count(c.stats.median))
+            )
+        });
         out += &format!(
-            "| **{}** | `{}` {} | {median} | {mean} | {runs} |\n",
+            "| **{}** | `{}` {} |{count} {median} | {mean} | {runs} |\n",
             side.role,
             crate::ci::short(&side.commit.commit),
             escape(&side.commit.subject)
@@ -97,6 +131,13 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
     }
     out += "\n";
     match &j.estimate {
+        Some(e) if j.metric.is_some() => {
+            let m = j.metric.as_deref().unwrap_or("counts");
+            out += &format!(
+                "**Change:** {}\n\n",
+                escape(&verdict::count_sentence(e, m, j.exact, Style::default()))
+            );
+        }
         Some(e) => {
             out += &format!(
                 "**Change:** {} ({}, {})\n\n",

@@ -116,6 +116,7 @@ fn benchmark(i: usize, b: &Benchmark, r: &Results, style: Style, layout: &Layout
 /// "  Instructions:        1,234,567  every run identical (5 runs)".
 fn count_line(c: &CountSummary, style: Style) -> String {
     let label = format!("{}:", capitalised(&c.metric));
+    let c = &c.stats;
     let spread = if c.identical {
         format!("every run identical ({} runs)", c.n)
     } else {
@@ -279,7 +280,7 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
             metrics.push(c.metric.as_deref());
         }
     }
-    for (k, metric) in metrics.iter().enumerate() {
+    for metric in &metrics {
         if let Some(m) = metric {
             out.push_str(&format!("  {}\n", style.bold(&format!("by {m}:"))));
         } else if metrics.len() > 1 {
@@ -304,7 +305,6 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
                 super::units::pad_to(name, width)
             ));
         }
-        let _ = k;
     }
     out
 }

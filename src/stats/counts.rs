@@ -12,7 +12,7 @@ use super::compare::{self, CompareError, Estimate, Options, Verdict};
 pub const EXACT_TEST: &str = "none (every run gave the same count)";
 
 /// A count metric over runs.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct CountStats {
     pub n: u64,
     pub median: f64,

@@ -140,6 +140,23 @@ impl Counter {
             Counter::Cachegrind(s) => s.events(),
         }
     }
+
+    /// How the counts were taken, as the results record it.
+    pub fn record(&self) -> crate::model::CounterRecord {
+        crate::model::CounterRecord {
+            backend: self.backend().to_string(),
+            events: self.events(),
+            cache: match self {
+                Counter::Cachegrind(s) if s.cache_sim => Some(format!(
+                    "I1 {}, D1 {}, LL {}",
+                    cachegrind::I1,
+                    cachegrind::D1,
+                    cachegrind::LL
+                )),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// Why counting cannot start.
