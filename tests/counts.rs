@@ -464,3 +464,45 @@ fn ci_gates_a_pull_request_on_instructions_against_its_merge_base() {
         "{md}"
     );
 }
+
+#[test]
+fn a_pushed_run_keeps_its_counts_beside_its_wall_time_on_the_server() {
+    if !can_count("a_pushed_run_keeps_its_counts_beside_its_wall_time_on_the_server") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let w = compile(d.path(), "w", &[]);
+    let o = tardy(d.path())
+        .args(["run", "-q", "--metric", "instructions", "--runs", "3"])
+        .args(["--name", "work", "--export-json", "r.json"])
+        .arg(&w)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let (write, _) = common::tokens(d.path());
+    let server =
+        common::Server::start(d.path(), &["--db", "sqlite:h.db", "--token-file", "tokens"]);
+    let url = server.url.clone();
+    let out = tardy(d.path())
+        .env("TARDY_TOKEN", &write)
+        .args(["push", &url, "r.json", "--commit", "c1"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 series"), "{err}");
+    let series = common::get(&format!("{url}/api/v1/series"), &[]).json();
+    let counted = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"] == "work [instructions]")
+        .unwrap_or_else(|| panic!("no count series in {series}"));
+    assert_eq!(counted["unit"], "instructions", "{counted}");
+    // The benchmark's page draws its instructions beside its wall time.
+    let page = common::get(&format!("{url}/series?name=work"), &[]);
+    assert_eq!(page.status, 200);
+    assert!(page.text.contains("Measured alongside"), "{}", page.text);
+    assert!(page.text.contains("work [instructions]"));
+    assert_eq!(page.text.matches("<svg class=\"chart\"").count(), 2);
+}

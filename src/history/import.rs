@@ -469,7 +469,7 @@ fn dataset_batches(
         let count = crate::measure::counters::Metric::of_unit(&s.unit);
         let mut spec = match count {
             Some(m) => SeriesSpec::new(
-                &format!("{} [{}]", name_for(labels, &s.name, only_one), m.name()),
+                &super::names::count_series(&name_for(labels, &s.name, only_one), m),
                 m.name(),
                 &s.unit,
             ),

@@ -87,3 +87,49 @@ mod tests {
         assert!(check_test_name(&"t".repeat(1001)).is_err());
     }
 }
+
+/// The series that holds a benchmark's count beside its wall time:
+/// "NAME [instructions]".
+pub fn count_series(base: &str, metric: crate::measure::counters::Metric) -> String {
+    format!("{base} [{}]", metric.name())
+}
+
+/// The series measured alongside `name`: its wall time and each of its
+/// counts, `name` itself left out (they may not all exist).
+pub fn companions(name: &str) -> Vec<String> {
+    use crate::measure::counters::Metric;
+    let base = Metric::ALL
+        .into_iter()
+        .filter(|m| m.is_count())
+        .find_map(|m| name.strip_suffix(&format!(" [{}]", m.name())))
+        .unwrap_or(name);
+    std::iter::once(base.to_string())
+        .chain(
+            Metric::ALL
+                .into_iter()
+                .filter(|m| m.is_count())
+                .map(|m| count_series(base, m)),
+        )
+        .filter(|n| n != name)
+        .collect()
+}
+
+#[cfg(test)]
+mod companion_tests {
+    use super::*;
+
+    #[test]
+    fn a_benchmark_and_its_counts_are_companions() {
+        assert_eq!(
+            companions("nightly"),
+            [
+                "nightly [instructions]",
+                "nightly [cycles]",
+                "nightly [estimated-cycles]"
+            ]
+        );
+        let c = companions("a/b [instructions]");
+        assert_eq!(c[0], "a/b");
+        assert!(!c.contains(&"a/b [instructions]".to_string()));
+    }
+}

@@ -244,6 +244,7 @@ pub fn overview(v: &Overview) -> String {
 pub fn series_page(
     project: &str,
     view: &SeriesView,
+    alongside: &[SeriesView],
     annotations: &[Annotation],
     tests: &[String],
 ) -> String {
@@ -251,6 +252,16 @@ pub fn series_page(
     let body = html! {
         h1 { (view.info.name) }
         (PreEscaped(series_section(view, false)))
+        @if !alongside.is_empty() {
+            h2 { "Measured alongside" }
+            p.muted {
+                "The same runs by another metric: a change in wall time that the instruction count does not share is in what counts cannot see (sleeps, I/O, waits, the cache)."
+            }
+            @for other in alongside {
+                p { (series_link(&other.info.name)) }
+                (PreEscaped(series_section(other, false)))
+            }
+        }
         @if !annotations.is_empty() {
             h2 { "Annotations" }
             section {

@@ -241,8 +241,21 @@ pub async fn series(
                 .into_iter()
                 .filter(|a| a.series.as_deref().is_none_or(|n| n == name))
                 .collect();
+            // Its wall time and its counts, measured alongside (tardy run --metric).
+            let mut alongside = Vec::new();
+            for other in crate::history::names::companions(&name) {
+                if let Some(o) = s.series(&other)? {
+                    alongside.push(series_view(s, o, &filter)?);
+                }
+            }
             let view = series_view(s, info, &filter)?;
-            Ok(web::series_page(project, &view, &annotations, &tests))
+            Ok(web::series_page(
+                project,
+                &view,
+                &alongside,
+                &annotations,
+                &tests,
+            ))
         })
     });
     read_page(&st, &headers, build).await
