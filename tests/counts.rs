@@ -14,21 +14,34 @@ use std::path::{Path, PathBuf};
 use common::{cmd, tardy};
 use serde_json::Value;
 
-/// A deterministic workload: N rounds of an FNV-style hash, then an optional
-/// sleep; it prints its result, as real programs do.
-const WORK_C: &str = r#"#include <stdio.h>
+/// A deterministic workload: N rounds of an FNV-style hash on each of its
+/// threads, then an optional sleep; it prints its result, as real programs do.
+const WORK_C: &str = r#"#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 #ifndef N
 #define N 1000000L
 #endif
-int main(int argc, char **argv) {
-    long n = argc > 1 ? atol(argv[1]) : N;
-    long sleep_ms = argc > 2 ? atol(argv[2]) : 0;
+static long n;
+static void *work(void *out) {
     unsigned long h = 1469598103934665603UL;
     for (long i = 0; i < n; i++) { h ^= (unsigned long)i; h *= 1099511628211UL; }
+    *(unsigned long *)out = h;
+    return 0;
+}
+/* work [N [SLEEP_MS [THREADS]]]: N rounds of a hash on each of THREADS threads. */
+int main(int argc, char **argv) {
+    n = argc > 1 ? atol(argv[1]) : N;
+    long sleep_ms = argc > 2 ? atol(argv[2]) : 0;
+    int threads = argc > 3 ? atoi(argv[3]) : 1;
+    pthread_t t[16];
+    unsigned long h[16];
+    if (threads < 1 || threads > 16) threads = 1;
+    for (int k = 0; k < threads; k++) pthread_create(&t[k], 0, work, &h[k]);
+    for (int k = 0; k < threads; k++) pthread_join(t[k], 0);
     if (sleep_ms) usleep(sleep_ms * 1000);
-    printf("%lu\n", h);
+    printf("%lu\n", h[0]);
     return 0;
 }
 "#;
@@ -67,7 +80,7 @@ fn compile(dir: &Path, name: &str, defines: &[&str]) -> PathBuf {
     std::fs::write(&src, WORK_C).unwrap();
     let out = dir.join(name);
     let st = std::process::Command::new("cc")
-        .arg("-O1")
+        .args(["-O1", "-pthread"])
         .args(defines)
         .arg("-o")
         .arg(&out)
@@ -172,6 +185,10 @@ fn a_shells_children_are_counted_and_sleeping_adds_no_instructions() {
     }
     let d = tempfile::tempdir().unwrap();
     let w = compile(d.path(), "w", &[]).display().to_string();
+    let numbers: String = (0..20_000)
+        .map(|i| format!("{}\n", (i * 7919) % 20_000))
+        .collect();
+    std::fs::write(d.path().join("numbers.txt"), numbers).unwrap();
     let r = run_json(
         d.path(),
         &[
@@ -179,11 +196,17 @@ fn a_shells_children_are_counted_and_sleeping_adds_no_instructions() {
             "instructions",
             "--runs",
             "2",
+            "--input",
+            "numbers.txt",
             &format!("{w} 1000000"),
             // A shell running it twice, piped through wc: three processes.
             &format!("{w} 1000000 | wc -c; {w} 1000000"),
             // The same work, then 100 ms of sleep.
             &format!("{w} 1000000 100"),
+            // The same work on each of four threads.
+            &format!("{w} 1000000 0 4"),
+            // A pipeline reading the input file on stdin.
+            "sort -n | wc -l",
         ],
     );
     let one = counts(&r, 0, "instructions")[0] as f64;
@@ -199,6 +222,17 @@ fn a_shells_children_are_counted_and_sleeping_adds_no_instructions() {
         (slept / one - 1.0).abs() < 0.001,
         "sleeping changed the count: {slept} against {one}"
     );
+    // Four threads: four times the loop (the start-up once).
+    let threads = counts(&r, 3, "instructions")[0] as f64;
+    assert!(
+        (3.5..4.2).contains(&(threads / one)),
+        "four threads counted {threads} against {one}"
+    );
+    // Reading 20,000 lines from stdin and sorting them: counted, and (whatever
+    // sort's threads did) within a tenth of a percent from run to run.
+    let sorted = counts(&r, 4, "instructions");
+    let (lo, hi) = (sorted[0].min(sorted[1]), sorted[0].max(sorted[1]));
+    assert!(lo > 1_000_000 && (hi - lo) * 1000 < lo, "{sorted:?}");
     // ... while the wall time saw the sleep.
     let wall = |b: usize| r["benchmarks"][b]["summary"]["median"].as_f64().unwrap();
     assert!(wall(2) > wall(0) + 0.08);
