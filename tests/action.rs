@@ -139,6 +139,9 @@ fn inputs(given: &[(&str, String)]) -> BTreeMap<String, String> {
         "comment",
         "comment-file",
         "pr-number",
+        "push",
+        "push-files",
+        "push-token",
         "github-token",
     ] {
         vars.insert(format!("inputs.{name}"), String::new());
@@ -332,7 +335,7 @@ fn a_pull_request_is_measured_against_its_merge_base_and_commented_once() {
     let (codes, vars) = measure("secret");
     assert_eq!(
         ran(&codes),
-        [Some(0), None, None, Some(0), Some(0), None, Some(1)],
+        [Some(0), None, None, Some(0), Some(0), None, None, Some(1)],
         "{codes:?}"
     );
     assert_eq!(vars["steps.ci.outputs.regression"], "true");
@@ -356,7 +359,7 @@ fn a_pull_request_is_measured_against_its_merge_base_and_commented_once() {
     assert!(summary.contains("<!-- tardy-ci -->"), "{summary}");
     // A second push: the same comment is edited, not a new one added.
     let (codes, _) = measure("secret");
-    assert_eq!(ran(&codes)[6], Some(1));
+    assert_eq!(ran(&codes)[7], Some(1));
     assert_eq!(gh.comments.lock().unwrap().len(), 1);
     assert!(
         gh.log
@@ -386,12 +389,60 @@ fn a_pull_request_is_measured_against_its_merge_base_and_commented_once() {
     let (codes, _) = run_steps(&action, vars, d.path(), &runner, &env_run);
     assert_eq!(
         ran(&codes),
-        [Some(0), None, None, None, None, Some(0), None],
+        [Some(0), None, None, None, None, Some(0), None, None],
         "{codes:?}"
     );
     let list = gh.comments.lock().unwrap();
     assert_eq!(list.len(), 1);
     assert!(list[0].1.contains("from the artifact"));
+}
+
+#[test]
+fn on_main_the_action_pushes_what_it_measured_to_the_team_server() {
+    let Some(action) = action() else { return };
+    let d = tempfile::tempdir().unwrap();
+    let (write, _) = common::tokens(d.path());
+    let server =
+        common::Server::start(d.path(), &["--db", "sqlite:h.db", "--token-file", "tokens"]);
+    let repo = d.path().join("repo");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("bench.sh"), "echo start; sleep 0.01\n").unwrap();
+    git(&repo, &["add", "-A"]);
+    git(&repo, &["commit", "-qm", "the benchmark"]);
+    let runner = d.path().join("runner");
+    std::fs::create_dir(&runner).unwrap();
+    let report = common::data("reports/jest-junit.xml");
+    let vars = inputs(&[
+        ("run", "--runs 3 -n bench 'sh bench.sh'".into()),
+        ("push", server.url.clone()),
+        ("push-files", report.display().to_string()),
+        ("push-token", write.clone()),
+    ]);
+    let (codes, _) = run_steps(&action, vars, &repo, &runner, &[]);
+    // Install, run, then the push; nothing else.
+    assert_eq!(
+        ran(&codes),
+        [Some(0), Some(0), None, None, None, None, Some(0), None],
+        "{codes:?}"
+    );
+    let series = common::get(&format!("{}/api/v1/series", server.url), &[]).json();
+    let names: Vec<&str> = series
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert!(names.contains(&"bench"), "{series}");
+    assert!(names.len() >= 2, "the test report went too: {series}");
+    // A wrong token fails the step, and says so.
+    let vars = inputs(&[
+        ("run", "--runs 3 -n bench 'sh bench.sh'".into()),
+        ("push", server.url.clone()),
+        ("push-token", "not-a-token".into()),
+    ]);
+    let (codes, _) = run_steps(&action, vars, &repo, &runner, &[]);
+    assert_ne!(ran(&codes)[6], Some(0), "{codes:?}");
 }
 
 #[test]
