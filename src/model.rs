@@ -152,6 +152,10 @@ pub struct Counts {
     /// How many processes were counted (cachegrind writes one file each).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub processes: Option<u64>,
+    /// The counted run's own wall time, when it was a run of its own
+    /// (cachegrind): what counting cost, not the command's time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub counted_wall_ns: Option<u64>,
 }
 
 /// A count metric of one benchmark over its counted runs.

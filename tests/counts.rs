@@ -105,11 +105,19 @@ fn run_json(dir: &Path, args: &[&str]) -> Value {
         .arg(&out)
         .output()
         .unwrap();
-    assert!(
-        o.status.success(),
-        "tardy run {args:?}: {}",
-        String::from_utf8_lossy(&o.stderr)
-    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "tardy run {args:?}: {err}");
+    // Off a terminal, what counting costs is said once in the log.
+    let counted = args
+        .iter()
+        .any(|a| a.contains("instructions") || a.contains("estimated-cycles"));
+    if counted && !args.contains(&"pmu") {
+        assert_eq!(
+            err.matches("counting under valgrind's cachegrind").count(),
+            1,
+            "{err}"
+        );
+    }
     serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap()
 }
 
@@ -177,6 +185,17 @@ fn half_a_percent_more_instructions_is_told_apart_in_five_runs() {
         // Every run also has its wall time, measured apart from the counted run.
         assert!(r["benchmarks"][k]["summary"]["median"].as_f64().unwrap() > 0.0);
     }
+    // What counting cost was said, and recorded per run.
+    assert!(
+        r["benchmarks"][0]["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| !x["warmup"].as_bool().unwrap())
+            .all(|x| x["counts"]["counted_wall_ns"].as_u64() > Some(0)),
+        "{}",
+        r["benchmarks"][0]["runs"]
+    );
     let c = comparison(&r, "instructions");
     assert_eq!(c["estimate"]["verdict"], "slower", "{c}");
     let ratio = c["estimate"]["ratio"].as_f64().unwrap();

@@ -174,3 +174,38 @@ fn resources(
         runs_timed_out: counts.timed_out,
     })
 }
+
+/// What counting under cachegrind costs, from the runs so far: the median
+/// counted run's wall time against the median timed run's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CountingCost {
+    pub counted_s: f64,
+    pub timed_s: f64,
+    /// counted / timed.
+    pub factor: f64,
+}
+
+pub fn counting_cost(results: &Results) -> Option<CountingCost> {
+    let mut counted = Vec::new();
+    let mut timed = Vec::new();
+    for r in results.benchmarks.iter().flat_map(|b| &b.runs) {
+        if let Some(c) = r.counts.as_ref().and_then(|c| c.counted_wall_ns) {
+            counted.push(crate::model::ns_to_s(c));
+            timed.push(crate::model::ns_to_s(r.wall_ns));
+        }
+    }
+    if counted.is_empty() {
+        return None;
+    }
+    let median = |v: &mut Vec<f64>| stats::summary::median_by_selection(v);
+    let (counted_s, timed_s) = (median(&mut counted), median(&mut timed));
+    Some(CountingCost {
+        counted_s,
+        timed_s,
+        factor: if timed_s > 0.0 {
+            counted_s / timed_s
+        } else {
+            f64::INFINITY
+        },
+    })
+}

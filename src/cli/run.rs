@@ -519,6 +519,9 @@ pub(super) struct CliObserver {
     last_save: Option<Instant>,
     save_cost: Duration,
     last_draw: Option<Instant>,
+    /// What counting costs has been said.
+    told_cost: bool,
+    quiet: bool,
 }
 
 impl CliObserver {
@@ -531,6 +534,8 @@ impl CliObserver {
             last_save: None,
             save_cost: Duration::ZERO,
             last_draw: None,
+            told_cost: false,
+            quiet,
         }
     }
 }
@@ -541,6 +546,17 @@ impl Observer for CliObserver {
     }
 
     fn after_run(&mut self, results: &Results, p: Progress) -> Result<(), String> {
+        if !self.told_cost
+            && let Some(c) = analyze::run::counting_cost(results)
+        {
+            self.told_cost = true;
+            let line = render::terminal::counting_cost(&c);
+            if !self.bar.is_hidden() {
+                self.bar.println(line);
+            } else if !self.quiet {
+                eprintln!("tardy: {line}");
+            }
+        }
         // The bar redraws at most 20 times a second; skip the work in between.
         if self
             .last_draw

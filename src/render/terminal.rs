@@ -373,3 +373,14 @@ fn footer(r: &Results, style: Style) -> String {
         "{status}Stopped: {stop}. Order: {order}. {overhead}.{counter}\n"
     ))
 }
+
+/// The line that says what counting costs, once the first counted run is in.
+pub fn counting_cost(c: &crate::analyze::run::CountingCost) -> String {
+    format!(
+        "counting under valgrind's cachegrind: a counted run takes {}, {:.0}x the timed run ({}), so this session takes about {:.0}x as long as timing alone",
+        time(c.counted_s),
+        c.factor,
+        time(c.timed_s),
+        c.factor + 1.0
+    )
+}

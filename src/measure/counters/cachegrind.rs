@@ -120,6 +120,7 @@ pub fn collect(dir: &Path, cache_sim: bool) -> Result<Counts, String> {
         estimated_cycles,
         events: totals,
         processes: Some(processes),
+        counted_wall_ns: None,
     })
 }
 

@@ -351,7 +351,7 @@ impl CountingExecutor {
         if !o.success() || o.interrupted {
             return Ok((o, None));
         }
-        let counts = match &self.cachegrind {
+        let mut counts = match &self.cachegrind {
             None => crate::model::Counts {
                 backend: "pmu".into(),
                 instructions: o.instructions,
@@ -365,6 +365,9 @@ impl CountingExecutor {
                 ))
             })?,
         };
+        if self.cachegrind.is_some() {
+            counts.counted_wall_ns = Some(o.wall_ns);
+        }
         Ok((o, Some(counts)))
     }
 }
