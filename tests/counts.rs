@@ -200,6 +200,20 @@ fn half_a_percent_more_instructions_is_told_apart_in_five_runs() {
     assert_eq!(c["estimate"]["verdict"], "slower", "{c}");
     let ratio = c["estimate"]["ratio"].as_f64().unwrap();
     assert!((1.003..1.007).contains(&ratio), "ratio {ratio}");
+    // The file reads back, its exact comparison (a null p-value) included.
+    for args in [
+        &["compare", "r.json"][..],
+        &["report", "r.json", "-o", "r.html"][..],
+    ] {
+        let o = tardy(d.path()).args(args).output().unwrap();
+        assert!(
+            o.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+    }
+    let html = std::fs::read_to_string(d.path().join("r.html")).unwrap();
+    assert!(html.contains("r.json · instructions"), "{html}");
 }
 
 #[test]
@@ -385,6 +399,14 @@ fn bisect_finds_a_half_percent_regression_among_64_commits_in_a_dozen_runs() {
     let steps = j["steps"].as_array().unwrap();
     assert!(steps.len() <= 7, "{} steps", steps.len());
     assert!(steps.iter().all(|s| s["runs"].as_u64() <= Some(2)), "{j}");
+    // The saved state (exact ratios, no p-values) reads back.
+    let log = tardy(&repo).args(["bisect", "log"]).output().unwrap();
+    assert!(
+        log.status.success(),
+        "{}",
+        String::from_utf8_lossy(&log.stderr)
+    );
+    assert!(String::from_utf8_lossy(&log.stdout).contains("commit 37"));
 }
 
 #[test]

@@ -55,7 +55,9 @@ pub struct Row {
     pub ratio: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_value: f64,
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_adjusted: f64,
     pub test: String,
     /// `slower`, `faster`, `same` or `inconclusive`; for higher-is-better

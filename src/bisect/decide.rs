@@ -83,6 +83,7 @@ pub struct Endpoints {
     pub ratio: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_value: f64,
     /// bad is significantly slower than good.
     pub reproduced: bool,

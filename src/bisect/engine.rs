@@ -51,6 +51,7 @@ pub struct Effect {
     pub ratio: f64,
     pub ci_low: Option<f64>,
     pub ci_high: Option<f64>,
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_value: f64,
     /// The culprit is significantly worse than its parent (95%).
     pub confirmed: bool,

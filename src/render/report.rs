@@ -140,7 +140,10 @@ pub fn html(page: &Page) -> String {
                 @for r in results {
                     @let fmt = value_fmt(&r.unit);
                     section {
-                        h3 { (r.source) }
+                        h3 {
+                            (r.source)
+                            @if r.unit != "s" && !r.unit.is_empty() { " · " (r.unit) }
+                        }
                         (PreEscaped(strips(&r.sets, &fmt)))
                         table {
                             tr { th { "set" } th.num { "n" } th.num { "median" } }

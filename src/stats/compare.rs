@@ -104,8 +104,10 @@ pub struct Estimate {
     pub ci_high: Option<f64>,
     pub confidence: f64,
     /// The test's two-sided p-value.
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_value: f64,
     /// After multiple-comparison control (equal to `p_value` for one comparison).
+    #[serde(deserialize_with = "crate::stats::nan_if_null")]
     pub p_adjusted: f64,
     /// e.g. `mann-whitney-u (exact)`, `student-t`, `welch-log-t`.
     pub test: String,

@@ -37,3 +37,11 @@ pub mod sequential;
 pub mod shift;
 pub mod ttest;
 pub mod utest;
+
+/// Deserialise a number that may have been written as `null`: serde_json
+/// writes a NaN (a p-value no test gave, as for an exact difference of
+/// counts) as `null`, and reading the file back must give the NaN again.
+pub fn nan_if_null<'de, D: serde::Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    use serde::Deserialize;
+    Ok(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN))
+}
