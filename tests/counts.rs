@@ -438,6 +438,59 @@ fn counting_that_cannot_happen_says_why_and_what_to_install() {
     );
 }
 
+/// The PMU path on any machine: the trampoline's inherited counters, enabled
+/// around the fork and read after `wait4`, with a software event standing in
+/// for the hardware one (`TARDY_PMU_EVENT=task-clock`): a shell running the
+/// work twice counts about twice its CPU time, so its children were counted.
+#[test]
+fn the_counters_path_follows_children_with_a_software_event() {
+    if !can_count("the_counters_path_follows_children_with_a_software_event") {
+        return;
+    }
+    let d = tempfile::tempdir().unwrap();
+    let w = compile(d.path(), "w", &[]).display().to_string();
+    let out = d.path().join("r.json");
+    let o = tardy(d.path())
+        .env("TARDY_PMU_EVENT", "task-clock")
+        .args([
+            "run",
+            "--counter",
+            "pmu",
+            "--metric",
+            "instructions",
+            "--runs",
+            "5",
+        ])
+        .arg(format!("{w} 20000000"))
+        .arg(format!("{w} 20000000; {w} 20000000 | wc -c"))
+        .arg("--export-json")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let r: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+    assert_eq!(r["options"]["counter"]["backend"], "pmu");
+    // The substitute is named: such a file never passes for instructions.
+    assert!(
+        r["options"]["counter"]["events"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("task-clock:u (the software event"),
+        "{}",
+        r["options"]["counter"]
+    );
+    let median = |b: usize| {
+        let mut v = counts(&r, b, "instructions");
+        v.sort_unstable();
+        v[v.len() / 2] as f64
+    };
+    let ratio = median(1) / median(0);
+    assert!(
+        (1.5..3.0).contains(&ratio),
+        "the shell's two children counted {ratio}x one"
+    );
+}
+
 /// The PMU path: real counters where the machine has them (most bare-metal
 /// Linux), a printed skip where it has none (this VM).
 #[test]
@@ -451,7 +504,7 @@ fn the_pmu_counts_a_process_tree_where_there_is_one() {
     assert!(pmu.is_some(), "doctor's counters probe says nothing: {j}");
     if pmu != Some(true) {
         eprintln!(
-            "SKIPPED the_pmu_counts_a_process_tree_where_there_is_one: no hardware PMU here ({})",
+            "SKIPPED the hardware part of the_pmu_counts_a_process_tree_where_there_is_one: no hardware PMU here ({}); the same path ran with a software event",
             j["probes"][0]["facts"]["pmu_why"]
         );
         // The refusal is clear, not a crash.
