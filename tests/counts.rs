@@ -639,3 +639,41 @@ fn a_pushed_run_keeps_its_counts_beside_its_wall_time_on_the_server() {
     assert!(page.text.contains("work [instructions]"));
     assert_eq!(page.text.matches("<svg class=\"chart\"").count(), 2);
 }
+
+#[test]
+fn the_server_alerts_a_fifth_of_a_percent_in_counts_at_its_second_point() {
+    let d = tempfile::tempdir().unwrap();
+    let (write, _) = common::tokens(d.path());
+    let server =
+        common::Server::start(d.path(), &["--db", "sqlite:h.db", "--token-file", "tokens"]);
+    let auth = format!("Bearer {write}");
+    let mut first_alert = None;
+    for i in 1..=34 {
+        let v = if i <= 30 { 5_128_074 } else { 5_138_330 };
+        let body = format!(
+            r#"{{"series":[{{"name":"work [instructions]","unit":"instructions","points":[{{"value":{v},"commit":"c{i}","time":{}}}]}}]}}"#,
+            1_767_225_600 + i * 3600
+        );
+        let a = common::post(
+            &format!("{}/api/v1/points", server.url),
+            &[
+                ("Authorization", &auth),
+                ("Content-Type", "application/json"),
+            ],
+            body.as_bytes(),
+        );
+        assert_eq!(a.status, 201, "{}", a.text);
+        let alerts = a.json()["alerts"].as_array().cloned().unwrap_or_default();
+        if let Some(x) = alerts.first() {
+            assert!(first_alert.is_none(), "a second alert at upload {i}: {x}");
+            assert_eq!(
+                (x["from_commit"].as_str(), x["to_commit"].as_str()),
+                (Some("c30"), Some("c31")),
+                "{x}"
+            );
+            first_alert = Some(i);
+        }
+    }
+    // The step at upload 31 is alerted at 32: two points at the new level.
+    assert_eq!(first_alert, Some(32));
+}
