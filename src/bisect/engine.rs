@@ -715,6 +715,19 @@ impl Search<'_, '_> {
         (lo, hi, skipped)
     }
 
+    /// The next candidate of the binary search, with `steps_left` set to the
+    /// steps still expected after it; `None` when the range is closed.
+    fn next_candidate(&mut self) -> Option<usize> {
+        let (lo, hi, skipped) = self.range();
+        if hi - lo <= 1 {
+            return None;
+        }
+        let i = Search::pick(lo, hi, &skipped)?;
+        let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
+        self.steps_left = (open as f64 + 1.0).log2().ceil() as usize;
+        Some(i)
+    }
+
     /// The candidate nearest the middle of (lo, hi) that is not skipped.
     fn pick(lo: usize, hi: usize, skipped: &[usize]) -> Option<usize> {
         let mid = (lo + hi) / 2;
@@ -1149,18 +1162,8 @@ pub fn run_in(
         state::save(dir, s.st)?;
         return Ok(report);
     }
-    loop {
-        let (lo, hi, skipped) = s.range();
-        if hi - lo <= 1 {
-            break;
-        }
-        let Some(i) = Search::pick(lo, hi, &skipped) else {
-            break;
-        };
-        let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
-        let left = (open as f64 + 1.0).log2().ceil() as usize;
-        s.steps_left = left;
-        s.step(i, left)?;
+    while let Some(i) = s.next_candidate() {
+        s.step(i, s.steps_left)?;
     }
     // The search's range rests on each step's own test; the probabilities rest
     // on every run. Where they are still spread (a wrong call, drift, a slow
@@ -1298,16 +1301,7 @@ impl Search<'_, '_> {
         state::save(&self.dir, self.st)?;
         let mut report = Report::begun(endpoints, e.boundary, self.st);
         if e.reproduced {
-            loop {
-                let (lo, hi, skipped) = self.range();
-                if hi - lo <= 1 {
-                    break;
-                }
-                let Some(i) = Search::pick(lo, hi, &skipped) else {
-                    break;
-                };
-                let open = hi - lo - 1 - skipped.iter().filter(|&&k| k > lo && k < hi).count();
-                self.steps_left = (open as f64 + 1.0).log2().ceil() as usize;
+            while let Some(i) = self.next_candidate() {
                 let c = self.st.candidates[i].clone();
                 (self.on)(Event::Measuring(format!(
                     "step {} (about {} left): {}",
