@@ -9,10 +9,14 @@
 #
 # METRIC=instructions measures counts instead of wall time.
 #
-# Usage: [PLANTED=PCT] [METRIC=instructions] bench/ci-aa.sh [PAIRS] [RUNS]   (default 30 pairs, 10 runs a side)
+# RUNS=auto leaves the runs to tardy ci's own budget (precision target, --max-time).
+#
+# Usage: [PLANTED=PCT] [METRIC=instructions] bench/ci-aa.sh [PAIRS] [RUNS|auto]   (default 30 pairs, 10 runs a side)
 . "$(dirname "$0")/lib.sh"
 pairs=${1:-30}
 runs=${2:-10}
+runs_arg="--runs $runs"
+[ "$runs" = auto ] && runs_arg=""
 cd "$WORK"
 git init -q -b main repo && cd repo
 git config user.email b@example.com && git config user.name bench
@@ -32,8 +36,8 @@ fi
 trap 'kill $h1 $h2 2>/dev/null; rm -rf "$WORK"' EXIT
 slower=0 gated=0
 for i in $(seq "$pairs"); do
-  out=$("$TARDY" ci -q --base main --runs "$runs" --fail-if-slower 2 ${METRIC:+--metric "$METRIC"} --json --keep-worktrees -- sh bench.sh 2>/dev/null) || true
-  v=$(printf '%s' "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["estimate"]["verdict"], j["regression"], round(j["estimate"]["ratio"],4))')
+  out=$("$TARDY" ci -q --base main $runs_arg --fail-if-slower 2 ${METRIC:+--metric "$METRIC"} --json --keep-worktrees -- sh bench.sh 2>/dev/null) || true
+  v=$(printf '%s' "$out" | python3 -c 'import json,sys; j=json.load(sys.stdin); print(j["estimate"]["verdict"], j["regression"], round(j["estimate"]["ratio"],4), j["estimate"]["n_baseline"], "runs")')
   echo "pair $i: $v"
   case "$v" in slower*) slower=$((slower + 1));; esac
   case "$v" in *True*) gated=$((gated + 1));; esac
