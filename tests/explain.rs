@@ -98,7 +98,7 @@ fn nunit_sleep_under_a_coarse_timer_is_timed_sleeps() {
         "--",
         w.to_str().unwrap(),
         "sleeps",
-        "100",
+        "40",
         "1",
     ]);
     if !check_pair(&c, "nunit_sleep_under_a_coarse_timer_is_timed_sleeps") {

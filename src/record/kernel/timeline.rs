@@ -781,7 +781,16 @@ impl Timeline {
             return;
         }
         let d = t.saturating_sub(th.since);
-        th.cp.add(Doing::RunQueue, d, th.proc_idx);
+        // Waiting for a CPU while the loader starts the program is part of
+        // starting it, as the waits before exec are (relabelled at exec): a
+        // program whose loading is more work waits longer on a busy machine,
+        // and that is its start's cost, not the machine's contention.
+        let doing = if th.phase == Phase::Loading {
+            Doing::Creation
+        } else {
+            Doing::RunQueue
+        };
+        th.cp.add(doing, d, th.proc_idx);
         if th.phase == Phase::PreExec {
             th.pre_exec[Doing::RunQueue as usize] += d;
         }
