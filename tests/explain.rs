@@ -131,7 +131,6 @@ fn nunit_sleep_under_a_coarse_timer_is_timed_sleeps() {
 /// that do nothing, one with 300,000 relocations, started 40 times each.
 #[test]
 fn a_large_binary_makes_process_creation_the_cause() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let n = 300_000;
     let big_c = dir.path().join("big.c");
@@ -162,6 +161,9 @@ fn a_large_binary_makes_process_creation_the_cause() {
             }
         }
     }
+    // Compiled (seconds, for the large one) before taking the lock: another
+    // test's runs go on meanwhile.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let w = workload();
     let c = explain_json(&[
         &format!("{} spawn 40 {}", w.display(), small.display()),

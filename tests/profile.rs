@@ -105,9 +105,10 @@ fn first_function(c: &Value) -> (&str, f64) {
 
 #[test]
 fn the_function_that_grew_is_named_first_wherever_it_runs() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let test = "the_function_that_grew_is_named_first_wherever_it_runs";
     let Some(dir) = built(test) else { return };
+    // Compiled before taking the lock: another test's runs go on meanwhile.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir.path().display();
     // A: 60M steps of parse_input and 20M of the checksum; B: 260M of it.
     for (what, a, b, function, file) in [
@@ -192,9 +193,10 @@ fn the_function_that_grew_is_named_first_wherever_it_runs() {
 
 #[test]
 fn the_function_that_waits_for_a_lock_is_named_from_off_cpu_stacks() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let test = "the_function_that_waits_for_a_lock_is_named_from_off_cpu_stacks";
     let Some(dir) = built(test) else { return };
+    // Compiled before taking the lock: another test's runs go on meanwhile.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir.path().display();
     // B's worker holds the table's lock six times longer each round; the
     // main thread's lookup_entry waits for it (through pthread_mutex_lock,
@@ -254,9 +256,10 @@ fn the_function_that_waits_for_a_lock_is_named_from_off_cpu_stacks() {
 
 #[test]
 fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile() {
-    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let test = "exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_profile";
     let Some(dir) = built(test) else { return };
+    // Compiled before taking the lock: another test's runs go on meanwhile.
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let p = |n: &str| dir.path().join(n).display().to_string();
     let out = common::cmd()
         .args([
