@@ -1145,6 +1145,51 @@ mod tests {
         );
     }
 
+    /// The command execs a program at 2 (through the loader when `loader`),
+    /// is preempted 4..10, and the loader finishes at 12; it exits at 20.
+    fn preempted_while_loading(loader: bool) -> PathTotals {
+        run(
+            &[
+                ev(
+                    2,
+                    Ev::Exec {
+                        tid: 1,
+                        old_tid: 1,
+                        file: 0,
+                        loader,
+                    },
+                ),
+                ev(
+                    4,
+                    Ev::SwitchOut {
+                        tid: 1,
+                        preempt: true,
+                    },
+                ),
+                ev(10, Ev::SwitchIn { tid: 1 }),
+                ev(11, Ev::LoaderHit { tid: 1 }),
+                ev(12, Ev::LoaderHit { tid: 1 }),
+                ev(20, Ev::Exit { tid: 1 }),
+            ],
+            20,
+        )
+        .1
+    }
+
+    #[test]
+    fn waiting_for_a_cpu_while_loading_is_part_of_the_start() {
+        let p = preempted_while_loading(true);
+        assert_eq!(sum(&p), 20 * MS);
+        assert_eq!(p.ns[Doing::RunQueue as usize], 0);
+        // The command's own start (0..1) and the loader's 2..12, its 6 ms
+        // in the run queue included; on a CPU 1..2 and 12..20.
+        assert_eq!(p.ns[Doing::Creation as usize], 11 * MS);
+        assert_eq!(p.ns[Doing::Cpu as usize], 9 * MS);
+        // Without the loader the same wait is the run queue's.
+        let p = preempted_while_loading(false);
+        assert_eq!(p.ns[Doing::RunQueue as usize], 6 * MS);
+    }
+
     #[test]
     fn a_lock_hand_off_puts_the_holder_on_the_path() {
         // Thread 2 holds a lock 2..30; thread 1 waits on the futex, woken at 30.
