@@ -7,7 +7,7 @@
 # slack, Linux's stand-in for Windows' default timer resolution) the sleep costs 15.6 ms;
 # under the default (A) about 1.1 ms. `tardy bisect` in sensitivity mode bisects the
 # ratio B/A and names commit 8; --explain then records commit 8 against commit 7 and
-# shows where the extra time went: 28 one-millisecond sleeps, each taking 14-16 ms.
+# shows where the extra time went: 14 one-millisecond sleeps, each taking 14-16 ms.
 #
 #   examples/nunit-sleep-bisect/run.sh            (uses tardy from PATH, or TARDY=path)
 set -euo pipefail
@@ -20,12 +20,12 @@ git init -q && git config user.email dev@example.com && git config user.name "A.
 suite() { # $1: tests, $2: wait command
   printf 'wait_for_event() { %s; }\nfor t in $(seq %s); do wait_for_event; wait_for_event; done\n' "$2" "$1" > suite.sh
 }
-suite 8 /bin/true
+suite 4 /bin/true
 git add . && git commit -qm "harness: first version"
 for i in $(seq 1 12); do
   case $i in
-    3) suite 14 /bin/true; msg="add six tests" ;;
-    8) suite 14 "sleep 0.001"; msg="event queue: wait with a 1 ms sleep" ;;
+    3) suite 7 /bin/true; msg="add three tests" ;;
+    8) suite 7 "sleep 0.001"; msg="event queue: wait with a 1 ms sleep" ;;
     *) echo "$i" > notes.txt; msg="docs: note $i" ;;
   esac
   git add . && git commit -qm "$msg"

@@ -98,6 +98,22 @@ impl Maps {
         self.procs.remove(&pid);
     }
 
+    /// Whether any executable mapping of process `pid` was reported.
+    pub fn knows(&self, pid: i32) -> bool {
+        self.procs.get(&pid).is_some_and(|m| !m.is_empty())
+    }
+
+    /// Whether `addr` lies in an executable mapping of process `pid` that
+    /// the kernel reported (a file's code or anonymous code alike).
+    pub fn maps_address(&self, pid: i32, addr: u64) -> bool {
+        self.procs.get(&pid).is_some_and(|maps| {
+            let i = maps.partition_point(|m| m.start <= addr);
+            i.checked_sub(1)
+                .and_then(|i| maps.get(i))
+                .is_some_and(|m| addr < m.end)
+        })
+    }
+
     /// The frame of user address `addr` in process `pid`. An address in
     /// no file (code a JIT compiler wrote into anonymous memory) belongs to
     /// the process's own `[anon:PID]` module, at its address, for the

@@ -169,6 +169,13 @@ impl Collector {
             }
             // Return addresses point after the call: step back into it.
             let at = if i == 0 { ip } else { ip.saturating_sub(1) };
+            // A return address in no executable mapping of a process whose
+            // mappings are known is not one: in code built without frame
+            // pointers the kernel's walk read other data (a timespec's
+            // 999999 ns became a frame at 0xf423f). The chain ends there.
+            if i > 0 && self.maps.knows(pid) && !self.maps.maps_address(pid, at) {
+                break;
+            }
             users += 1;
             self.frames.push(self.maps.resolve(pid, at));
         }
@@ -575,6 +582,29 @@ mod tests {
             }
         );
         assert_eq!(frames[2].module, Frame::KERNEL);
+    }
+
+    #[test]
+    fn a_return_address_in_no_mapping_ends_the_chain() {
+        // `sleep` built without frame pointers: the kernel's walk read the
+        // timespec's 999999 ns as a return address. JIT code the kernel
+        // reported as an anonymous executable mapping stays a frame.
+        let mut c = Collector::new();
+        c.maps.mmap(7, 0x1000, 0x1000, 0, "/lib/libc.so");
+        c.maps.mmap(7, 0x8000, 0x1000, 0x8000, &maps::anon_path(7));
+        let frames = c.stack(7, [CONTEXT_USER, 0x1010, 0xf423f, 0x1101].into_iter(), None);
+        assert_eq!(frames.len(), 1, "{frames:?}");
+        assert_eq!(frames[0].offset, 0x10);
+        let frames = c.stack(7, [CONTEXT_USER, 0x1010, 0x8101, 0x1101].into_iter(), None);
+        assert_eq!(frames.len(), 3, "{frames:?}");
+        // An interrupted instruction in unknown memory is kept (code the
+        // kernel did not report yet), and so is anything of a process
+        // whose mappings were never seen.
+        assert_eq!(c.stack(7, [CONTEXT_USER, 0x5000].into_iter(), None).len(), 1);
+        assert_eq!(
+            c.stack(8, [CONTEXT_USER, 0x1010, 0xf423f].into_iter(), None).len(),
+            2
+        );
     }
 
     #[test]

@@ -380,8 +380,13 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
                 out.push_str(&style.bold(&format!("  {s}\n")));
             }
         }
-        for t in [a, b] {
-            for n in t.profile.iter().flat_map(|p| p.notes.iter()) {
+        // A library stripped for A is stripped for B: each note once.
+        let mut said = std::collections::HashSet::new();
+        for n in [a, b]
+            .into_iter()
+            .flat_map(|t| t.profile.iter().flat_map(|p| p.notes.iter()))
+        {
+            if said.insert(n.as_str()) {
                 out.push_str(&style.dim(&format!("  note: {n}\n")));
             }
         }
