@@ -5,6 +5,8 @@
 //!   workload sleeps 100 1           a "suite" of 100 tests that each sleep 1 ms
 //!   workload spawn 50 PROGRAM ...   start PROGRAM 50 times, one after another
 //!   workload fsync 200 DIR          write 4 KiB and fsync, 200 times, in DIR
+//!   workload fsync-raw 200 DIR      the same through the system call itself,
+//!                                   not libc's wrapper (as Go programs do)
 //!   workload lock 20000 SPIN        four threads share a lock, spinning SPIN
 //!                                   pause-loops (up to 20 times) before parking
 //!   workload compute N              N units of single-threaded arithmetic
@@ -149,7 +151,7 @@ fn main() {
                 }
             }
         }
-        Some("fsync") => {
+        Some(mode @ ("fsync" | "fsync-raw")) => {
             let n: u64 = arg(&args, 2, "a count");
             let dir: String = arg(&args, 3, "a directory");
             let path =
@@ -164,7 +166,13 @@ fn main() {
             let block = [7u8; 4096];
             for _ in 0..n {
                 let _ = f.write_all(&block);
-                let _ = f.sync_data();
+                if mode == "fsync-raw" {
+                    use std::os::fd::AsRawFd;
+                    // SAFETY: fdatasync on a descriptor this function owns.
+                    unsafe { libc::syscall(libc::SYS_fdatasync, f.as_raw_fd()) };
+                } else {
+                    let _ = f.sync_data();
+                }
             }
             let _ = std::fs::remove_file(&path);
         }
@@ -244,7 +252,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: workload sleeps|spawn|fsync|lock|compute|hog|parallel|mutex|chatter ARGS (see the source)"
+                "usage: workload sleeps|spawn|fsync|fsync-raw|lock|compute|hog|parallel|mutex|chatter ARGS (see the source)"
             );
             std::process::exit(2);
         }

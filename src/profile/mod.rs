@@ -600,9 +600,13 @@ mod tests {
         // An interrupted instruction in unknown memory is kept (code the
         // kernel did not report yet), and so is anything of a process
         // whose mappings were never seen.
-        assert_eq!(c.stack(7, [CONTEXT_USER, 0x5000].into_iter(), None).len(), 1);
         assert_eq!(
-            c.stack(8, [CONTEXT_USER, 0x1010, 0xf423f].into_iter(), None).len(),
+            c.stack(7, [CONTEXT_USER, 0x5000].into_iter(), None).len(),
+            1
+        );
+        assert_eq!(
+            c.stack(8, [CONTEXT_USER, 0x1010, 0xf423f].into_iter(), None)
+                .len(),
             2
         );
     }
