@@ -10,6 +10,7 @@
 //! each run: what `tardy explain` ranks functions by, what `--save` keeps
 //! and what the folded, pprof and flame-graph exports draw.
 
+pub mod kallsyms;
 pub mod maps;
 pub mod symbols;
 pub mod trie;

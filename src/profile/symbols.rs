@@ -85,7 +85,7 @@ fn sized_symbols(path: &str) -> Vec<(u64, u64, String)> {
 #[derive(Default)]
 pub struct Symbolizer {
     modules: HashMap<String, Option<Loaded>>,
-    kernel: Option<Vec<(u64, String)>>,
+    kernel: Option<std::sync::Arc<super::kallsyms::KernelSymbols>>,
     cache: HashMap<CacheKey, Vec<Symbol>>,
     /// JIT perf maps read, by pid: (start, end, name), sorted.
     perf_maps: HashMap<i32, Vec<(u64, u64, String)>>,
@@ -149,34 +149,16 @@ impl Symbolizer {
         self.modules.get(path)?.as_ref()
     }
 
-    fn kernel_symbols(&mut self) -> &[(u64, String)] {
-        self.kernel.get_or_insert_with(|| {
-            let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-            let mut v: Vec<(u64, String)> = text
-                .lines()
-                .filter_map(|l| {
-                    let mut f = l.split_whitespace();
-                    let addr = u64::from_str_radix(f.next()?, 16).ok()?;
-                    let kind = f.next()?;
-                    let name = f.next()?;
-                    (addr != 0 && matches!(kind, "t" | "T" | "w" | "W"))
-                        .then(|| (addr, name.to_string()))
-                })
-                .collect();
-            v.sort_unstable();
-            v
-        })
-    }
-
     /// The functions at `frame`, outermost first (more than one when
     /// functions were inlined there).
     pub fn symbolize(&mut self, modules: &[Module], frame: Frame) -> Vec<Symbol> {
         match frame.module {
             Frame::KERNEL => {
-                let syms = self.kernel_symbols();
-                let i = syms.partition_point(|(a, _)| *a <= frame.offset);
-                let function = match i.checked_sub(1).and_then(|i| syms.get(i)) {
-                    Some((_, n)) => n.clone(),
+                let syms = self
+                    .kernel
+                    .get_or_insert_with(super::kallsyms::KernelSymbols::get);
+                let function = match syms.function_at(frame.offset) {
+                    Some(n) => n.to_string(),
                     None => format!("0x{:x}", frame.offset),
                 };
                 vec![Symbol {

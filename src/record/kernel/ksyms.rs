@@ -4,6 +4,8 @@
 //! futex, a child's exit). `/proc/kallsyms` is read once; each address is
 //! then classified by a binary search over the few functions that matter.
 
+use crate::profile::kallsyms::KernelSymbols;
+
 /// Where a blocked thread waited.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Site {
@@ -106,34 +108,51 @@ fn inner_site(name: &str) -> Option<Site> {
 }
 
 impl Ksyms {
-    /// Read `/proc/kallsyms`; empty when it hides addresses (not root).
+    /// From `/proc/kallsyms`; empty when it hides addresses (not root).
     pub fn load() -> Ksyms {
-        let text = std::fs::read_to_string("/proc/kallsyms").unwrap_or_default();
-        Ksyms::parse(&text)
+        Ksyms::from_symbols(&KernelSymbols::get())
     }
 
     pub fn parse(text: &str) -> Ksyms {
+        Ksyms::from_symbols(&KernelSymbols::parse(text.as_bytes()))
+    }
+
+    pub fn from_symbols(k: &KernelSymbols) -> Ksyms {
         // Every text symbol's start, to bound each classified one.
-        let mut starts: Vec<u64> = Vec::new();
+        let mut starts: Vec<u64> = Vec::with_capacity(k.len());
         let mut wanted: Vec<(u64, Site, bool)> = Vec::new();
         let mut hrtimer_wakeup = None;
-        for line in text.lines() {
-            let mut it = line.split_whitespace();
-            let (Some(addr), Some(kind), Some(name)) = (it.next(), it.next(), it.next()) else {
-                continue;
-            };
-            if !matches!(kind, "t" | "T" | "w" | "W") {
-                continue;
-            }
-            let Ok(addr) = u64::from_str_radix(addr, 16) else {
-                continue;
-            };
-            if addr == 0 {
-                continue;
-            }
+        for (addr, name) in k.iter() {
             starts.push(addr);
             // Strip compiler suffixes: "do_wait.part.0", "foo.isra.0".
             let base = name.split('.').next().unwrap_or(name);
+            // Every name looked for is 4 to 32 bytes long and starts with
+            // one of these (a cheap test first: most of the 100,000 pass
+            // neither).
+            if !(4..=40).contains(&base.len())
+                || !matches!(
+                    base.as_bytes()[0],
+                    b'_' | b'b'
+                        | b'd'
+                        | b'e'
+                        | b'f'
+                        | b'h'
+                        | b'i'
+                        | b'j'
+                        | b'k'
+                        | b'l'
+                        | b'n'
+                        | b'p'
+                        | b'r'
+                        | b's'
+                        | b't'
+                        | b'u'
+                        | b'v'
+                        | b'w'
+                )
+            {
+                continue;
+            }
             if base == "hrtimer_wakeup" {
                 hrtimer_wakeup = Some(addr);
             }
