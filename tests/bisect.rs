@@ -190,16 +190,12 @@ fn sensitivity_mode_finds_the_commit_that_became_sensitive() {
     let d = tempfile::tempdir().unwrap();
     let bin = assert_cmd::cargo::cargo_bin("tardy");
     let h = repo(d.path(), 8, |i, p| match i {
-        0 => write(
-            p,
-            "run.sh",
-            "for i in 1 2 3 4 5 6 7 8 9 10; do /bin/true; done\n",
-        ),
-        2 => write(p, "run.sh", "for i in $(seq 30); do /bin/true; done\n"),
+        0 => write(p, "run.sh", "for i in 1 2 3 4 5; do /bin/true; done\n"),
+        2 => write(p, "run.sh", "for i in $(seq 15); do /bin/true; done\n"),
         5 => write(
             p,
             "run.sh",
-            "for i in $(seq 20); do /bin/true; done; for i in $(seq 10); do sleep 0.001; done\n",
+            "for i in $(seq 5); do /bin/true; done; for i in $(seq 10); do sleep 0.001; done\n",
         ),
         _ => {}
     });
@@ -489,7 +485,7 @@ fn metrics_from_stdout_and_from_test_reports() {
 
 #[test]
 fn explain_says_what_the_culprit_changed_in_the_run() {
-    // Commit 4 starts 120 processes where its parent started 5 (Vivaldi's slow
+    // Commit 4 starts 60 processes where its parent started 5 (Vivaldi's slow
     // process creation, in its simplest form): the bisection names commit 4, then
     // explains it against commit 3 and finds process creation. (The contrast and
     // the five traced runs keep it clear of the noise of a loaded CI machine, where
@@ -504,7 +500,7 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
         4 => write(
             p,
             "run.sh",
-            "for i in $(seq 120); do /bin/true; done; sleep 0.02\n",
+            "for i in $(seq 60); do /bin/true; done; sleep 0.02\n",
         ),
         _ => {}
     });
@@ -602,8 +598,9 @@ fn explain_says_what_the_culprit_changed_in_the_run() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Long enough for the warm-up and a few runs, on a loaded machine too.
-    std::thread::sleep(std::time::Duration::from_millis(6000));
+    // Long enough for the warm-up and a few runs, on a loaded machine too
+    // (a run of each side there takes about a second and a half).
+    std::thread::sleep(std::time::Duration::from_millis(3500));
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -699,8 +699,8 @@ fn ctrl_c_explains_the_runs_completed() {
         .spawn()
         .unwrap();
     // Long enough for a few runs and the recorder's set-up between them,
-    // on a loaded machine too.
-    std::thread::sleep(std::time::Duration::from_millis(6000));
+    // on a loaded machine too (it starts in under a second there).
+    std::thread::sleep(std::time::Duration::from_millis(3000));
     // SAFETY: signals our own child.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();

@@ -110,33 +110,33 @@ fn the_function_that_grew_is_named_first_wherever_it_runs() {
     // Compiled before taking the lock: another test's runs go on meanwhile.
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let d = dir.path().display();
-    // A: 60M steps of parse_input and 20M of the checksum; B: 260M of it.
+    // A: 30M steps of parse_input and 10M of the checksum; B: 130M of it.
     for (what, a, b, function, file) in [
         (
             "itself",
-            format!("{d}/hot 60 20"),
-            format!("{d}/hot 60 260"),
+            format!("{d}/hot 30 10"),
+            format!("{d}/hot 30 130"),
             "checksum_blocks",
             Some("hot.c"),
         ),
         (
             "a child",
-            format!("{d}/hot 60 20 child"),
-            format!("{d}/hot 60 260 child"),
+            format!("{d}/hot 30 10 child"),
+            format!("{d}/hot 30 130 child"),
             "checksum_blocks",
             Some("hot.c"),
         ),
         (
             "a shared library",
-            format!("{d}/uselib 60 20"),
-            format!("{d}/uselib 60 260"),
+            format!("{d}/uselib 30 10"),
+            format!("{d}/uselib 30 130"),
             "lib_checksum",
             Some("libhot.c"),
         ),
         (
             "no frame pointers",
-            format!("{d}/hot_nofp 60 20"),
-            format!("{d}/hot_nofp 60 260"),
+            format!("{d}/hot_nofp 30 10"),
+            format!("{d}/hot_nofp 30 130"),
             "checksum_blocks",
             None,
         ),
