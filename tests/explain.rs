@@ -98,7 +98,7 @@ fn nunit_sleep_under_a_coarse_timer_is_timed_sleeps() {
         "--",
         w.to_str().unwrap(),
         "sleeps",
-        "40",
+        "20",
         "1",
     ]);
     if !check_pair(&c, "nunit_sleep_under_a_coarse_timer_is_timed_sleeps") {
@@ -229,8 +229,8 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     let c = explain_json(&[
         "--runs",
         "5",
-        &format!("{} lock 20000 200", w.display()),
-        &format!("{} lock 20000 2800", w.display()),
+        &format!("{} lock 10000 200", w.display()),
+        &format!("{} lock 10000 2800", w.display()),
     ]);
     if !check_pair(&c, "longer_spin_waits_are_spinning_not_lock_waits") {
         return;
