@@ -64,6 +64,11 @@ fn a_command_given_first_is_pointed_to_run_and_a_hyperfine_csv_to_its_json() {
         err.contains("tip: to measure a command, give it to `tardy run`: tardy run 'sleep 0.1'"),
         "{err}"
     );
+    // Unquoted, the words after a program are one command, even where clap
+    // finds a subcommand near the program's name (`sleep`, `serve`).
+    let (code, err) = stderr_of(d.path(), &["sleep", "0.1"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("tardy run 'sleep 0.1'"), "{err}");
     // A misspelt subcommand gets clap's suggestion, not the tip.
     let (code, err) = stderr_of(d.path(), &["comapre", "a", "b"]);
     assert_eq!(code, Some(2), "{err}");

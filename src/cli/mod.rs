@@ -267,34 +267,55 @@ fn man_pages(dir: &std::path::Path) -> Result<usize, String> {
 }
 
 /// `tardy 'sleep 0.1'` (hyperfine's habit: the command first): when the
-/// word is no subcommand and clap has no near one to offer, the command
-/// `tardy run` would take.
+/// word is no subcommand, the command `tardy run` would take. When clap has
+/// a near subcommand to offer (`tardy sleep 0.1` is close to `serve`), the
+/// tip is given only if the word is a program on PATH; words typed apart
+/// after a program are one command, quoted (`tardy run` times each
+/// argument as a command of its own, as hyperfine does).
 fn run_tip(e: &clap::Error, args: &[String]) -> Option<String> {
     use clap::error::{ContextKind, ErrorKind};
-    if e.kind() != ErrorKind::InvalidSubcommand || e.get(ContextKind::SuggestedSubcommand).is_some()
-    {
+    if e.kind() != ErrorKind::InvalidSubcommand {
         return None;
     }
-    let commands: Vec<String> = args
+    let words: Vec<&String> = args
         .iter()
         .skip(1)
         .take_while(|a| !a.starts_with('-'))
-        .map(|a| {
-            if a.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+".contains(c))
-            {
-                a.clone()
-            } else {
-                format!("'{}'", a.replace('\'', "'\\''"))
-            }
-        })
         .collect();
-    (!commands.is_empty()).then(|| {
-        format!(
-            "tip: to measure a command, give it to `tardy run`: tardy run {}",
-            commands.join(" ")
-        )
-    })
+    let program = words.first()?.split_whitespace().next()?;
+    let is_program = program_on_path(program);
+    if e.get(ContextKind::SuggestedSubcommand).is_some() && !is_program {
+        return None;
+    }
+    let quote = |a: &str| {
+        if a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+".contains(c))
+        {
+            a.to_string()
+        } else {
+            format!("'{}'", a.replace('\'', "'\\''"))
+        }
+    };
+    let commands: Vec<String> =
+        if is_program && words.len() > 1 && words.iter().all(|w| !w.contains(' ')) {
+            let joined: Vec<&str> = words.iter().map(|w| w.as_str()).collect();
+            vec![quote(&joined.join(" "))]
+        } else {
+            words.iter().map(|w| quote(w)).collect()
+        };
+    Some(format!(
+        "tip: to measure a command, give it to `tardy run`: tardy run {}",
+        commands.join(" ")
+    ))
+}
+
+/// Whether `word` names a program: a path to a file, or a file in a PATH directory.
+fn program_on_path(word: &str) -> bool {
+    if word.contains('/') {
+        return std::path::Path::new(word).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(word).is_file()))
 }
 
 /// clap suggests an option only when it is spelled close by its own measure, which
