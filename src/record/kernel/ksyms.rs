@@ -126,33 +126,6 @@ impl Ksyms {
             starts.push(addr);
             // Strip compiler suffixes: "do_wait.part.0", "foo.isra.0".
             let base = name.split('.').next().unwrap_or(name);
-            // Every name looked for is 4 to 32 bytes long and starts with
-            // one of these (a cheap test first: most of the 100,000 pass
-            // neither).
-            if !(4..=40).contains(&base.len())
-                || !matches!(
-                    base.as_bytes()[0],
-                    b'_' | b'b'
-                        | b'd'
-                        | b'e'
-                        | b'f'
-                        | b'h'
-                        | b'i'
-                        | b'j'
-                        | b'k'
-                        | b'l'
-                        | b'n'
-                        | b'p'
-                        | b'r'
-                        | b's'
-                        | b't'
-                        | b'u'
-                        | b'v'
-                        | b'w'
-                )
-            {
-                continue;
-            }
             if base == "hrtimer_wakeup" {
                 hrtimer_wakeup = Some(addr);
             }
