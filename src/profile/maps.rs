@@ -106,12 +106,14 @@ impl Maps {
     /// Whether `addr` lies in an executable mapping of process `pid` that
     /// the kernel reported (a file's code or anonymous code alike).
     pub fn maps_address(&self, pid: i32, addr: u64) -> bool {
-        self.procs.get(&pid).is_some_and(|maps| {
-            let i = maps.partition_point(|m| m.start <= addr);
-            i.checked_sub(1)
-                .and_then(|i| maps.get(i))
-                .is_some_and(|m| addr < m.end)
-        })
+        self.find(pid, addr).is_some()
+    }
+
+    /// The mapping of process `pid` that holds `addr`.
+    fn find(&self, pid: i32, addr: u64) -> Option<&Map> {
+        let maps = self.procs.get(&pid)?;
+        let i = maps.partition_point(|m| m.start <= addr);
+        maps.get(i.checked_sub(1)?).filter(|m| addr < m.end)
     }
 
     /// The frame of user address `addr` in process `pid`. An address in
@@ -119,16 +121,11 @@ impl Maps {
     /// the process's own `[anon:PID]` module, at its address, for the
     /// process's perf map (`/tmp/perf-PID.map`) to name.
     pub fn resolve(&mut self, pid: i32, addr: u64) -> Frame {
-        let found = self.procs.get(&pid).and_then(|maps| {
-            let i = maps.partition_point(|m| m.start <= addr);
-            let m = maps.get(i.checked_sub(1)?)?;
-            (addr < m.end).then(|| Frame {
+        if let Some(m) = self.find(pid, addr) {
+            return Frame {
                 module: m.module,
                 offset: addr - m.start + m.pgoff,
-            })
-        });
-        if let Some(f) = found {
-            return f;
+            };
         }
         match self.intern(&anon_path(pid), None) {
             Some(module) => Frame {

@@ -163,6 +163,7 @@ impl Collector {
             self.joined = joined;
         }
         let mut users = 0;
+        let known = self.maps.knows(pid);
         for (i, &ip) in user.iter().enumerate() {
             if self.frames.len() >= MAX_DEPTH {
                 self.truncated += 1;
@@ -174,7 +175,7 @@ impl Collector {
             // mappings are known is not one: in code built without frame
             // pointers the kernel's walk read other data (a timespec's
             // 999999 ns became a frame at 0xf423f). The chain ends there.
-            if i > 0 && self.maps.knows(pid) && !self.maps.maps_address(pid, at) {
+            if i > 0 && known && !self.maps.maps_address(pid, at) {
                 break;
             }
             users += 1;

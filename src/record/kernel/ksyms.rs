@@ -113,11 +113,13 @@ impl Ksyms {
         Ksyms::from_symbols(&KernelSymbols::get())
     }
 
+    /// From kallsyms text (the tests' samples).
+    #[cfg(test)]
     pub fn parse(text: &str) -> Ksyms {
         Ksyms::from_symbols(&KernelSymbols::parse(text.as_bytes()))
     }
 
-    pub fn from_symbols(k: &KernelSymbols) -> Ksyms {
+    fn from_symbols(k: &KernelSymbols) -> Ksyms {
         // Every text symbol's start, to bound each classified one.
         let mut starts: Vec<u64> = Vec::with_capacity(k.len());
         let mut wanted: Vec<(u64, Site, bool)> = Vec::new();
