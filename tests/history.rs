@@ -914,3 +914,76 @@ fn import_tells_every_kind_apart_from_its_first_bytes() {
     .unwrap();
     fails_with(d, &["import", "far.csv"], "is not a time");
 }
+
+/// An alert whose change later evidence undoes is retracted, with its
+/// reason, and stops failing `--fail-on-regression`; it stays listed with
+/// `--all` and in the API's JSON. Made of 60 builds of noise, then 4 at
+/// +2.5% (4 noise deviations): the end of the series is called; 30 more builds back at the old
+/// level leave one level and no change point.
+#[test]
+fn an_alert_whose_change_is_gone_is_retracted() {
+    let dir = tempfile::tempdir().unwrap();
+    let row = |i: usize, v: f64| {
+        format!(
+            "2026-10-01T{:02}:{:02}:00Z,c{i:03},{v:.4}\n",
+            i / 60,
+            i % 60
+        )
+    };
+    let mut first = String::from("time,commit,value\n");
+    for i in 0..64 {
+        let up = if i >= 60 { 1.025 } else { 1.0 };
+        first.push_str(&row(i, 100.0 * up * (1.0 + 0.02 * noise(i, 7))));
+    }
+    let mut more = String::from("time,commit,value\n");
+    for i in 64..94 {
+        more.push_str(&row(i, 100.0 * (1.0 + 0.02 * noise(i, 7))));
+    }
+    std::fs::write(dir.path().join("a.csv"), first).unwrap();
+    std::fs::write(dir.path().join("b.csv"), more).unwrap();
+    run_ok(dir.path(), &["import", "a.csv", "--series", "build"]);
+    let out = history(dir.path(), &["detect", "--fail-on-regression"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    run_ok(dir.path(), &["import", "b.csv", "--series", "build"]);
+    let out = history(dir.path(), &["detect", "--fail-on-regression"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(
+        text.contains("alert #1 retracted: the change at c05")
+            && text.contains("is no longer found"),
+        "{text}"
+    );
+    let all = json(dir.path(), &["alerts", "--all", "--json"]);
+    assert_eq!(all[0]["state"], "retracted", "{all}");
+    assert!(
+        all[0]["reason"].as_str().unwrap().contains("one level"),
+        "{all}"
+    );
+    assert!(run_ok(dir.path(), &["alerts"]).contains("no open alerts"));
+}
+
+/// A young series says how many more points a step needs before it can
+/// be called, from the detector itself.
+#[test]
+fn a_young_series_says_how_many_points_a_change_needs() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("y.csv"), csv(30, 1, 30, 0, 1.0)).unwrap();
+    let out = run_ok(dir.path(), &["analyze", "y.csv"]);
+    assert!(
+        out.contains("m0 has 30 points: a step of 4 times its noise would be called after"),
+        "{out}"
+    );
+    run_ok(dir.path(), &["import", "y.csv", "--series", "young"]);
+    let report = json(dir.path(), &["detect", "--json"]);
+    let y = &report["young"][0];
+    assert_eq!(y["points"], 30, "{report}");
+    assert!(
+        y["step_10_sigma"].as_u64().is_some_and(|k| k <= 20),
+        "{report}"
+    );
+}

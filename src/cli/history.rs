@@ -537,9 +537,33 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                         tardy::stats::rank_cusum::MIN_POINTS
                     ));
                 }
+                for y in report.young.iter().take(10) {
+                    out.push_str(&view::young(y));
+                }
+                if report.young.len() > 10 {
+                    out.push_str(&format!(
+                        "... and {} more young series\n",
+                        report.young.len() - 10
+                    ));
+                }
                 for a in &report.new_alerts {
                     out.push('\n');
                     out.push_str(&view::alert(a, 5, style()));
+                }
+                for a in &report.retracted {
+                    out.push_str(&format!(
+                        "\nalert #{} retracted: {}\n",
+                        a.id,
+                        a.reason
+                            .as_deref()
+                            .unwrap_or("its change is no longer found")
+                    ));
+                }
+                for a in &report.reopened {
+                    out.push_str(&format!(
+                        "\nalert #{} reopened: its change is found again\n",
+                        a.id
+                    ));
                 }
                 print(&out);
             }
@@ -586,6 +610,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                     AlertState::Open,
                     AlertState::Acknowledged,
                     AlertState::Dismissed,
+                    AlertState::Retracted,
                 ]
             } else {
                 &[AlertState::Open]
@@ -872,6 +897,22 @@ fn analyze(file: &Path, time_column: &str, opts: &Method, as_json: bool) -> Resu
                 tardy::render::units::p_value(c.pvalue)
             ),
         );
+    }
+    if let Method::Calibrated(o) = opts {
+        let young: Vec<_> = table
+            .metrics
+            .iter()
+            .filter_map(|(metric, values)| {
+                let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
+                detect::young(metric, &v, o)
+            })
+            .collect();
+        if !young.is_empty() {
+            out.push('\n');
+        }
+        for y in &young {
+            out.push_str(&view::young(y));
+        }
     }
     print(&out);
     Ok(0)

@@ -207,6 +207,48 @@ pub struct DetectReport {
     /// (fewer than `rank_cusum::MIN_POINTS`).
     pub too_short: usize,
     pub new_alerts: Vec<Alert>,
+    /// Alerts retracted in this run: detection no longer finds their change
+    /// (each with its reason).
+    pub retracted: Vec<Alert>,
+    /// Retracted alerts whose change detection finds again: open again.
+    pub reopened: Vec<Alert>,
+    /// Series (not a suite's tests) so young that a change needs many
+    /// points to be called: how many.
+    pub young: Vec<Young>,
+}
+
+/// A young series ([`rank_cusum::YOUNG`] points or fewer) and how many more
+/// points at a new level a step needs before detection calls it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Young {
+    pub series: String,
+    pub points: usize,
+    /// Points a step of 4 times the series' noise needs (None: more than 64).
+    pub step_4_sigma: Option<usize>,
+    /// Points a step of 10 times the series' noise needs.
+    pub step_10_sigma: Option<usize>,
+}
+
+/// [`Young`] for one series' values, with the calibrated detector's
+/// options; `None` when it is not young or has no noise to scale by.
+pub fn young(series: &str, values: &[f64], o: &rank_cusum::Options) -> Option<Young> {
+    if values.len() >= rank_cusum::YOUNG {
+        return None;
+    }
+    let step_4_sigma = rank_cusum::points_needed(values, 4.0, o, 64);
+    let step_10_sigma = rank_cusum::points_needed(values, 10.0, o, 64);
+    if step_4_sigma.is_none()
+        && step_10_sigma.is_none()
+        && crate::stats::jump::noise_scale(values) == 0.0
+    {
+        return None;
+    }
+    Some(Young {
+        series: series.to_string(),
+        points: values.len(),
+        step_4_sigma,
+        step_10_sigma,
+    })
 }
 
 /// One change point of one series, before grouping.
@@ -369,6 +411,26 @@ pub fn detect_with(
         out
     };
     let mut report = DetectReport::default();
+    // Alerts whose change is checked again: open and acknowledged ones (to
+    // retract when their change is gone), retracted ones (to reopen when it
+    // is back). Indexed by (series, test) of their members.
+    let watched: Vec<Alert> = store.alerts(&[
+        AlertState::Open,
+        AlertState::Acknowledged,
+        AlertState::Retracted,
+    ])?;
+    let mut members_of: HashMap<MemberKey, Vec<(usize, usize)>> = HashMap::new();
+    for (ai, a) in watched.iter().enumerate() {
+        for (mi, m) in a.members.iter().enumerate() {
+            members_of
+                .entry((m.series_id, m.test.clone()))
+                .or_default()
+                .push((ai, mi));
+        }
+    }
+    // (alert, member) -> whether its change is still found; a member whose
+    // series was not searched whole in this run is not judged.
+    let mut judged: HashMap<(usize, usize), Judged> = HashMap::new();
     let mut found: Vec<Found> = Vec::new();
     let mut states: Vec<(DetectionKey, DetectionState)> = Vec::new();
     // p-values of the family: every change point, and a 1 for each series without one.
@@ -398,7 +460,18 @@ pub fn detect_with(
                 if cps.is_empty() {
                     family.push(1.0);
                 }
+                if let Some(list) = members_of.get(&(series.id, test.map(|t| t.name.clone()))) {
+                    for &(ai, mi) in list {
+                        let m = &watched[ai].members[mi];
+                        if let Some(j) = judge(m, points, &cps) {
+                            judged.insert((ai, mi), j);
+                        }
+                    }
+                }
                 let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+                if let (None, Method::Calibrated(o)) = (test, &opts.changepoint) {
+                    report.young.extend(young(&series.name, &values, o));
+                }
                 for (c, cp) in cps.iter().enumerate() {
                     family.push(cp.stats.pvalue);
                     let point = points[cp.index].clone();
@@ -525,6 +598,7 @@ pub fn detect_with(
             branch: f.point.branch.clone(),
             environment,
             created_at: 0,
+            reason: None,
             members: vec![AlertMember {
                 series_id: series.id,
                 series: series.name.clone(),
@@ -542,6 +616,29 @@ pub fn detect_with(
             }],
         });
     }
+    // An alert every member of which was judged: retracted when none of
+    // their changes is found any more, reopened (if retracted) when one is.
+    for (ai, a) in watched.iter().enumerate() {
+        let verdicts: Vec<&Judged> = (0..a.members.len())
+            .filter_map(|mi| judged.get(&(ai, mi)))
+            .collect();
+        if verdicts.len() != a.members.len() || verdicts.is_empty() {
+            continue;
+        }
+        let holds = verdicts.iter().any(|j| j.holds);
+        if a.state == AlertState::Retracted && holds {
+            store.set_alert_state(a.id, AlertState::Open)?;
+            if let Some(x) = store.alert(a.id)? {
+                report.reopened.push(x);
+            }
+        } else if a.state != AlertState::Retracted && !holds {
+            let reason = retraction_reason(a, &verdicts);
+            store.retract_alert(a.id, &reason)?;
+            if let Some(x) = store.alert(a.id)? {
+                report.retracted.push(x);
+            }
+        }
+    }
     let alerts = group(singles);
     let ids = store.commit_detection(&states, &alerts)?;
     for id in ids {
@@ -551,6 +648,66 @@ pub fn detect_with(
     }
     report.new_alerts.sort_by_key(|a| a.id);
     Ok(report)
+}
+
+/// An alert member's series and test (by name).
+type MemberKey = (i64, Option<String>);
+
+/// Whether an alert member's change is still found, and what the series
+/// shows now.
+#[derive(Debug, Clone, PartialEq)]
+struct Judged {
+    holds: bool,
+    points: usize,
+    change_points: usize,
+}
+
+/// Judge member `m` against this run's change points `cps` of its series'
+/// `points`: its change holds when a change point lies within
+/// [`rank_cusum::EDGE`] points of its first point after the change, or at
+/// one of its plausible places. `None` when its point is not among these
+/// points (another branch, or before `--since`): it cannot be judged here.
+fn judge(m: &AlertMember, points: &[Point], cps: &[ChangePoint]) -> Option<Judged> {
+    let idx = points.iter().position(|p| p.id == m.point_id)?;
+    let holds = cps.iter().any(|c| {
+        c.index.abs_diff(idx) <= rank_cusum::EDGE
+            || points.get(c.index).is_some_and(|p| {
+                m.boundary
+                    .iter()
+                    .any(|b| b.to_time == p.time() && b.to_commit == p.commit)
+            })
+    });
+    Some(Judged {
+        holds,
+        points: points.len(),
+        change_points: cps.len(),
+    })
+}
+
+/// One line: why an alert was retracted.
+fn retraction_reason(a: &Alert, verdicts: &[&Judged]) -> String {
+    let range = match (&a.from_commit, &a.to_commit) {
+        (Some(f), Some(t)) => format!(
+            "{}..{}",
+            f.chars().take(7).collect::<String>(),
+            t.chars().take(7).collect::<String>()
+        ),
+        _ => "its place".to_string(),
+    };
+    let most = verdicts.iter().map(|j| j.points).max().unwrap_or(0);
+    let none = verdicts.iter().all(|j| j.change_points == 0);
+    format!(
+        "the change at {range} is no longer found: with {most} points, {}",
+        if none {
+            if verdicts.len() == 1 {
+                "its series is one level (no change point)".to_string()
+            } else {
+                "its series are each one level (no change point)".to_string()
+            }
+        } else {
+            "no change point lies there any more".to_string()
+        }
+    )
 }
 
 /// Merge alerts whose ranges (from, to] overlap into one whose range is
@@ -727,6 +884,7 @@ mod tests {
             environment: Vec::new(),
             created_at: 0,
             boundary: Vec::new(),
+            reason: None,
             members: vec![AlertMember {
                 series_id: 1,
                 series: series.into(),

@@ -48,6 +48,7 @@ fn build(
         crate::store::history::AlertState::Open,
         crate::store::history::AlertState::Acknowledged,
         crate::store::history::AlertState::Dismissed,
+        crate::store::history::AlertState::Retracted,
     ])? {
         for m in &a.members {
             if m.series_id != info.id || m.test != test {

@@ -220,6 +220,19 @@ pub fn show(v: &ShowView, style: Style, unicode: bool, width: usize) -> String {
     out
 }
 
+/// What a young series needs before a change in it can be called: one
+/// line.
+pub fn young(y: &crate::history::detect::Young) -> String {
+    let after = |k: Option<usize>| k.map_or("more than 64".to_string(), |k| k.to_string());
+    format!(
+        "{} has {} points: a step of 4 times its noise would be called after {} more points, of 10 times after {}\n",
+        y.series,
+        y.points,
+        after(y.step_4_sigma),
+        after(y.step_10_sigma)
+    )
+}
+
 /// One alert, with up to `top` affected series.
 pub fn alert(a: &Alert, top: usize, style: Style) -> String {
     let mut out = String::new();
@@ -242,6 +255,9 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
             .as_deref()
             .map_or(String::new(), |b| format!("  on {b}"))
     );
+    if let Some(reason) = &a.reason {
+        let _ = writeln!(out, "  retracted: {reason}");
+    }
     if a.boundary.len() > 1 || a.boundary.first().is_some_and(|b| b.probability < 0.99) {
         let places: Vec<String> = a
             .boundary
@@ -307,7 +323,11 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
             a.environment.join("; ")
         );
     }
-    if a.from_commit.is_some() && a.to_commit.is_some() && a.environment.is_empty() {
+    if a.from_commit.is_some()
+        && a.to_commit.is_some()
+        && a.environment.is_empty()
+        && a.state != crate::store::history::AlertState::Retracted
+    {
         let _ = writeln!(out, "  find the commit: tardy history bisect {}", a.id);
         let _ = writeln!(
             out,

@@ -26,7 +26,7 @@ pre.cmd { background: var(--bg); border: 1px solid var(--grid); padding: 0.6em; 
 main section { overflow-x: auto; } svg.chart { max-width: 100%; height: auto; }
 form.inline { display: inline-flex; gap: 0.5em; align-items: center; margin-right: 1em; }
 input, button { font: inherit; padding: 0.2em 0.5em; }
-.state-open { color: var(--change); } .state-acknowledged, .state-dismissed { color: var(--muted); }
+.state-open { color: var(--change); } .state-acknowledged, .state-dismissed, .state-retracted { color: var(--muted); }
 ul.alert-lines { display: none; list-style: none; padding: 0; margin: 0.5em 0; }
 ul.alert-lines li { margin: 0.4em 0; overflow-wrap: anywhere; }
 @media (max-width: 640px) { ul.alert-lines { display: block; } div.alerts-table { display: none; } }
@@ -376,6 +376,11 @@ pub fn alert_page(
         @for c in [&alert.from_commit, &alert.to_commit].into_iter().flatten() {
             @if let Some(s) = context.subjects.get(c) {
                 p.subject { code { (short(Some(c))) } " " (s) }
+            }
+        }
+        @if let Some(reason) = &alert.reason {
+            section.env {
+                "Retracted: " (reason) ". Detection no longer finds this change; it reopens if the change is found again."
             }
         }
         @if !alert.environment.is_empty() {

@@ -609,20 +609,22 @@ pub async fn points(
     Ok(Json(body).into_response())
 }
 
-/// `open` (default), `acknowledged`, `dismissed` or `all`.
+/// `open` (default), `acknowledged`, `dismissed`, `retracted` or `all`.
 pub fn alert_states(q: Option<&String>) -> Result<Vec<AlertState>, ApiError> {
     Ok(match q.map(String::as_str) {
         None | Some("open") => vec![AlertState::Open],
         Some("acknowledged") => vec![AlertState::Acknowledged],
         Some("dismissed") => vec![AlertState::Dismissed],
+        Some("retracted") => vec![AlertState::Retracted],
         Some("all") => vec![
             AlertState::Open,
             AlertState::Acknowledged,
             AlertState::Dismissed,
+            AlertState::Retracted,
         ],
         Some(other) => {
             return Err(ApiError::bad_request(format!(
-                "state '{}' is not open, acknowledged, dismissed or all",
+                "state '{}' is not open, acknowledged, dismissed, retracted or all",
                 other.chars().take(40).collect::<String>()
             )));
         }

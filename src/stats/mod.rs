@@ -27,6 +27,8 @@ pub mod boundary;
 pub mod changepoint;
 pub mod compare;
 pub mod counts;
+pub mod jump;
+pub mod jump_null;
 pub mod ministat;
 pub mod multiple;
 pub mod power;

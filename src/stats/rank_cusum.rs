@@ -36,6 +36,8 @@
 
 use super::changepoint::{ChangePoint, Stats, segment_stats};
 use super::dist::normal_quantile;
+use super::jump;
+use super::jump_null;
 use super::rank_cusum_null;
 
 /// The shortest interval searched.
@@ -364,33 +366,103 @@ fn normal_scores(x: &[f64]) -> Vec<f64> {
     r
 }
 
-/// A floor for f that a level shift cannot lower: ρ from the ratio of the
-/// medians of squared differences of the normal scores `r` at lags 2 and 1
-/// (for an AR(1) it is 1 + ρ; only one or two pairs straddle a shift, and
-/// medians ignore them), f = (1+ρ)/(1-ρ), 1 when ρ is within its own noise
-/// (2/√n). It matters in short series, where the search's first, spurious
-/// shifts can take the wander of correlated noise for steps and leave the
-/// pairs between them looking independent.
-fn short_lag_factor(r: &[f64]) -> f64 {
-    let n = r.len();
-    if n < 40 {
+/// The normal scores of each segment between `cuts` on its own (a
+/// segment's ranks among its own points): moving a segment's level, as a
+/// larger step does, leaves them as they are, so neither estimate of the
+/// correlation below can read a step's size as correlation, and a larger
+/// step is never judged against a larger factor.
+fn segment_scores(x: &[f64], cuts: &[usize]) -> Vec<f64> {
+    let n = x.len();
+    let mut out = Vec::with_capacity(n);
+    for (a, b) in segments(n, cuts) {
+        out.extend(normal_scores(&x[a..b]));
+    }
+    out
+}
+
+/// The segments `[a, b)` between `cuts` (sorted or not; outside ones
+/// ignored).
+fn segments(n: usize, cuts: &[usize]) -> Vec<(usize, usize)> {
+    let mut bounds: Vec<usize> = std::iter::once(0)
+        .chain(cuts.iter().copied().filter(|&c| c > 0 && c < n))
+        .chain(std::iter::once(n))
+        .collect();
+    bounds.sort_unstable();
+    bounds.dedup();
+    bounds.windows(2).map(|w| (w[0], w[1])).collect()
+}
+
+/// Series shorter than this get no Bartlett estimate ([`long_run_factor`]):
+/// on 40-100 points its gate lets independent noise through one time in
+/// fifteen (and a step's complete separation with it), and the lag-1
+/// estimate ([`lag_one_factor`]) covers them.
+pub const BARTLETT_MIN: usize = 100;
+
+/// A floor on f for short series, 1 + [`SHORT_FLOOR`]/n: 1.33 at 24
+/// points, 1.13 at 60, 1.01 at 1,000. In under 60 points no estimate tells
+/// AR(1) noise of ρ = 0.8 from independent noise reliably (its first
+/// search's spurious cut absorbs the wander); this keeps the false alarms
+/// of such a series checked at every point up to 60 near 1% (it was 4%),
+/// and still lets a complete separation of 20 points a side through.
+pub const SHORT_FLOOR: f64 = 8.0;
+
+/// f from the lag-1 autocorrelation of the scores `r` (per segment,
+/// [`segment_scores`]) within the segments between `cuts` (each segment's
+/// own mean removed, so a level shift found is not taken for correlation),
+/// for series of any length the search runs on. The estimate is corrected
+/// for its bias (about (1 + 4ρ)/L in segments of L points: short segments
+/// hide correlation) and counts only when it is above two of its standard
+/// errors (1/√pairs): independent noise passes for correlated one time in
+/// forty. When it counts, one standard error more is taken, on the safe
+/// side, and f = (1+ρ)/(1-ρ).
+fn lag_one_factor(r: &[f64], cuts: &[usize]) -> f64 {
+    let (mut num, mut den, mut pairs, mut count, mut points) = (0.0, 0.0, 0usize, 0usize, 0usize);
+    for (a, b) in segments(r.len(), cuts) {
+        let seg = &r[a..b];
+        if seg.len() < 4 {
+            continue;
+        }
+        let mean = seg.iter().sum::<f64>() / seg.len() as f64;
+        for t in 0..seg.len() {
+            let e = seg[t] - mean;
+            den += e * e;
+            if t > 0 {
+                num += e * (seg[t - 1] - mean);
+                pairs += 1;
+            }
+        }
+        count += 1;
+        points += seg.len();
+    }
+    if pairs < 16 || den <= 0.0 {
         return 1.0;
     }
-    let median_sq = |h: usize| {
-        let mut d: Vec<f64> = (h..n).map(|t| (r[t] - r[t - h]).powi(2)).collect();
-        let mid = d.len() / 2;
-        d.select_nth_unstable_by(mid, f64::total_cmp);
-        d[mid]
+    let rho = num / den;
+    let len = points as f64 / count as f64;
+    let corrected = (rho + (1.0 + 4.0 * rho.max(0.0)) / len).min(0.95);
+    let se = 1.0 / (pairs as f64).sqrt();
+    if corrected < 2.0 * se {
+        return 1.0;
+    }
+    let upper = (corrected + se).min(0.95);
+    (1.0 + upper) / (1.0 - upper)
+}
+
+/// The long-run variance factor the search is scaled by, given where the
+/// levels may shift (`cuts`): the larger of the lag-1 estimate, the
+/// Bartlett estimate (series of [`BARTLETT_MIN`] points or more) and the
+/// short-series floor, all on each segment's own scores.
+fn correlation_factor(series: &[f64], cuts: &[usize]) -> f64 {
+    let n = series.len();
+    let scores = segment_scores(series, cuts);
+    let bartlett = if n >= BARTLETT_MIN {
+        long_run_factor_of(&scores, cuts)
+    } else {
+        1.0
     };
-    let (q1, q2) = (median_sq(1), median_sq(2));
-    if q1 <= 0.0 {
-        return 1.0;
-    }
-    let rho = (q2 / q1 - 1.0).clamp(0.0, 0.95);
-    if rho < 2.0 / (n as f64).sqrt() {
-        return 1.0;
-    }
-    (1.0 + rho) / (1.0 - rho)
+    bartlett
+        .max(lag_one_factor(&scores, cuts))
+        .max(1.0 + SHORT_FLOOR / n as f64)
 }
 
 fn estimate_long_run_factor(r: &[f64], boundaries: &[usize]) -> Option<f64> {
@@ -490,6 +562,9 @@ pub struct Detection {
     pub long_run_factor: f64,
 }
 
+/// The share of the false-alarm rate given to plain steps ([`jump`]).
+pub const JUMP_SHARE: f64 = 0.25;
+
 /// Change points of `series` at the options' false-alarm rate.
 pub fn detect(series: &[f64], opts: &Options) -> Detection {
     let n = series.len();
@@ -500,26 +575,31 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
         };
     }
     // The whole series is searched at the stated rate; its end is also
-    // watched (`sequential`) at half of it. Together they stay within the
-    // rate on every kind of noise simulated (docs/changepoints.md): each
-    // alone is well below its own.
+    // watched (`sequential`) at half of it, and plain steps (`jump`) at a
+    // quarter. Together they stay within the rate on every kind of noise
+    // simulated (docs/changepoints.md): each alone is well below its own.
     let alpha = opts.false_alarm;
     let half = end_rate(opts);
+    let plain = plain_steps(series, alpha * JUMP_SHARE);
     if n < MIN_LEN {
-        let found: Vec<Found> = end_found(series, &[], half).into_iter().collect();
+        let mut found = search(&[], n, 1.0, alpha, &plain);
+        if let Some(end) = end_found(series, &found, half) {
+            found.push(end);
+            found.sort_by_key(|c| c.index);
+        }
         return finish(series, found, opts, 1.0);
     }
     // First where the levels might shift, without any correction; then the
-    // noise's correlation from the pairs that do not straddle those places, and
-    // the search again with it. On pure noise the first pass's shifts are
-    // spurious, few pairs straddle them, and the correlation is still seen.
+    // noise's correlation from the pairs that do not straddle those places
+    // (nor the plain steps), and the search again with it. On pure noise the
+    // first pass's shifts are spurious, few pairs straddle them, and the
+    // correlation is still seen.
     let stats = all_intervals(series);
-    let rough = search(&stats, n, 1.0, alpha);
+    let rough = search(&stats, n, 1.0, alpha, &plain);
     let cuts: Vec<usize> = rough.iter().map(|c| c.index).collect();
-    let scores = normal_scores(series);
-    let f = long_run_factor_of(&scores, &cuts).max(short_lag_factor(&scores));
+    let f = correlation_factor(series, &cuts);
     let mut found = if f > 1.0 {
-        search(&stats, n, f, alpha)
+        search(&stats, n, f, alpha, &plain)
     } else {
         rough
     };
@@ -528,6 +608,99 @@ pub fn detect(series: &[f64], opts: &Options) -> Detection {
         found.sort_by_key(|c| c.index);
     }
     finish(series, found, opts, f)
+}
+
+/// Plain steps ([`jump`]) over their thresholds at the rate `alpha`, as
+/// candidates for the search: for each block length, each run of
+/// consecutive splits over the threshold in one direction gives one, at its
+/// largest |t|, placed by [`place`] among the points around it; its
+/// interval is its two blocks.
+fn plain_steps(series: &[f64], alpha: f64) -> Vec<Found> {
+    let n = series.len();
+    if n < jump::MIN_POINTS {
+        return Vec::new();
+    }
+    let s = jump::noise_scale(series);
+    let mut out = Vec::new();
+    for m in jump::BLOCKS {
+        let thr = jump_null::threshold(m, alpha);
+        // The current run of splits over the threshold in one direction:
+        // its strongest split, and its first and last.
+        let mut run: Option<(jump::Jump, usize, usize)> = None;
+        let emit = |(b, first, last): (jump::Jump, usize, usize), out: &mut Vec<Found>| {
+            // Placed among the points of the run's blocks: a step at the
+            // newest points is inside them however the run ends. A block's
+            // median moves once most of it is at the new level, so a step
+            // can show with two points after it: it is called only once
+            // [`EDGE`] points of the series lie either side of its place.
+            let w0 = first.saturating_sub(m);
+            let w1 = (last + m).min(n);
+            let index = w0 + place_within(&series[w0..w1], 1);
+            if index < EDGE || n - index < EDGE {
+                return;
+            }
+            out.push(Found {
+                index,
+                statistic: b.t.abs().min(f64::MAX),
+                pvalue: (jump_null::pvalue(m, b.t) * n as f64 / 1000.0).min(1.0),
+                interval: (b.at - m, b.at + m),
+            });
+        };
+        jump::for_each(series, m, s, |j| {
+            let over = j.t.abs() >= thr;
+            match run {
+                Some((b, first, _)) if over && b.t.signum() == j.t.signum() => {
+                    let best = if j.t.abs() > b.t.abs() { j } else { b };
+                    run = Some((best, first, j.at));
+                }
+                Some(r) => {
+                    emit(r, &mut out);
+                    run = over.then_some((j, j.at, j.at));
+                }
+                None => run = over.then_some((j, j.at, j.at)),
+            }
+        });
+        if let Some(r) = run {
+            emit(r, &mut out);
+        }
+    }
+    out
+}
+
+/// How many more points at a new level a step of `sigmas` times the
+/// series' noise ([`jump::noise_scale`]) needs before [`detect`] calls it,
+/// found by running the detector: the series is extended by the step plus
+/// its own deviations from its median, in turn (so the new points are as
+/// noisy as the old), one point at a time, up to `most`. `None` when the
+/// step is not called within `most` points, or the series has no noise to
+/// scale by (constant) or too few points to say. What a young series'
+/// output tells: "a 4-sigma step would be called after about 12 more
+/// points".
+pub fn points_needed(series: &[f64], sigmas: f64, opts: &Options, most: usize) -> Option<usize> {
+    let n = series.len();
+    if n < 4 || series.iter().any(|v| !v.is_finite()) {
+        return None;
+    }
+    let s = jump::noise_scale(series) / jump::small_sample_factor(n - 1);
+    if s.is_nan() || s <= 0.0 {
+        return None;
+    }
+    let mut sorted = series.to_vec();
+    sorted.sort_unstable_by(f64::total_cmp);
+    let median = sorted[n / 2];
+    let mut x = series.to_vec();
+    for k in 1..=most {
+        let dev = series[(k - 1) % n] - median;
+        x.push(median + sigmas * s + dev);
+        if detect(&x, opts)
+            .change_points
+            .iter()
+            .any(|c| c.index.abs_diff(n) <= EDGE)
+        {
+            return Some(k);
+        }
+    }
+    None
 }
 
 /// The rate the series' end is watched at ([`super::sequential`]): half of
@@ -559,10 +732,19 @@ pub fn detect_end(series: &[f64], opts: &Options) -> Detection {
 /// [`SCREEN_Z`] passes. The search's thresholds are higher, so a change it
 /// finds passes (`examples/cp_screen.rs`: 1 of 17,000 found changes
 /// missed, one inside a shorter interval after another change), while most
-/// noise does not.
+/// noise does not. A young series (under [`YOUNG`] points) also passes
+/// when its newest points are a plain step ([`jump`], at the loosest rate
+/// any detection uses): the end test's short reference is slow to call
+/// one there, and the search's plain-step test calls it in 3-6 points.
 pub fn screen(series: &[f64]) -> bool {
     let n = series.len();
-    if n < MIN_LEN || series.iter().any(|v| !v.is_finite()) {
+    if series.iter().any(|v| !v.is_finite()) {
+        return false;
+    }
+    if n < YOUNG && plain_step_at_end(series) {
+        return true;
+    }
+    if n < MIN_LEN {
         return false;
     }
     let keyed = super::summary::sorted_keys(series);
@@ -596,6 +778,42 @@ pub fn screen(series: &[f64]) -> bool {
         }
     }
     false
+}
+
+/// Series shorter than this are screened for a plain step at their end too
+/// ([`screen`]); a server searches them at every upload.
+pub const YOUNG: usize = 64;
+
+/// Whether the newest points of `series` are a plain step ([`jump`]) at
+/// the largest false-alarm rate a detection may use (0.5 per 1,000
+/// points): for each block length, the newest block against the one before.
+fn plain_step_at_end(series: &[f64]) -> bool {
+    let n = series.len();
+    if n < jump::MIN_POINTS {
+        return false;
+    }
+    let s = jump::noise_scale(series);
+    let median = |v: &[f64]| {
+        let mut v = v.to_vec();
+        v.sort_unstable_by(f64::total_cmp);
+        let k = v.len();
+        if k % 2 == 1 {
+            v[k / 2]
+        } else {
+            (v[k / 2 - 1] + v[k / 2]) / 2.0
+        }
+    };
+    jump::BLOCKS.iter().filter(|&&m| n >= 2 * m).any(|&m| {
+        let d = median(&series[n - m..]) - median(&series[n - 2 * m..n - m]);
+        let t = if s > 0.0 {
+            d / s
+        } else if d != 0.0 {
+            f64::INFINITY
+        } else {
+            0.0
+        };
+        t.abs() >= jump_null::threshold(m, 0.5 * JUMP_SHARE)
+    })
 }
 
 /// The screen's bar (see [`screen`]).
@@ -634,14 +852,23 @@ fn end_found(series: &[f64], found: &[Found], alpha: f64) -> Option<Found> {
 /// two from the points after it); values put each point on the side whose
 /// level it is at, and medians keep one outlier from moving it.
 fn place(x: &[f64]) -> usize {
+    place_within(x, EDGE)
+}
+
+/// [`place`] with at least `edge` points a side (at least 1).
+fn place_within(x: &[f64], edge: usize) -> usize {
     let n = x.len();
+    let edge = edge.max(1);
+    if n < 2 * edge {
+        return n / 2;
+    }
     let cost = |v: &[f64]| -> f64 {
         let mut s = v.to_vec();
         s.sort_unstable_by(|a, b| a.total_cmp(b));
         let m = s[s.len() / 2];
         v.iter().map(|&y| (y - m).abs()).sum()
     };
-    (EDGE..=n - EDGE)
+    (edge..=n - edge)
         .map(|k| (cost(&x[..k]) + cost(&x[k..]), k))
         .min_by(|a, b| a.0.total_cmp(&b.0))
         .map_or(n / 2, |(_, k)| k)
@@ -673,7 +900,7 @@ fn finish(series: &[f64], mut found: Vec<Found>, opts: &Options, f: f64) -> Dete
 /// Narrowest over threshold over the intervals' statistics scaled by 1/√f,
 /// each interval against its scale's threshold at the rate `alpha`: the
 /// change points, sorted by index.
-fn search(stats: &[IntervalMax], n: usize, f: f64, alpha: f64) -> Vec<Found> {
+fn search(stats: &[IntervalMax], n: usize, f: f64, alpha: f64, plain: &[Found]) -> Vec<Found> {
     let scale = 1.0 / f.sqrt();
     let mut thresholds: Vec<f64> = Vec::new();
     // Every interval over its threshold, narrowest first (then the strongest).
@@ -695,6 +922,7 @@ fn search(stats: &[IntervalMax], n: usize, f: f64, alpha: f64) -> Vec<Found> {
             });
         }
     }
+    over.extend_from_slice(plain);
     over.sort_by(|a, b| {
         (a.interval.1 - a.interval.0)
             .cmp(&(b.interval.1 - b.interval.0))
@@ -703,8 +931,12 @@ fn search(stats: &[IntervalMax], n: usize, f: f64, alpha: f64) -> Vec<Found> {
     let mut found: Vec<Found> = Vec::new();
     for cand in over {
         let (s, e) = cand.interval;
-        // An interval that holds a change point already found is spent.
-        if found.iter().any(|c| c.index > s && c.index < e) {
+        // An interval that holds a change point already found is spent,
+        // and a place within EDGE points of one is that change again.
+        if found
+            .iter()
+            .any(|c| (c.index > s && c.index < e) || c.index.abs_diff(cand.index) <= EDGE)
+        {
             continue;
         }
         found.push(cand);

@@ -23,7 +23,7 @@
 //! the same functions as before. So the result is the same as checking
 //! every test exactly; only the cost differs.
 
-use super::rank_cusum::{EDGE, MIN_LEN, SCREEN_Z};
+use super::rank_cusum::{EDGE, SCREEN_Z};
 use super::sequential::{MAX_REFERENCE, MIN_REFERENCE, SHORT, TAILS, Thresholds};
 
 /// The most points a window holds (ranks are kept doubled in 16 bits).
@@ -289,8 +289,13 @@ impl RankedWindow {
     /// false (its statistic, from the kept ranks, with a hair of slack).
     pub fn may_search(&self) -> bool {
         let n = self.count;
-        if n < MIN_LEN || self.infinite > 0 {
+        if self.infinite > 0 {
             return false;
+        }
+        // A young segment may end in a plain step, which the screen also
+        // lets through: it is checked whole at every upload.
+        if n < super::rank_cusum::YOUNG {
+            return true;
         }
         let nf = n as f64;
         let var = (nf * nf - 1.0) / 12.0;

@@ -146,6 +146,9 @@ pub trait History {
     fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError>;
     fn alert(&self, id: i64) -> Result<Option<Alert>, DbError>;
     fn set_alert_state(&mut self, id: i64, state: AlertState) -> Result<(), DbError>;
+    /// Retract an alert whose change detection no longer finds, keeping
+    /// why.
+    fn retract_alert(&mut self, id: i64, reason: &str) -> Result<(), DbError>;
     fn annotate(
         &mut self,
         series: Option<&str>,

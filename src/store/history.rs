@@ -220,6 +220,9 @@ pub enum AlertState {
     Open,
     Acknowledged,
     Dismissed,
+    /// Detection no longer finds the change (more points showed it was
+    /// noise): kept, with its reason, never counted as open.
+    Retracted,
 }
 
 impl AlertState {
@@ -228,6 +231,7 @@ impl AlertState {
             AlertState::Open => "open",
             AlertState::Acknowledged => "acknowledged",
             AlertState::Dismissed => "dismissed",
+            AlertState::Retracted => "retracted",
         }
     }
 
@@ -235,6 +239,7 @@ impl AlertState {
         match s {
             "acknowledged" => AlertState::Acknowledged,
             "dismissed" => AlertState::Dismissed,
+            "retracted" => AlertState::Retracted,
             _ => AlertState::Open,
         }
     }
@@ -345,6 +350,10 @@ pub struct Alert {
     /// Where the change may be, from every member together, most likely
     /// first; `from_commit..to_commit` spans these places.
     pub boundary: Vec<Boundary>,
+    /// Why it was retracted (state `retracted`): what detection found
+    /// instead.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl Alert {

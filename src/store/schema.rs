@@ -7,7 +7,7 @@
 //! [`LATEST`] was written by a newer tardy and is refused, never altered.
 
 /// The newest schema version this tardy knows.
-pub const LATEST: i64 = 4;
+pub const LATEST: i64 = 5;
 
 /// Where the SQL runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -175,6 +175,12 @@ CREATE TABLE commits (
     subject TEXT NOT NULL,
     PRIMARY KEY (project_id, hash)
 )
+",
+    ),
+    (
+        5,
+        "
+ALTER TABLE alerts ADD COLUMN reason TEXT
 ",
     ),
 ];

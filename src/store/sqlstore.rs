@@ -171,7 +171,7 @@ impl<C: Conn> SqlStore<C> {
 
     fn load_alerts(&self, clause: &str, args: &[Value]) -> Result<Vec<Alert>, DbError> {
         let sql = format!(
-            "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at, boundary
+            "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at, boundary, reason
              FROM alerts WHERE project_id = {} AND {clause} ORDER BY id DESC",
             self.project_id
         );
@@ -189,6 +189,7 @@ impl<C: Conn> SqlStore<C> {
                 created_at: r.i64(8)?,
                 members: Vec::new(),
                 boundary: parse_boundary(r.opt_text(9)?),
+                reason: r.opt_text(10)?,
             });
         }
         for a in &mut alerts {
@@ -1074,8 +1075,19 @@ impl<C: Conn> History for SqlStore<C> {
 
     fn set_alert_state(&mut self, id: i64, state: AlertState) -> Result<(), DbError> {
         let n = self.conn.execute(
-            "UPDATE alerts SET state = ?1 WHERE id = ?2 AND project_id = ?3",
+            "UPDATE alerts SET state = ?1, reason = NULL WHERE id = ?2 AND project_id = ?3",
             sql_args!(state.as_str(), id, self.project_id),
+        )?;
+        if n == 0 {
+            return Err(DbError::NoAlert(id));
+        }
+        Ok(())
+    }
+
+    fn retract_alert(&mut self, id: i64, reason: &str) -> Result<(), DbError> {
+        let n = self.conn.execute(
+            "UPDATE alerts SET state = ?1, reason = ?2 WHERE id = ?3 AND project_id = ?4",
+            sql_args!(AlertState::Retracted.as_str(), reason, id, self.project_id),
         )?;
         if n == 0 {
             return Err(DbError::NoAlert(id));
