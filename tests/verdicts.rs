@@ -208,3 +208,150 @@ proptest! {
         }
     }
 }
+
+mod compare_rows {
+    use super::*;
+    use tardy::analyze::compare::{Side, compare};
+    use tardy::ingest::{Dataset, Format, Series};
+    use tardy::stats::compare::{Correction, Options};
+
+    fn series(name: &str, unit: &str, values: Vec<f64>) -> Series {
+        Series {
+            name: name.to_string(),
+            unit: unit.to_string(),
+            values,
+            ..Series::default()
+        }
+    }
+
+    fn side(label: &str, series: Vec<Series>) -> Side {
+        Side {
+            label: label.to_string(),
+            datasets: vec![Dataset {
+                source: label.to_string(),
+                format: Format::Go,
+                series,
+                config: Vec::new(),
+                machine: None,
+            }],
+        }
+    }
+
+    /// `runs` lognormal runs around `centre` with relative spread `spread`.
+    fn runs(rng: &mut SplitMix64, centre: f64, spread: f64, runs: usize) -> Vec<f64> {
+        (0..runs)
+            .map(|_| centre * (spread * rng.normal()).exp())
+            .collect()
+    }
+
+    /// The verdict of each named sec/op row.
+    fn verdicts(base: &Side, new: &Side) -> Vec<(String, String)> {
+        let r = compare(
+            &[base.clone(), new.clone()],
+            &Options::default(),
+            Correction::BenjaminiHochberg,
+        )
+        .unwrap();
+        let mut v: Vec<(String, String)> = r
+            .rows
+            .iter()
+            .filter(|x| x.unit == "sec/op")
+            .map(|x| (x.name.clone(), format!("{:?}", x.verdict)))
+            .collect();
+        v.sort();
+        v
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(32))]
+
+        /// Rows that cannot vary (B/op and allocs/op identical in every
+        /// run, equal or different between the sides, and sec/op rows
+        /// whose every value is equal) never change another row's verdict,
+        /// however many are added.
+        #[test]
+        fn rows_that_cannot_vary_never_change_another_rows_verdict(
+            rows in 2usize..40,
+            constant in 0usize..400,
+            n in 4usize..14,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = SplitMix64::new(seed);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..rows {
+                let c = 100.0 * (1.0 + i as f64);
+                let up = if i % 3 == 0 { 1.0 + 0.05 * rng.next_f64() } else { 1.0 };
+                a.push(series(&format!("B{i}"), "sec/op", runs(&mut rng, c, 0.03, n)));
+                b.push(series(&format!("B{i}"), "sec/op", runs(&mut rng, c * up, 0.03, n)));
+            }
+            let before = verdicts(&side("old", a.clone()), &side("new", b.clone()));
+            for i in 0..constant {
+                let (x, y) = (16.0 * (i % 7) as f64, 16.0 * ((i % 7) + usize::from(i % 5 == 0)) as f64);
+                a.push(series(&format!("B{i}"), "B/op", vec![x; n]));
+                b.push(series(&format!("B{i}"), "B/op", vec![y; n]));
+                a.push(series(&format!("C{i}"), "sec/op", vec![5.0; n]));
+                b.push(series(&format!("C{i}"), "sec/op", vec![5.0; n]));
+            }
+            let mut after = verdicts(&side("old", a), &side("new", b));
+            after.retain(|(name, _)| name.starts_with('B'));
+            prop_assert_eq!(before, after);
+        }
+
+        /// K planted effects whose exact rank p-values clear
+        /// Benjamini-Hochberg's bar (p <= K q / m: complete separation of
+        /// n + n runs, p = 2 / C(2n, n)) are all found among m rows.
+        #[test]
+        fn planted_effects_that_clear_the_bar_are_found(
+            m in 20usize..1200,
+            k_share in 0.01f64..0.3,
+            n in 8usize..12,
+            seed in any::<u64>(),
+        ) {
+            let k = ((m as f64 * k_share) as usize).max(1);
+            let p_exact = tardy::stats::utest::min_p(n, n);
+            prop_assume!(p_exact <= k as f64 * 0.05 / m as f64);
+            let mut rng = SplitMix64::new(seed);
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            for i in 0..m {
+                let c = 1000.0 * (1.0 + i as f64 % 97.0);
+                let av = runs(&mut rng, c, 0.01, n);
+                // +20% with 1% noise: complete separation in every case.
+                let bv = if i < k {
+                    let top = av.iter().copied().fold(f64::MIN, f64::max);
+                    runs(&mut rng, c * 1.2, 0.01, n).into_iter().map(|v| v.max(top * 1.05)).collect()
+                } else {
+                    runs(&mut rng, c, 0.01, n)
+                };
+                a.push(series(&format!("B{i:05}"), "sec/op", av));
+                b.push(series(&format!("B{i:05}"), "sec/op", bv));
+            }
+            let v = verdicts(&side("old", a), &side("new", b));
+            for (name, verdict) in v.iter().take(k) {
+                prop_assert_eq!(verdict.as_str(), "Slower", "{} of {} rows, {} planted, {}+{} runs", name, m, k, n, n);
+            }
+        }
+    }
+
+    /// A difference proven inside the target is `same`, never `faster`
+    /// (ratio 0.9963 with its interval 0.9961-0.9966 against a 1% target),
+    /// and the row still shows its size.
+    #[test]
+    fn a_proven_difference_inside_the_target_is_same() {
+        let mut rng = SplitMix64::new(3);
+        let a = runs(&mut rng, 1000.0, 0.0002, 30);
+        let b = runs(&mut rng, 996.3, 0.0002, 30);
+        let r = compare(
+            &[
+                side("old", vec![series("X", "sec/op", a)]),
+                side("new", vec![series("X", "sec/op", b)]),
+            ],
+            &Options::default(),
+            Correction::BenjaminiHochberg,
+        )
+        .unwrap();
+        let row = &r.rows[0];
+        assert!(row.p_value < 1e-6 && row.ratio < 0.997, "{row:?}");
+        assert_eq!(format!("{:?}", row.verdict), "Same");
+        assert!(row.estimate.proven_faster());
+    }
+}

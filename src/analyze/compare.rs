@@ -77,6 +77,18 @@ pub struct Row {
     pub values: [Vec<f64>; 2],
 }
 
+impl Row {
+    /// A proven regression: slower (worse, for higher-is-better units) and
+    /// significant or exact, whatever the target ([`Estimate::proven_slower`]).
+    pub fn proven_regression(&self) -> bool {
+        if self.higher_is_better {
+            self.estimate.proven_faster()
+        } else {
+            self.estimate.proven_slower()
+        }
+    }
+}
+
 /// benchstat's summary row, per candidate and unit: the geometric mean of
 /// each side's centres, and the geometric mean of the per-row ratios of
 /// centres (not the Hodges-Lehmann ratios).
@@ -90,6 +102,21 @@ pub struct Geomean {
     pub rows: usize,
     pub ratio: f64,
     pub center: [f64; 2],
+}
+
+/// What a family of many comparisons costs (see [`Report::family_cost`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FamilyCost {
+    /// The most common runs per side.
+    pub runs: [usize; 2],
+    /// The smallest p-value a rank test on that many runs can give.
+    pub smallest_p: f64,
+    /// The p-value the most significant row must reach: alpha / family
+    /// for Holm and for Benjamini-Hochberg (whose later rows need less:
+    /// the k-th smallest p-value passes at alpha k / family).
+    pub first_bar: f64,
+    /// The p-value every row must reach when each is tested alone.
+    pub alpha: f64,
 }
 
 /// One benchmark of a single file, summarised (benchstat's one-file table):
@@ -111,6 +138,20 @@ pub struct Report {
     pub confidence: f64,
     pub test: engine::TestChoice,
     pub correction: Correction,
+    /// The rows whose p-values were adjusted together: every row that was
+    /// tested. Rows that cannot vary (exact units, every run identical on
+    /// each side) are not: their difference is exact.
+    #[serde(default)]
+    pub family: usize,
+    /// Rows left out of the family because they cannot vary.
+    #[serde(default)]
+    pub exact_rows: usize,
+    /// The smallest p-value the family's typical row (the most common
+    /// number of runs a side) can reach, and what the correction asks of
+    /// the most significant row: reading both says whether the family's
+    /// size leaves any row able to pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub family_cost: Option<FamilyCost>,
     pub target_effect: f64,
     pub sides: Vec<String>,
     pub rows: Vec<Row>,
@@ -375,36 +416,10 @@ pub fn compare(
                     continue;
                 }
                 let (bs, cs) = (pooled(base), pooled(cand));
-                // Nothing pairs by name, but both sides hold as many series, unit by
-                // unit alike: two runs of the same commands spelled differently (a
-                // path, a flag). Pair them by position, and say so.
+                // Benchmarks pair by name, never by position: two files
+                // that share no name hold different benchmarks (benchstat
+                // compares nothing there either).
                 let by_name = bs.iter().any(|b| partner(b, &cs, &bs).is_some());
-                if !by_name
-                    && bs.len() == cs.len()
-                    && bs.iter().zip(&cs).all(|(b, c)| b.unit == c.unit)
-                {
-                    let said: Vec<String> = bs
-                        .iter()
-                        .zip(&cs)
-                        .map(|(b, c)| format!("'{}' with '{}'", b.name, c.name))
-                        .collect();
-                    warnings.push(format!(
-                        "no series of {} has a name in {}: paired by position ({}); give both runs the same names (tardy run -n/--name) to pair by name",
-                        cand.label,
-                        base.label,
-                        said.join(", ")
-                    ));
-                    for (b, c) in bs.iter().zip(&cs) {
-                        pairs.push((
-                            format!("{} | {}", b.name, c.name),
-                            base.label.clone(),
-                            cand.label.clone(),
-                            b.clone(),
-                            c.clone(),
-                        ));
-                    }
-                    continue;
-                }
                 if !by_name {
                     let names = |v: &[View]| {
                         v.iter()
@@ -460,6 +475,13 @@ pub fn compare(
     }
     let mut rows = Vec::with_capacity(pairs.len());
     for (name, base_label, cand_label, a, b) in pairs {
+        // Counts (instructions, cycles) are sized by the counts' target.
+        let counts = opts.for_counts();
+        let opts = if crate::measure::counters::Metric::of_unit(&a.unit).is_some() {
+            &counts
+        } else {
+            opts
+        };
         let result = match engine::compare(&a.values, &b.values, opts) {
             Err(engine::CompareError::TooFew { .. })
                 if !a.values.is_empty() && !b.values.is_empty() =>
@@ -517,14 +539,16 @@ pub fn compare(
             warnings.last().cloned().unwrap_or_default()
         )));
     }
-    let correction = if rows.len() > 1 {
+    let family_size = rows.iter().filter(|r| !is_exact(&r.estimate)).count();
+    let exact_rows = rows.len() - family_size;
+    let correction = if family_size > 1 {
         correction
     } else {
         Correction::None
     };
     {
-        // Exact units are not tested (any difference is one): they are not
-        // in the family, and have no p-value (null in JSON).
+        // Rows that cannot vary are not tested (any difference is exact):
+        // they are not in the family, and have no p-value (null in JSON).
         let mut family: Vec<&mut Estimate> = rows
             .iter_mut()
             .map(|r| &mut r.estimate)
@@ -532,6 +556,7 @@ pub fn compare(
             .collect();
         engine::adjust(&mut family, correction);
     }
+    let family_cost = family_cost(&rows, opts, correction, family_size);
     for r in rows.iter_mut().filter(|r| is_exact(&r.estimate)) {
         r.estimate.p_value = f64::NAN;
         r.estimate.p_adjusted = f64::NAN;
@@ -556,6 +581,9 @@ pub fn compare(
         confidence: opts.confidence,
         test: opts.test,
         correction,
+        family: family_size,
+        exact_rows,
+        family_cost,
         target_effect: opts.target_effect,
         sides: sides.iter().map(|s| s.label.clone()).collect(),
         rows,
@@ -613,6 +641,9 @@ fn summarise_only(side: &Side, opts: &Options, correction: Correction) -> Report
         confidence: opts.confidence,
         test: opts.test,
         correction,
+        family: 0,
+        exact_rows: 0,
+        family_cost: None,
         target_effect: opts.target_effect,
         sides: vec![side.label.clone()],
         rows: Vec::new(),
@@ -620,6 +651,33 @@ fn summarise_only(side: &Side, opts: &Options, correction: Correction) -> Report
         summaries,
         warnings: Vec::new(),
     }
+}
+
+/// What the family costs: with Holm or Benjamini-Hochberg over many rows,
+/// the first row must reach alpha / family, which few runs cannot (10 + 10
+/// runs of a rank test reach 1.1e-5 at best: Holm over 15,000 rows asks
+/// 3.3e-6 and finds nothing). `None` for one row or no correction.
+fn family_cost(
+    rows: &[Row],
+    opts: &Options,
+    correction: Correction,
+    family: usize,
+) -> Option<FamilyCost> {
+    if correction == Correction::None || family < 2 {
+        return None;
+    }
+    let mut counts: std::collections::HashMap<[usize; 2], usize> = Default::default();
+    for r in rows.iter().filter(|r| !is_exact(&r.estimate)) {
+        *counts.entry(r.n).or_default() += 1;
+    }
+    let (&runs, _) = counts.iter().max_by_key(|(n, c)| (**c, n[0], n[1]))?;
+    let alpha = 1.0 - opts.confidence;
+    Some(FamilyCost {
+        runs,
+        smallest_p: crate::stats::utest::min_p(runs[0], runs[1]),
+        first_bar: alpha / family as f64,
+        alpha,
+    })
 }
 
 /// Geometric means per candidate and unit, per group (`pkg`) when there are several,
@@ -753,7 +811,7 @@ fn single_run_advice(rows: &mut [Row]) {
 }
 
 /// The test named for an exact unit's rows.
-const EXACT_TEST: &str = "none (exact unit: any difference is a difference)";
+const EXACT_TEST: &str = "none (exact: any difference is a difference)";
 
 fn is_exact(e: &Estimate) -> bool {
     e.test == EXACT_TEST
@@ -762,12 +820,13 @@ fn is_exact(e: &Estimate) -> bool {
 /// benchstat's `assume=exact`: the values have no noise, so the centres differ or not.
 fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     let varies = |v: &[f64]| v.iter().any(|x| *x != v[0]);
-    // Counts (tardy's --metric instructions) where every run of both sides
-    // agreed: the difference is exact, whatever the number of runs.
-    let identical_counts = crate::measure::counters::Metric::of_unit(&a.unit).is_some()
-        && !varies(&a.values)
-        && !varies(&b.values);
-    if !(a.exact || b.exact || identical_counts) {
+    // Rows that cannot vary: every run of each side agreed (B/op, allocs/op,
+    // instruction counts, a coarse timer): the difference, or its absence,
+    // is exact whatever the number of runs. Such a row is never tested, and
+    // never enters the family whose p-values are adjusted.
+    let constant_sides =
+        a.values.len() >= 2 && b.values.len() >= 2 && !varies(&a.values) && !varies(&b.values);
+    if !(a.exact || b.exact || constant_sides) {
         return e;
     }
     if e.center_baseline != 0.0 {
@@ -781,22 +840,20 @@ fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
         0.0
     };
     e.p_adjusted = e.p_value;
-    e.verdict = if e.center_candidate > e.center_baseline {
-        engine::Verdict::Slower
-    } else if e.center_candidate < e.center_baseline {
-        engine::Verdict::Faster
-    } else {
-        engine::Verdict::Same
-    };
+    e.verdict = engine::exact_verdict(e.center_baseline, e.center_candidate, e.target_effect);
     e.test = EXACT_TEST.into();
     e.min_detectable_effect = None;
     e.runs_needed = None;
-    e.notes.retain(|n| !n.contains("run on a side"));
-    if identical_counts {
+    e.runs_for_any_verdict = None;
+    e.notes
+        .retain(|n| !n.contains("run on a side") && n != "all samples are equal");
+    if constant_sides && e.center_baseline != e.center_candidate {
         e.notes.push(format!(
-            "every run identical ({} and {} runs): the difference in {} is exact",
+            "every run identical on each side ({} and {} runs): the difference in {} is exact, not tested",
             e.n_baseline, e.n_candidate, a.unit
         ));
+    } else if constant_sides {
+        e.notes.push("all samples are equal".into());
     } else if varies(&a.values) || varies(&b.values) {
         e.notes.push(format!(
             "{} is declared exact (Unit {} assume=exact) but its values vary",

@@ -22,7 +22,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::compare::{self as engine, Options, TestChoice, Verdict};
+use crate::stats::compare::{self as engine, Options, TestChoice};
 use crate::stats::summary::median_by_selection;
 
 /// Batch sizes and caps of one bisection step.
@@ -110,7 +110,7 @@ pub fn endpoints(
         ci_low: e.ci_low,
         ci_high: e.ci_high,
         p_value: e.p_value,
-        reproduced: e.verdict == Verdict::Slower && e.ratio >= min_ratio,
+        reproduced: e.proven_slower() && e.ratio >= min_ratio,
         runs: [good.len(), bad.len()],
     })
 }

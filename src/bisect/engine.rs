@@ -16,7 +16,7 @@ use super::state::{self, Candidate, State, Step};
 use super::{BisectError, Config, Mode};
 use crate::measure::interrupt;
 use crate::measure::stragglers::{self, Straggler};
-use crate::stats::compare::{self as engine, Verdict};
+use crate::stats::compare as engine;
 use crate::stats::rng::SplitMix64;
 
 /// What the engine reports while it works.
@@ -1080,7 +1080,7 @@ impl Search<'_, '_> {
             ci_low: e.ci_low,
             ci_high: e.ci_high,
             p_value: e.p_value,
-            confirmed: e.verdict == Verdict::Slower,
+            confirmed: e.proven_slower(),
         })
     }
 }

@@ -26,7 +26,7 @@ use crate::measure::error::MeasureError;
 use crate::measure::session::{Accept, BenchmarkSpec, Budget, SessionConfig};
 use crate::measure::spawn::{ExecOptions, OutputMode};
 use crate::model::{Exec, Results};
-use crate::stats::{Estimate, Verdict};
+use crate::stats::Estimate;
 
 /// The schema of `tardy ci --json`.
 pub const SCHEMA: &str = "tardy.ci";
@@ -335,7 +335,7 @@ pub fn judge(p: &Prepared, command: &str, results: &Results, gate: Option<f64>) 
             .then(|| "the runs of one side could not be counted".to_string())
     });
     let regression = match (&estimate, gate) {
-        (Some(e), Some(g)) => e.verdict == Verdict::Slower && e.ci_low.unwrap_or(e.ratio) - 1.0 > g,
+        (Some(e), Some(g)) => e.proven_slower() && e.ci_low.unwrap_or(e.ratio) - 1.0 > g,
         _ => false,
     };
     Judgement {

@@ -169,7 +169,7 @@ fn run(args: CiArgs) -> Result<i32, String> {
     let slower = judgement
         .estimate
         .as_ref()
-        .is_some_and(|e| e.verdict == tardy::stats::Verdict::Slower);
+        .is_some_and(|e| e.proven_slower());
     let explained = if args.explain && slower && error.is_none() {
         if !args.quiet {
             eprintln!(

@@ -8,7 +8,6 @@ use clap::Args;
 use tardy::analyze::compare::{self, Report, Row, Side};
 use tardy::ingest::{self, Format, NumberOptions};
 use tardy::render::{self, style::Style};
-use tardy::stats::Verdict;
 use tardy::stats::compare::{Correction, Options, TestChoice};
 
 use super::{fail, percent};
@@ -25,8 +24,10 @@ pytest-benchmark --benchmark-json (with --benchmark-save-data), criterion sample
 benchmark directory. `-` reads standard input.\n\n\
 The first file is the baseline; every other file is compared with it. With --vs, the files before it \
 are pooled into the baseline and the files after it into the candidate. Files with several series \
-(benchmarks, commands) are matched by name; many comparisons at once are controlled with Holm \
-(or Benjamini-Hochberg with --fdr).\n\n\
+(benchmarks, commands) are matched by name, never by position; many comparisons at once are \
+controlled with Benjamini-Hochberg (the false discovery rate; --correction holm for the family-wise \
+error). Rows that cannot vary (every run identical on each side: B/op, allocs/op, counts) are exact \
+differences, never tested, and are not counted in the family.\n\n\
 `tardy compare --ministat [ministat flags] FILES` prints exactly what ministat prints.",
     after_help = "Examples:\n  tardy compare base.json new.json\n  tardy compare old.txt new.txt --fail-if-slower 5\n  \
 tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
@@ -80,19 +81,16 @@ pub struct CompareArgs {
         help_heading = "Statistics"
     )]
     test: String,
-    /// The relative difference worth detecting, in percent: sizes "same" and the runs-needed advice.
-    #[arg(
-        long,
-        default_value = "1",
-        value_name = "PCT",
-        help_heading = "Statistics"
-    )]
-    target_effect: String,
-    /// Control the false discovery rate (Benjamini-Hochberg) instead of the family-wise error (Holm).
+    /// The relative difference worth detecting, in percent: sizes "same" and the runs-needed
+    /// advice [default: 1 for times, 0.1 for counts such as instructions]
+    #[arg(long, value_name = "PCT", help_heading = "Statistics")]
+    target_effect: Option<String>,
+    /// Control the false discovery rate (Benjamini-Hochberg): the default; kept for scripts.
     #[arg(long, help_heading = "Statistics", conflicts_with = "correction")]
     fdr: bool,
-    /// How many comparisons at once are controlled: holm (default), bh (= --fdr), or none
-    /// (each row's own p-value, as benchstat prints it).
+    /// How many comparisons at once are controlled: bh (Benjamini-Hochberg, the default: keeps
+    /// power on suites of thousands of benchmarks), holm (the family-wise error), or none (each
+    /// row's own p-value, as benchstat prints it).
     #[arg(long, value_name = "HOW", help_heading = "Statistics")]
     correction: Option<String>,
     /// Seed of the bootstrap and of pair sampling.
@@ -206,7 +204,11 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         Some(a) => return Err(format!("--alpha lies between 0 and 1 (0.05), not {a}")),
         None => super::confidence("confidence", &args.confidence)?,
     };
-    let target_effect = percent("target-effect", &args.target_effect, false)?;
+    let target_effect = args
+        .target_effect
+        .as_deref()
+        .map(|t| percent("target-effect", t, false))
+        .transpose()?;
     let fail_pct = args
         .fail_if_slower
         .as_deref()
@@ -329,13 +331,16 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
     let opts = Options {
         confidence,
         test,
-        target_effect,
+        target_effect: target_effect.unwrap_or(Options::default().target_effect),
+        count_target_effect: target_effect.unwrap_or(Options::default().count_target_effect),
         seed: args.seed,
         resamples: args.resamples,
     };
     let correction = match (args.fdr, args.correction.as_deref()) {
-        (true, _) | (_, Some("bh" | "fdr" | "benjamini-hochberg")) => Correction::BenjaminiHochberg,
-        (_, None | Some("holm")) => Correction::Holm,
+        (true, _) | (_, None | Some("bh" | "fdr" | "benjamini-hochberg")) => {
+            Correction::BenjaminiHochberg
+        }
+        (_, Some("holm")) => Correction::Holm,
         (_, Some("none")) => Correction::None,
         (_, Some(other)) => {
             return Err(format!(
@@ -362,7 +367,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         }
     };
     let failing = |r: &Row| {
-        fail_pct.is_some_and(|pct| r.verdict == Verdict::Slower && regression_lower_bound(r) > pct)
+        fail_pct.is_some_and(|pct| r.proven_regression() && regression_lower_bound(r) > pct)
     };
     let mut out = stdout.lock();
     let _ = out.write_all(text.as_bytes());

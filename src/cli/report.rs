@@ -212,8 +212,12 @@ fn run(args: &ReportArgs) -> Result<(), String> {
     let verdicts = if datasets.len() >= 2 {
         let sides: Vec<Side> = datasets.into_iter().map(|d| Side::new(vec![d])).collect();
         Some(
-            compare::compare(&sides, &CompareOptions::default(), Correction::Holm)
-                .map_err(|e| e.to_string())?,
+            compare::compare(
+                &sides,
+                &CompareOptions::default(),
+                Correction::BenjaminiHochberg,
+            )
+            .map_err(|e| e.to_string())?,
         )
     } else {
         None

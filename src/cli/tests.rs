@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use tardy::analyze::suite;
 use tardy::ingest::reports::{self, Report};
 use tardy::render::{self, style::Style};
-use tardy::stats::compare::{self as engine, Options, TestChoice, Verdict};
+use tardy::stats::compare::{self as engine, Options, TestChoice};
 
 use super::fail;
 
@@ -214,7 +214,7 @@ fn run(args: TestsArgs) -> Result<i32, String> {
                         ..Options::default()
                     };
                     engine::compare(&totals(&b), &totals(&a), &opts).is_ok_and(|e| {
-                        e.verdict == Verdict::Slower && e.ci_low.is_some_and(|lo| lo - 1.0 > pct)
+                        e.proven_slower() && e.ci_low.is_some_and(|lo| lo - 1.0 > pct)
                     })
                 } else {
                     d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct

@@ -133,24 +133,74 @@ pub fn text(r: &Report, style: Style, with_plot: bool, unicode: bool, width: usi
             "Δ (HL): the Hodges-Lehmann ratio (the median of all candidate/baseline ratios), not the ratio of the two medians shown; geomean rows use the medians, as benchstat does.\n",
         ));
     }
-    let control = match r.correction {
-        crate::stats::compare::Correction::None => String::new(),
-        crate::stats::compare::Correction::Holm => format!(
-            "; p-values adjusted with Holm across {} comparisons (family-wise error {:.0}%)",
-            r.rows.len(),
+    out.push_str(&style.dim(&format!(
+        "Confidence {:.0}%{}.\n",
+        r.confidence * 100.0,
+        family_line(r)
+    )));
+    out
+}
+
+/// How the family of comparisons was controlled, how large it is, what was
+/// left out of it, and what its size asks of a row.
+fn family_line(r: &Report) -> String {
+    use crate::stats::compare::Correction;
+    let exact = if r.exact_rows > 0 {
+        format!(
+            " ({} row{} that cannot vary left out: every run identical on each side, the difference exact)",
+            r.exact_rows,
+            if r.exact_rows == 1 { "" } else { "s" }
+        )
+    } else {
+        String::new()
+    };
+    let how = match r.correction {
+        Correction::None if r.exact_rows > 0 && r.family > 0 => {
+            return format!("; each row's own p-value{exact}");
+        }
+        Correction::None => return String::new(),
+        Correction::Holm => format!(
+            "; p-values adjusted with Holm across {} comparisons (family-wise error {:.0}%){exact}",
+            r.family,
             (1.0 - r.confidence) * 100.0
         ),
-        crate::stats::compare::Correction::BenjaminiHochberg => format!(
-            "; p-values adjusted with Benjamini-Hochberg across {} comparisons (false discovery rate {:.0}%)",
-            r.rows.len(),
+        Correction::BenjaminiHochberg => format!(
+            "; p-values adjusted with Benjamini-Hochberg across {} comparisons (false discovery rate {:.0}%){exact}",
+            r.family,
             (1.0 - r.confidence) * 100.0
         ),
     };
-    out.push_str(&style.dim(&format!(
-        "Confidence {:.0}%{control}.\n",
-        r.confidence * 100.0
-    )));
-    out
+    let Some(c) = &r.family_cost else {
+        return how;
+    };
+    let g = |v: f64| super::cfmt::g(v, 2);
+    let reach = format!(
+        "{}+{} runs reach p = {} at best",
+        c.runs[0],
+        c.runs[1],
+        g(c.smallest_p)
+    );
+    let alone = if c.smallest_p >= c.alpha {
+        format!("; {reach}: no row can pass even alone, more runs a side would")
+    } else if r.correction == Correction::Holm && c.smallest_p >= c.first_bar {
+        format!(
+            "; each row needs p < {}, and {reach}: no row can pass; more runs a side, fewer rows, or --correction bh would let them",
+            g(c.first_bar)
+        )
+    } else if r.correction == Correction::Holm {
+        format!("; each row needs p < {} ({reach})", g(c.first_bar))
+    } else if c.smallest_p >= c.first_bar {
+        format!(
+            "; the k-th smallest p passes at {} x k: one change alone cannot pass ({reach}), several together can",
+            g(c.first_bar)
+        )
+    } else {
+        format!(
+            "; the k-th smallest p passes at {} x k ({reach})",
+            g(c.first_bar)
+        )
+    };
+    format!("{how}{alone}")
 }
 
 fn detail(row: &Row, style: Style, with_plot: bool, unicode: bool, width: usize) -> String {
@@ -266,7 +316,11 @@ fn table(r: &Report, style: Style) -> String {
         let cells: Vec<[String; 5]> = rows
             .iter()
             .map(|x| {
-                let change = if matches!(x.verdict, Verdict::Slower | Verdict::Faster) {
+                // A difference proven but inside the target reads `same`
+                // beside its size: never hidden behind a `~`.
+                let proven = x.p_adjusted < 1.0 - r.confidence
+                    || (x.p_adjusted.is_nan() && x.center[0] != x.center[1]);
+                let change = if matches!(x.verdict, Verdict::Slower | Verdict::Faster) || proven {
                     signed_percent(x.ratio - 1.0)
                 } else {
                     "~".to_string()
@@ -506,7 +560,11 @@ pub fn csv(r: &Report) -> String {
 /// GitHub workflow commands: an annotation per proven regression.
 pub fn github_annotations(r: &Report, failing: &dyn Fn(&Row) -> bool) -> String {
     let mut out = String::new();
-    for x in r.rows.iter().filter(|x| x.verdict == Verdict::Slower) {
+    for x in r
+        .rows
+        .iter()
+        .filter(|x| x.verdict == Verdict::Slower || failing(x))
+    {
         let level = if failing(x) { "error" } else { "warning" };
         out.push_str(&format!(
             "::{level} title=tardy: {} slower::{} vs {}: {} ({}, {})\n",

@@ -70,8 +70,22 @@ pub struct Options {
     pub test: TestChoice,
     /// The relative difference worth detecting (0.01 = 1%).
     pub target_effect: f64,
+    /// The same for counts (instructions, cycles), which vary about
+    /// ±0.1% where times vary ±3% (rustc's performance tracking): a
+    /// difference in them is `same` only within this (0.001 = 0.1%).
+    pub count_target_effect: f64,
     pub seed: u64,
     pub resamples: usize,
+}
+
+impl Options {
+    /// These options with the counts' target ([`Options::count_target_effect`]).
+    pub fn for_counts(&self) -> Options {
+        Options {
+            target_effect: self.count_target_effect,
+            ..self.clone()
+        }
+    }
 }
 
 impl Default for Options {
@@ -80,6 +94,7 @@ impl Default for Options {
             confidence: 0.95,
             test: TestChoice::Auto,
             target_effect: 0.01,
+            count_target_effect: 0.001,
             seed: 1,
             resamples: 10_000,
         }
@@ -123,6 +138,30 @@ pub struct Estimate {
     pub target_effect: f64,
     /// Guards and caveats in plain words.
     pub notes: Vec<String>,
+}
+
+impl Estimate {
+    /// The candidate is larger (slower), and that is proven: significant
+    /// after the family's control, or an exact difference. It does not ask
+    /// whether the difference exceeds the target (the verdict does): a gate
+    /// with a threshold of its own (`--fail-if-slower 0.5`, bisect's
+    /// `--threshold`) asks this and compares the interval with its
+    /// threshold.
+    pub fn proven_slower(&self) -> bool {
+        self.ratio > 1.0 && self.proven()
+    }
+
+    /// The candidate is smaller (faster), and that is proven.
+    pub fn proven_faster(&self) -> bool {
+        self.ratio < 1.0 && self.proven()
+    }
+
+    fn proven(&self) -> bool {
+        let exact = self.p_adjusted.is_nan()
+            && self.ci_low == Some(self.ratio)
+            && self.ci_high == Some(self.ratio);
+        exact || self.p_adjusted < 1.0 - self.confidence
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -365,7 +404,11 @@ pub fn compare(
     Ok(e)
 }
 
-/// The verdict from the (adjusted) p-value, the direction and the interval.
+/// The verdict from the interval, the (adjusted) p-value and the
+/// direction, in this order: `same` when the whole interval lies within
+/// ±target (a difference proven but smaller than the target is `same`; the
+/// row still shows it), else `slower` or `faster` when the difference is
+/// significant, else `inconclusive`.
 pub fn verdict(e: &Estimate) -> Verdict {
     let alpha = 1.0 - e.confidence;
     let te = e.target_effect;
@@ -373,22 +416,34 @@ pub fn verdict(e: &Estimate) -> Verdict {
         (e.ci_low, e.ci_high),
         (Some(lo), Some(hi)) if lo >= 1.0 / (1.0 + te) && hi <= 1.0 + te
     );
-    if e.p_adjusted < alpha {
-        if e.ratio > 1.0 {
-            Verdict::Slower
-        } else if e.ratio < 1.0 {
-            Verdict::Faster
-        } else if within {
-            // Heavily tied values (16 B/op, once 17): the ranks differ, but
-            // the shift and its whole interval are exactly nothing.
-            Verdict::Same
-        } else {
-            Verdict::Inconclusive
-        }
-    } else if within {
+    if within {
         Verdict::Same
+    } else if e.p_adjusted < alpha && e.ratio > 1.0 {
+        Verdict::Slower
+    } else if e.p_adjusted < alpha && e.ratio < 1.0 {
+        Verdict::Faster
     } else {
         Verdict::Inconclusive
+    }
+}
+
+/// The verdict of an exact difference (counts, a unit declared exact,
+/// every run identical on each side): `same` within ±target, else the
+/// direction.
+pub fn exact_verdict(baseline: f64, candidate: f64, target_effect: f64) -> Verdict {
+    let ratio = if baseline != 0.0 {
+        candidate / baseline
+    } else if candidate == baseline {
+        1.0
+    } else {
+        f64::INFINITY * (candidate - baseline).signum()
+    };
+    if ratio >= 1.0 / (1.0 + target_effect) && ratio <= 1.0 + target_effect {
+        Verdict::Same
+    } else if candidate > baseline {
+        Verdict::Slower
+    } else {
+        Verdict::Faster
     }
 }
 

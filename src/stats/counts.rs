@@ -6,7 +6,7 @@
 //! hash seeds, a path taken on some runs), the usual tests apply to them as
 //! to any other unit.
 
-use super::compare::{self, CompareError, Estimate, Options, Verdict};
+use super::compare::{self, CompareError, Estimate, Options};
 
 /// The test named for an exact difference.
 pub const EXACT_TEST: &str = "none (every run gave the same count)";
@@ -53,12 +53,14 @@ pub fn identical(v: &[f64]) -> bool {
 }
 
 /// Compare candidate counts with baseline counts: `(estimate, exact)`.
-/// Exact needs one run a side; the tests need two.
+/// Exact needs one run a side; the tests need two. The counts' target
+/// ([`Options::count_target_effect`]) sizes `same`.
 pub fn compare(
     baseline: &[f64],
     candidate: &[f64],
     opts: &Options,
 ) -> Result<(Estimate, bool), CompareError> {
+    let opts = &opts.for_counts();
     if baseline.is_empty() || candidate.is_empty() {
         return Err(CompareError::TooFew {
             need: 1,
@@ -86,13 +88,7 @@ pub fn exact(
         return Err(CompareError::ZeroBaseline);
     }
     let ratio = b / a;
-    let verdict = if b > a {
-        Verdict::Slower
-    } else if b < a {
-        Verdict::Faster
-    } else {
-        Verdict::Same
-    };
+    let verdict = compare::exact_verdict(a, b, opts.target_effect);
     Ok(Estimate {
         n_baseline: baseline.len(),
         n_candidate: candidate.len(),
@@ -126,14 +122,20 @@ pub fn exact(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::compare::Verdict;
 
     #[test]
     fn constant_sides_differ_exactly_and_varying_ones_are_tested() {
         let o = Options::default();
         let (e, exact) = compare(&[1000.0; 5], &[1005.0; 5], &o).unwrap();
         assert!(exact);
+        // +0.5% is beyond the counts' 0.1% target: slower.
         assert_eq!(e.verdict, Verdict::Slower);
         assert!((e.ratio - 1.005).abs() < 1e-12);
+        // +0.05% is inside it: `same`, and still proven.
+        let (e, _) = compare(&[10000.0; 5], &[10005.0; 5], &o).unwrap();
+        assert_eq!(e.verdict, Verdict::Same);
+        assert!(e.proven_slower());
         assert!(e.p_value.is_nan());
         let (same, _) = compare(&[7.0; 3], &[7.0; 3], &o).unwrap();
         assert_eq!(same.verdict, Verdict::Same);
