@@ -284,9 +284,59 @@ fn a_proven_regression_is_explained_on_request() {
         "{top}: {:#}",
         j["explain"]["causes"]
     );
+    // The comment leads with the cause in one line: the processes started
+    // differ in every run, so it is certain whatever the traced walls do.
     let md = std::fs::read_to_string(&md).unwrap();
+    let why = md
+        .lines()
+        .find(|l| l.starts_with("**Why**"))
+        .unwrap_or_else(|| panic!("no **Why** line: {md}"));
     assert!(
-        md.contains("<summary>Where the time went (tardy explain)</summary>"),
-        "{md}"
+        why.contains("head makes 4")
+            && why.contains("process starts a run, base 2")
+            && why.contains("certain"),
+        "{why}"
     );
+    assert!(md.contains("| category | base | head |"), "{md}");
+    assert!(md.contains("in the job's log"), "{md}");
+    // The full text is in the job's log (standard output without --json).
+}
+
+/// `--metric cpu` judges by the tree's CPU time (user + system), which a
+/// loaded runner's waits for a CPU do not move: a branch that does three
+/// times the shell work is slower in CPU time, beside two CPU hogs too.
+#[test]
+fn cpu_time_decides_with_metric_cpu() {
+    let d = tempfile::tempdir().unwrap();
+    let dir = d.path();
+    git(dir, &["init", "-q", "-b", "main"]);
+    git(dir, &["config", "user.email", "t@example.com"]);
+    git(dir, &["config", "user.name", "Tester"]);
+    let work =
+        |n: u32| format!("echo start\ni=0; while [ $i -lt {n} ]; do i=$((i+1)); done\necho done\n");
+    std::fs::write(dir.join("bench.sh"), work(3000)).unwrap();
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-qm", "the benchmark"]);
+    git(dir, &["checkout", "-qb", "feature"]);
+    std::fs::write(dir.join("bench.sh"), work(9000)).unwrap();
+    git(dir, &["commit", "-qam", "three times the work"]);
+    let md = dir.join("comment.md");
+    let _hogs = common::Hogs::start(2);
+    let out = tardy(dir)
+        .args(["ci", "--metric", "cpu", "--runs", "8", "--json"])
+        .args(["--markdown", md.to_str().unwrap(), "--", "sh", "bench.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(j["metric"], "cpu", "{j}");
+    assert_eq!(j["estimate"]["verdict"], "slower", "{j}");
+    assert!(j["estimate"]["ratio"].as_f64().unwrap() > 1.5, "{j}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("slower than base in CPU time"), "{md}");
 }

@@ -133,7 +133,16 @@ fn timer_slack_shows_in_the_sleep_probe_and_in_compare() {
         .unwrap();
     let c = json_of(&out);
     assert_eq!(c["probes"][0]["probe"], "sleep");
-    assert_eq!(c["probes"][0]["verdict"], "slower");
+    // The measure timer slack moves is slower; which sleep measure ranks
+    // first can vary (sched_yield beside other tests' load swings 10x either
+    // way, and was once first as "faster" on a busy machine).
+    let one_ms = c["probes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["key"] == "sleep_1ms")
+        .unwrap();
+    assert_eq!(one_ms["verdict"], "slower", "{c}");
     assert!(c["settings"].to_string().contains("timer slack"), "{c}");
     let first = c["diagnosis"][0].as_str().unwrap();
     assert!(

@@ -395,3 +395,61 @@ fn failed_runs_never_read_as_passed() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("binary"), "{err}");
 }
+
+/// Two `go test -json` runs (tests/data/reports/make.sh) where only the
+/// subtest `TestRender/big` went 20 -> 60 ms: the change is that one test,
+/// its parent `TestRender` (whose time holds it) is not listed beside it as
+/// a second +40 ms regression, and no shape with a factor of 1.00 claims to
+/// explain it (before: "proportional (explains 100%) ... scaled by about
+/// 1.00x").
+#[test]
+fn a_subtest_that_slowed_is_one_change_not_two() {
+    let d = json(&[
+        "tests",
+        "diff",
+        &data("go-subtest-before.json").to_string_lossy(),
+        "--vs",
+        &data("go-subtest-after.json").to_string_lossy(),
+    ]);
+    let shapes = d["shapes"].as_array().unwrap();
+    assert!(
+        shapes[0]["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("1 of 6 tests hold 100%"),
+        "{shapes:?}"
+    );
+    assert!(
+        !d["shapes"].to_string().contains("scaled by about 1.00x"),
+        "{shapes:?}"
+    );
+    let parent = d["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == "TestRender")
+        .unwrap();
+    assert_eq!(parent["parent"], true, "{parent}");
+    let text = String::from_utf8(
+        tardy()
+            .args(["tests", "diff"])
+            .arg(data("go-subtest-before.json"))
+            .arg("--vs")
+            .arg(data("go-subtest-after.json"))
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    let top = text
+        .split("Top regressions (absolute)")
+        .nth(1)
+        .unwrap()
+        .split("\n\n")
+        .next()
+        .unwrap();
+    assert!(
+        top.contains("TestRender/big") && !top.contains(":: TestRender\n"),
+        "{top}"
+    );
+}

@@ -355,3 +355,187 @@ mod compare_rows {
         assert!(row.estimate.proven_faster());
     }
 }
+
+mod explain_causes {
+    use super::*;
+    use std::collections::BTreeMap;
+    use tardy::diagnose::explain::compare::{Verdict, category_verdicts, compare};
+    use tardy::diagnose::explain::{CATEGORIES, KindTotals, NCAT, RunSummary, Trace};
+
+    /// A run whose categories are `cats` (seconds), with `fsyncs` fsync calls.
+    fn run(cats: [f64; NCAT], fsyncs: u64) -> RunSummary {
+        let mut categories = BTreeMap::new();
+        for (i, name) in CATEGORIES.iter().enumerate() {
+            categories.insert(name.to_string(), cats[i]);
+        }
+        let mut syscalls = BTreeMap::new();
+        if fsyncs > 0 {
+            syscalls.insert(
+                "fsync".to_string(),
+                KindTotals {
+                    count: fsyncs,
+                    total_s: cats[8],
+                    ..KindTotals::default()
+                },
+            );
+        }
+        RunSummary {
+            wall_s: cats.iter().sum(),
+            categories,
+            syscalls,
+            ..RunSummary::default()
+        }
+    }
+
+    fn trace(runs: Vec<RunSummary>) -> Trace {
+        let n = runs.len() as f64;
+        let mut categories = BTreeMap::new();
+        for name in CATEGORIES {
+            categories.insert(
+                name.to_string(),
+                runs.iter().map(|r| r.categories[name]).sum::<f64>() / n,
+            );
+        }
+        Trace {
+            wall_s: runs.iter().map(|r| r.wall_s).sum::<f64>() / n,
+            categories,
+            runs,
+            coverage: "full".into(),
+            ..Trace::default()
+        }
+    }
+
+    /// Noisy categories around `base` (lognormal, 20% spread), as runs on a
+    /// busy machine give.
+    fn noisy(rng: &mut SplitMix64, base: &[f64; NCAT]) -> [f64; NCAT] {
+        let mut c = *base;
+        for v in c.iter_mut() {
+            *v *= (0.2 * rng.normal()).exp();
+        }
+        c
+    }
+
+    const BASE: [f64; NCAT] = [
+        0.5, 0.05, 0.01, 0.02, 0.001, 0.001, 0.0, 0.03, 0.0, 0.0, 0.002,
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+
+        /// A category whose runs are completely separated (every run of B
+        /// above every run of A) is proven, at sizes where the exact rank
+        /// test reaches the level over the family (6 runs a side and
+        /// more), whatever the other categories' noise does.
+        #[test]
+        fn a_completely_separated_category_is_proven(
+            n in 6usize..16,
+            cat in 0usize..NCAT,
+            lift in 0.0f64..2.0,
+            seed in any::<u64>(),
+        ) {
+            let mut rng = SplitMix64::new(seed);
+            let a: Vec<[f64; NCAT]> = (0..n).map(|_| noisy(&mut rng, &BASE)).collect();
+            let mut b: Vec<[f64; NCAT]> = (0..n).map(|_| noisy(&mut rng, &BASE)).collect();
+            let top = a.iter().map(|c| c[cat]).fold(0.0, f64::max);
+            for (k, c) in b.iter_mut().enumerate() {
+                c[cat] = top * (1.0 + lift) + 1e-4 * (1 + k) as f64;
+            }
+            let ta = trace(a.into_iter().map(|c| run(c, 0)).collect());
+            let tb = trace(b.into_iter().map(|c| run(c, 0)).collect());
+            let v = category_verdicts(&ta, &tb, None);
+            prop_assert!(v[cat].0.proven(), "{}: {:?}", CATEGORIES[cat], v[cat]);
+            prop_assert!(v[cat].2, "every run");
+        }
+    }
+
+    /// A count that differs in every run (0 fsyncs against 40) is certain
+    /// whatever its time does, and explain leads with it although the wall
+    /// time is within its noise (as ci's fsync branch: "fsync 0 -> 25 ms a
+    /// run" under "No difference").
+    #[test]
+    fn a_count_that_differs_in_every_run_is_certain_and_named_first() {
+        let mut rng = SplitMix64::new(9);
+        let mut busy = BASE;
+        busy[0] = 5.0; // a noisy 5 s of CPU hides 25 ms of fsync in the wall time
+        let a: Vec<RunSummary> = (0..5).map(|_| run(noisy(&mut rng, &busy), 0)).collect();
+        let b: Vec<RunSummary> = (0..5)
+            .map(|_| {
+                let mut c = noisy(&mut rng, &busy);
+                c[8] = 0.025 * (0.5 * rng.normal()).exp();
+                run(c, 40)
+            })
+            .collect();
+        let (ta, tb) = (trace(a), trace(b));
+        let c = compare(&ta, &tb);
+        assert!(
+            !c.significant,
+            "the wall time is noise here: {}",
+            c.diagnosis
+        );
+        let fsync = c
+            .causes
+            .iter()
+            .find(|x| x.kind == "fsync")
+            .expect("fsync is a cause");
+        assert_eq!(fsync.verdict, Verdict::Certain);
+        assert_eq!(c.causes[0].kind, "fsync", "{:?}", c.causes);
+        assert!(
+            c.diagnosis.starts_with("Fsync +") && c.diagnosis.contains("in every run, certain"),
+            "{}",
+            c.diagnosis
+        );
+        assert!(
+            c.diagnosis.contains("the wall time is too noisy to add up"),
+            "{}",
+            c.diagnosis
+        );
+    }
+
+    /// A against A names a false cause in at most 5% of comparisons (plus
+    /// three binomial standard errors), at 3 runs a side (the default) and
+    /// at 10: the family of categories is corrected for.
+    #[test]
+    fn a_against_a_names_a_false_cause_at_most_five_percent_of_the_time() {
+        for (k, n) in [3usize, 5, 10].into_iter().enumerate() {
+            let mut rng = SplitMix64::new(40 + k as u64);
+            let trials = 1500;
+            let false_causes = (0..trials)
+                .filter(|_| {
+                    let a: Vec<RunSummary> =
+                        (0..n).map(|_| run(noisy(&mut rng, &BASE), 0)).collect();
+                    let b: Vec<RunSummary> =
+                        (0..n).map(|_| run(noisy(&mut rng, &BASE), 0)).collect();
+                    category_verdicts(&trace(a), &trace(b), None)
+                        .iter()
+                        .any(|v| v.0.proven())
+                })
+                .count();
+            let rate = false_causes as f64 / trials as f64;
+            let bound = 0.05 + 3.0 * (0.05f64 * 0.95 / trials as f64).sqrt();
+            assert!(rate <= bound, "{n} runs a side: {:.1}%", rate * 100.0);
+        }
+    }
+}
+
+/// Bisect says "does not reproduce" only when the endpoints' interval lies
+/// below the threshold; a regression lost in noise is "underpowered", with
+/// the runs that would decide it.
+#[test]
+fn bisect_tells_too_noisy_from_no_regression() {
+    use tardy::bisect::simulate::{Noise, tardy_sim};
+    let d = tempfile::tempdir().unwrap();
+    let loud = Noise {
+        sigma: 0.3,
+        ..Noise::vm()
+    };
+    let o = tardy_sim(16, 8, 0.03, None, loud, 1, d.path()).unwrap();
+    assert!(!o.reproduced && o.underpowered, "{o:?}");
+    let quiet = Noise {
+        sigma: 0.001,
+        slow_mode_prob: 0.0,
+        drift: 0.0,
+        ..Noise::vm()
+    };
+    let o = tardy_sim(16, 8, 0.0, None, quiet, 2, d.path()).unwrap();
+    assert!(!o.reproduced && !o.underpowered, "{o:?}");
+}

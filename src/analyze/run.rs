@@ -70,6 +70,59 @@ pub fn finalize(results: &mut Results) {
         compare::adjust(&mut family, compare::Correction::Holm);
     }
     count_metrics(results, &opts);
+    cpu_time_metrics(results, &opts);
+}
+
+/// Each candidate compared with the reference by every CPU-time metric
+/// (`--metric cpu`, `user`, `sys`): the runs' getrusage times of the whole
+/// tree, compared as times (waiting for a CPU on a loaded machine is not
+/// in them, as it is in wall time).
+fn cpu_time_metrics(results: &mut Results, opts: &compare::Options) {
+    let include = results.options.include_failures_in_stats;
+    let metrics: Vec<Metric> = results
+        .options
+        .metrics
+        .iter()
+        .filter_map(|m| Metric::parse(m).ok())
+        .filter(|m| m.is_cpu_time())
+        .collect();
+    for m in metrics {
+        let values: Vec<Vec<f64>> = results
+            .benchmarks
+            .iter()
+            .map(|b| {
+                b.runs
+                    .iter()
+                    .filter(|r| r.counted(include))
+                    .filter_map(|r| m.cpu_time_of(r))
+                    .collect()
+            })
+            .collect();
+        let mut family: Vec<Comparison> = (1..values.len())
+            .map(|c| {
+                let (estimate, error) = match compare::compare(&values[0], &values[c], opts) {
+                    Ok(e) => (Some(e), None),
+                    Err(e) => (None, Some(e.to_string())),
+                };
+                Comparison {
+                    reference: 0,
+                    candidate: c,
+                    estimate,
+                    error,
+                    metric: Some(m.name().to_string()),
+                    exact: false,
+                }
+            })
+            .collect();
+        let mut tested: Vec<&mut Estimate> = family
+            .iter_mut()
+            .filter_map(|c| c.estimate.as_mut())
+            .collect();
+        if tested.len() > 1 {
+            compare::adjust(&mut tested, compare::Correction::Holm);
+        }
+        results.comparisons.extend(family);
+    }
 }
 
 /// The count metrics of the session (`--metric instructions`, ...), in order.

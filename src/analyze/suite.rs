@@ -130,6 +130,10 @@ pub struct TestRow {
     /// With 2+ runs per side: Welch's t, Benjamini-Hochberg adjusted across tests.
     pub p_adjusted: Option<f64>,
     pub verdict: Option<Verdict>,
+    /// A test with subtests (Go's `TestX` beside `TestX/case`): its time
+    /// holds theirs, so it is listed with them, never counted beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parent: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -271,6 +275,7 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
             runs: [db.map_or(0, Vec::len), da.map_or(0, Vec::len)],
             p_adjusted: None,
             verdict: None,
+            parent,
         });
     }
     if !estimates.is_empty() {

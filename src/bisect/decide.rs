@@ -88,6 +88,10 @@ pub struct Endpoints {
     /// bad is significantly slower than good.
     pub reproduced: bool,
     pub runs: [usize; 2],
+    /// Runs of each end that would detect the threshold (the smallest
+    /// regression bisected) with 80% power, at the spread these runs show.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub runs_needed: Option<u64>,
 }
 
 /// The smallest regression bisected when no `--threshold` is given: two builds of the
@@ -103,8 +107,18 @@ pub fn endpoints(
     threshold: Option<f64>,
 ) -> Option<Endpoints> {
     let confidence = 1.0 - 0.05 / looks.max(1) as f64;
-    let e = engine::compare(good, bad, &options(confidence)).ok()?;
-    let min_ratio = 1.0 + threshold.unwrap_or(MIN_REGRESSION);
+    let t = threshold.unwrap_or(MIN_REGRESSION);
+    let e = engine::compare(
+        good,
+        bad,
+        &Options {
+            target_effect: t,
+            count_target_effect: t,
+            ..options(confidence)
+        },
+    )
+    .ok()?;
+    let min_ratio = 1.0 + t;
     Some(Endpoints {
         ratio: e.ratio,
         ci_low: e.ci_low,
@@ -112,6 +126,7 @@ pub fn endpoints(
         p_value: e.p_value,
         reproduced: e.proven_slower() && e.ratio >= min_ratio,
         runs: [good.len(), bad.len()],
+        runs_needed: e.runs_needed,
     })
 }
 
@@ -124,6 +139,13 @@ pub fn endpoint_looks(p: &Policy) -> usize {
         looks += 1;
     }
     looks
+}
+
+/// Not reproduced, but the endpoints' interval still holds the smallest
+/// regression worth bisecting: the runs were too noisy to tell, not proof
+/// that there is nothing ("underpowered", never "does not reproduce").
+pub fn underpowered(e: &Endpoints, threshold: Option<f64>) -> bool {
+    !e.reproduced && !below_threshold(e, threshold)
 }
 
 /// The endpoints' interval lies wholly below the smallest regression worth
@@ -381,6 +403,7 @@ mod tests {
             p_value: 0.5,
             reproduced: false,
             runs: [20, 20],
+            runs_needed: None,
         };
         assert!(below_threshold(&e(0.99, 1.008), None));
         assert!(!below_threshold(&e(0.99, 1.02), None));

@@ -77,9 +77,14 @@ pub struct Probability {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Outcome {
-    /// Bad is not measurably slower than good: nothing to bisect.
+    /// Bad is not measurably slower than good, and the endpoints' interval
+    /// lies below the threshold: nothing to bisect.
     #[default]
     NotReproduced,
+    /// Bad is not measurably slower than good, but the endpoints' interval
+    /// still holds the threshold: too noisy to tell (more runs, or a
+    /// steadier metric, would decide).
+    Underpowered,
     /// One candidate, confirmed slower than its parent by the sandwich re-run.
     Confirmed,
     /// The search's runs favoured one candidate, but the sandwich re-run did not
@@ -1098,6 +1103,7 @@ fn sandwich_failed(why: String) -> BisectError {
 impl Report {
     /// The report once the endpoints are known: nothing found yet.
     fn begun(endpoints: Endpoints, boundary: f64, st: &State) -> Report {
+        let underpowered = decide::underpowered(&endpoints, st.config.threshold);
         Report {
             reproduced: endpoints.reproduced,
             endpoints: Some(endpoints),
@@ -1109,7 +1115,11 @@ impl Report {
             probabilities: Vec::new(),
             effect: None,
             confirmed: false,
-            verdict: Outcome::NotReproduced,
+            verdict: if underpowered {
+                Outcome::Underpowered
+            } else {
+                Outcome::NotReproduced
+            },
             confidence: 0.0,
             steps: Vec::new(),
             total_runs: st.total_runs,
@@ -1296,6 +1306,7 @@ impl Search<'_, '_> {
             p_value: f64::NAN,
             reproduced: e.reproduced,
             runs: [ends[0].len(), ends[1].len()],
+            runs_needed: None,
         };
         self.st.endpoints = Some(endpoints.clone());
         state::save(&self.dir, self.st)?;

@@ -130,6 +130,8 @@ pub struct Outcome {
     pub runs: u64,
     /// The endpoints reproduced the regression (else nothing was bisected).
     pub reproduced: bool,
+    /// Not reproduced, but not ruled out either: too noisy to tell.
+    pub underpowered: bool,
 }
 
 /// One simulated tardy bisection over `n` commits.
@@ -203,6 +205,7 @@ pub fn tardy_sim(
         range_len: range.len(),
         runs: r.total_runs,
         reproduced: r.reproduced,
+        underpowered: r.verdict == engine::Outcome::Underpowered,
     })
 }
 

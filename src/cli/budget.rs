@@ -50,9 +50,11 @@ pub struct BudgetArgs {
     /// Warm-up runs per command before measuring (default: 1, or 0 when a run takes over 1 s).
     #[arg(short = 'w', long, value_name = "N", help_heading = "Run count")]
     warmup: Option<u64>,
-    /// What to measure: wall (default), instructions, cycles, estimated-cycles; several
-    /// may be given (comma-separated or repeated), the first deciding when to stop.
-    /// Counts cover the command's whole process tree and do not move with load: on a
+    /// What to measure: wall (default), cpu (user + system CPU time of the whole tree:
+    /// waiting for a CPU on a busy machine does not count), user, sys, instructions,
+    /// cycles, estimated-cycles; several may be given (comma-separated or repeated), the
+    /// first deciding the verdict (a count also decides when to stop; CPU times stop on
+    /// wall time's precision). Counts cover the command's whole process tree and do not move with load: on a
     /// hardware PMU (perf_event_open) at no cost, else under valgrind's cachegrind
     /// (20-50x slower runs, taken beside the timed ones; estimated-cycles always use it).
     #[arg(

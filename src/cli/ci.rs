@@ -191,8 +191,10 @@ fn run(args: CiArgs) -> Result<i32, String> {
         None => None,
     };
     let mut md = render::ci::markdown(&judgement, &results);
-    if let Some(t) = &explain_text {
-        md.push_str(&render::ci::explained_markdown(t));
+    match &explained {
+        Some(Ok(x)) => md.push_str(&render::ci::explained_markdown(x)),
+        Some(Err(_)) => md.push_str(explain_text.as_deref().unwrap_or_default()),
+        None => {}
     }
     if let Some(p) = &args.markdown {
         store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;

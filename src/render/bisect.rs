@@ -105,11 +105,7 @@ pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
                 t * 100.0
             )
         } else {
-            format!(
-                "The regression does not reproduce: bad is not significantly slower than good at 95% by at least {:.1}% after {} runs of each.\n",
-                t * 100.0,
-                r.endpoints.as_ref().map_or(0, |e| e.runs[0].min(e.runs[1]))
-            )
+            underpowered(r, st, t)
         };
         return out;
     }
@@ -221,6 +217,39 @@ pub fn text(r: &Report, st: &state::State, steps_shown: bool) -> String {
         );
     }
     out
+}
+
+/// Not reproduced, and not ruled out: the interval holds both nothing and
+/// the threshold. What would decide: more runs (how many), or a steadier
+/// metric than wall time.
+fn underpowered(r: &Report, st: &state::State, t: f64) -> String {
+    let runs = r.endpoints.as_ref().map_or(0, |e| e.runs[0].min(e.runs[1]));
+    let interval = r.endpoints.as_ref().map_or(String::new(), |e| {
+        format!(" ({})", ratio(e.ratio, e.ci_low, e.ci_high))
+    });
+    let needed = r
+        .endpoints
+        .as_ref()
+        .and_then(|e| e.runs_needed)
+        .map_or(String::new(), |n| {
+            format!(
+                " {n} runs of each end would tell a {:.1}% regression apart;",
+                t * 100.0
+            )
+        });
+    let metric = match st.config.metric {
+        crate::bisect::Metric::Wall => {
+            " --metric cpu (CPU time: waiting for a CPU on a busy machine does not count) or --metric instructions (exact counts, with valgrind or a PMU) often decide where wall time cannot."
+        }
+        crate::bisect::Metric::Cpu | crate::bisect::Metric::User | crate::bisect::Metric::Sys => {
+            " --metric instructions (exact counts, with valgrind or a PMU) often decides where time cannot."
+        }
+        _ => "",
+    };
+    format!(
+        "Too noisy to tell, not \"no regression\": after {runs} runs of each, bad is not proven slower than good{interval}, yet its interval still holds a {:.1}% regression (--threshold).{needed}{metric}\n",
+        t * 100.0
+    )
 }
 
 /// How N runs at once compared with runs alone, and whether that is a worry.

@@ -12,15 +12,35 @@ use crate::stats::Verdict;
 /// The hidden line a workflow looks for to edit its comment instead of adding one.
 pub const MARKER: &str = "<!-- tardy-ci -->";
 
+/// The count the verdict is on, when it is one (not a CPU time).
+fn count_metric(j: &Judgement) -> Option<&str> {
+    j.metric.as_deref().filter(|m| !is_cpu_time(m))
+}
+
+fn is_cpu_time(m: &str) -> bool {
+    matches!(m, "cpu" | "user" | "sys")
+}
+
+/// " in CPU time" for a verdict on a CPU time (`--metric cpu|user|sys`).
+fn time_words(j: &Judgement) -> &'static str {
+    match j.metric.as_deref() {
+        Some("cpu") => " in CPU time",
+        Some("user") => " in user CPU time",
+        Some("sys") => " in system CPU time",
+        _ => "",
+    }
+}
+
 /// The headline: "head is 5.12% slower than base", "no difference proven"...
 pub fn headline(j: &Judgement) -> String {
+    let t = time_words(j);
     match &j.estimate {
         None => format!(
             "head and base could not be compared: {}",
             j.error.as_deref().unwrap_or("no estimate")
         ),
-        Some(e) if j.metric.is_some() => {
-            let m = j.metric.as_deref().unwrap_or("counts");
+        Some(e) if count_metric(j).is_some() => {
+            let m = count_metric(j).unwrap_or("counts");
             match e.verdict {
                 Verdict::Inconclusive => {
                     format!("no difference in {m} proven between head and base")
@@ -33,13 +53,13 @@ pub fn headline(j: &Judgement) -> String {
             }
         }
         Some(e) => match e.verdict {
-            Verdict::Slower => format!("head is {} than base", verdict::size(e)),
-            Verdict::Faster => format!("head is {} than base", verdict::size(e)),
+            Verdict::Slower => format!("head is {} than base{t}", verdict::size(e)),
+            Verdict::Faster => format!("head is {} than base{t}", verdict::size(e)),
             Verdict::Same => format!(
-                "head is the same as base within ±{}",
+                "head is the same as base{t} within ±{}",
                 percent(e.target_effect)
             ),
-            Verdict::Inconclusive => "no difference proven between head and base".to_string(),
+            Verdict::Inconclusive => format!("no difference{t} proven between head and base"),
         },
     }
 }
@@ -69,14 +89,24 @@ pub fn text(j: &Judgement, style: Style) -> String {
         j.base_from,
         j.head.label()
     );
-    match (&j.estimate, &j.metric) {
+    match (&j.estimate, count_metric(j)) {
         (Some(e), Some(m)) => {
             out += &format!(
                 "Verdict: {}\n",
                 verdict::count_sentence(e, m, j.exact, style)
             )
         }
-        (Some(e), None) => out += &format!("Verdict: {}\n", verdict::sentence(e, style)),
+        (Some(e), None) => {
+            out += &format!(
+                "Verdict{}: {}\n",
+                if time_words(j).is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", time_words(j).trim_start_matches(" in "))
+                },
+                verdict::sentence(e, style)
+            )
+        }
         (None, _) => out += &format!("Verdict: {}\n", headline(j)),
     }
     if let Some(g) = gate(j) {
@@ -98,15 +128,30 @@ pub fn text(j: &Judgement, style: Style) -> String {
 pub fn markdown(j: &Judgement, results: &Results) -> String {
     let mut out = format!("{MARKER}\n### tardy: {}\n\n", headline(j));
     let metric = j.metric.as_deref();
+    // A CPU time's medians come with its estimate (render computes nothing).
+    let cpu_centres = match (&j.estimate, metric) {
+        (Some(e), Some(m)) if is_cpu_time(m) => Some([e.center_baseline, e.center_candidate]),
+        _ => None,
+    };
     match metric {
         Some(m) => {
+            let m = match m {
+                "cpu" => "median CPU time",
+                "user" => "median user CPU",
+                "sys" => "median system CPU",
+                m => m,
+            };
             out += &format!(
                 "| | commit | {m} | median time | mean ± σ | runs |\n|---|---|---:|---:|---:|---:|\n"
             )
         }
         None => out += "| | commit | median | mean ± σ | runs |\n|---|---|---:|---:|---:|\n",
     }
-    for (side, b) in [&j.base, &j.head].iter().zip(&results.benchmarks) {
+    for (k, (side, b)) in [&j.base, &j.head]
+        .iter()
+        .zip(&results.benchmarks)
+        .enumerate()
+    {
         let (median, mean) = match &b.summary {
             Some(s) => (
                 time(s.median),
@@ -116,6 +161,9 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
         };
         let runs = b.runs.iter().filter(|r| !r.warmup).count();
         let count = metric.map_or(String::new(), |m| {
+            if let Some(c) = cpu_centres {
+                return format!(" {} |", time(c[k]));
+            }
             let c = b.counts.iter().find(|c| c.metric == m);
             format!(
                 " {} |",
@@ -131,8 +179,8 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
     }
     out += "\n";
     match &j.estimate {
-        Some(e) if j.metric.is_some() => {
-            let m = j.metric.as_deref().unwrap_or("counts");
+        Some(e) if count_metric(j).is_some() => {
+            let m = count_metric(j).unwrap_or("counts");
             out += &format!(
                 "**Change:** {}\n\n",
                 escape(&verdict::count_sentence(e, m, j.exact, Style::default()))
@@ -140,7 +188,12 @@ pub fn markdown(j: &Judgement, results: &Results) -> String {
         }
         Some(e) => {
             out += &format!(
-                "**Change:** {} ({}, {})\n\n",
+                "**Change{}:** {} ({}, {})\n\n",
+                if time_words(j).is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", time_words(j).trim_start_matches(" in "))
+                },
                 match e.verdict {
                     Verdict::Same => format!("same within ±{}", percent(e.target_effect)),
                     Verdict::Inconclusive => "no difference proven".into(),
@@ -182,10 +235,129 @@ fn escape(s: &str) -> String {
     s.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
-/// `tardy explain`'s table for the comment, folded.
-pub fn explained_markdown(text: &str) -> String {
-    format!(
-        "<details><summary>Where the time went (tardy explain)</summary>\n\n```text\n{}```\n</details>\n",
-        text.replace("```", "'''")
-    )
+/// `tardy explain`'s part of the comment: one line naming the cause (the
+/// most important proven one: counts that differ in every run first), a
+/// short table of the categories that changed, and where the full text is
+/// (the job log).
+pub fn explained_markdown(x: &crate::ci::Explained) -> String {
+    use crate::diagnose::explain::compare::{Verdict, dur};
+    let c = &x.comparison;
+    let runs = x.base.runs.len().min(x.head.runs.len());
+    let signed = |d: f64| format!("{}{}", if d >= 0.0 { "+" } else { "-" }, dur(d.abs()));
+    let mut out = format!("**Why** (`tardy explain`, {runs} traced runs a side): ");
+    match c.causes.iter().find(|k| k.verdict.proven()) {
+        Some(k) => {
+            let words: String = crate::diagnose::explain::CATEGORIES
+                .iter()
+                .position(|n| *n == k.kind)
+                .map_or(k.kind.clone(), |i| {
+                    crate::diagnose::explain::category_words(i).to_string()
+                });
+            let calls = match (k.count_a, k.count_b) {
+                (Some(a), Some(b)) if (a - b).abs() >= 0.5 => format!(
+                    "head makes {b:.0} {} a run, base {a:.0}: ",
+                    call_noun(&k.kind)
+                ),
+                _ => format!("{words} "),
+            };
+            let how = match (k.verdict, k.every_run) {
+                (Verdict::Certain, _) => "in every run, certain",
+                (_, true) => "in every run",
+                _ => "beyond the runs' noise",
+            };
+            out += &escape(&format!(
+                "{calls}{} a run ({how}){}",
+                signed(k.delta_s),
+                where_of(c, k).map(|w| format!(", {w}")).unwrap_or_default()
+            ));
+            if !c.significant {
+                out += "; the wall time of these few traced runs is too noisy to add up";
+            }
+            out += ".\n\n";
+        }
+        None => {
+            out += &format!("{}\n\n", escape(&c.diagnosis));
+        }
+    }
+    let mut rows: Vec<_> = c
+        .table
+        .iter()
+        .filter(|r| r.a_s != 0.0 || r.b_s != 0.0)
+        .collect();
+    rows.sort_by(|p, q| {
+        q.verdict
+            .proven()
+            .cmp(&p.verdict.proven())
+            .then(q.delta_s.abs().total_cmp(&p.delta_s.abs()))
+    });
+    out += "| category | base | head | Δ a run | beyond its noise? |\n|---|---:|---:|---:|---|\n";
+    for r in rows.iter().take(5) {
+        out += &format!(
+            "| {} | {} | {} | {} | {} |\n",
+            r.category,
+            dur(r.a_s),
+            dur(r.b_s),
+            signed(r.delta_s),
+            match r.verdict {
+                Verdict::Certain => "certain (calls differ in every run)",
+                Verdict::Significant => "yes",
+                Verdict::Noise => "no",
+            }
+        );
+    }
+    out += &format!(
+        "| **wall** | {} | {} | {} | {} |\n\nThe full explanation (causes, functions, waits) is in the job's log.\n",
+        dur(c.wall_a_s),
+        dur(c.wall_b_s),
+        signed(c.delta_s),
+        if c.significant { "yes" } else { "no" }
+    );
+    out
+}
+
+/// The calls a cause is made of, as a plural noun.
+fn call_noun(kind: &str) -> &'static str {
+    match kind {
+        "fsync" => "fsyncs",
+        "timed-sleep" => "sleeps",
+        "lock-wait" => "lock waits",
+        "event-wait" => "waits on pipes, sockets or poll",
+        "io-wait" => "waits for the disk",
+        "child-wait" => "waits for children",
+        "process-creation" | "more-processes" => "process starts",
+        _ => "calls",
+    }
+}
+
+/// Where a cause's time is: the function that waited (for waits) or the
+/// functions the CPU is in (for CPU), as explain's profile names them.
+fn where_of(
+    c: &crate::diagnose::explain::Comparison,
+    k: &crate::diagnose::explain::compare::Cause,
+) -> Option<String> {
+    if matches!(k.kind.as_str(), "cpu-user" | "cpu-system" | "spinning") {
+        return c.functions_summary.clone();
+    }
+    let kinds: &[&str] = match k.kind.as_str() {
+        "fsync" => &["fsync"],
+        "timed-sleep" => &["sleep", "timeout"],
+        "lock-wait" => &["futex-wait"],
+        "event-wait" => &["poll", "pipe-read"],
+        "io-wait" => &["block-io"],
+        "child-wait" => &["wait-child"],
+        _ => return None,
+    };
+    let w = c
+        .waiting_functions
+        .iter()
+        .filter(|w| kinds.contains(&w.kind.as_str()))
+        .max_by(|p, q| p.delta_s.abs().total_cmp(&q.delta_s.abs()))?;
+    Some(format!(
+        "in `{}`{}",
+        w.info.function,
+        w.through
+            .as_ref()
+            .map(|t| format!(" through `{t}`"))
+            .unwrap_or_default()
+    ))
 }

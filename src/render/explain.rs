@@ -1,7 +1,7 @@
 //! `tardy explain` as text: one set of runs (where the time went) or two
 //! (the table of differences, the diagnosis and the ranked causes).
 
-use crate::diagnose::explain::compare::dur;
+use crate::diagnose::explain::compare::{Verdict, dur};
 use crate::diagnose::explain::functions::{self, name};
 use crate::diagnose::explain::{CATEGORIES, Comparison, NCAT, Trace, category_words};
 
@@ -270,8 +270,8 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
     }
     out.push('\n');
     out.push_str(&format!(
-        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
-        "category", "A", "B", "Δ", "95% CI of Δ", "share"
+        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}  {}\n",
+        "category", "A", "B", "Δ", "95% CI of Δ", "share", "beyond its noise?"
     ));
     let mut rows = c.table.clone();
     rows.sort_by(|x, y| y.delta_s.abs().total_cmp(&x.delta_s.abs()));
@@ -283,8 +283,13 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
             .ci_s
             .map(|[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)))
             .unwrap_or_else(|| "-".into());
+        let verdict = match r.verdict {
+            Verdict::Certain => "certain (calls)",
+            Verdict::Significant => "yes",
+            Verdict::Noise => "",
+        };
         out.push_str(&format!(
-            "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
+            "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}  {verdict}\n",
             r.category,
             dur(r.a_s),
             dur(r.b_s),
@@ -298,22 +303,45 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
         .map(|[lo, hi]| format!("[{}, {}]", signed(lo), signed(hi)))
         .unwrap_or_else(|| "-".into());
     out.push_str(&style.bold(&format!(
-        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}\n",
+        "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}  {}\n",
         "wall",
         dur(c.wall_a_s),
         dur(c.wall_b_s),
         signed(c.delta_s),
         ci,
-        "100.0%"
+        if c.shares_of == "changes" {
+            ""
+        } else {
+            "100.0%"
+        },
+        if c.significant { "yes" } else { "" }
     )));
+    if c.shares_of == "changes" {
+        out.push_str(&style.dim(
+            "  (the wall time's difference is within its noise: shares are of the sum of every category's absolute change)\n",
+        ));
+    }
     out.push('\n');
     out.push_str(&style.bold(&c.diagnosis));
     out.push('\n');
-    if c.significant && !c.causes.is_empty() {
-        out.push_str("\ncauses, by share of the difference:\n");
+    let proven = c.causes.iter().any(|x| x.verdict.proven());
+    if (c.significant || proven) && !c.causes.is_empty() {
+        out.push_str(&format!(
+            "\ncauses, by share of {}:\n",
+            if c.shares_of == "changes" {
+                "the changes"
+            } else {
+                "the difference"
+            }
+        ));
         for (i, cause) in c.causes.iter().take(top.max(3)).enumerate() {
+            let mark = match cause.verdict {
+                Verdict::Certain => " (certain)",
+                Verdict::Significant => "",
+                Verdict::Noise => " (within its noise)",
+            };
             out.push_str(&format!(
-                "  {}. {:<17} {:>6}  {:>10}  {}\n",
+                "  {}. {:<17} {:>6}  {:>10}  {}{mark}\n",
                 i + 1,
                 cause.kind,
                 pct(cause.share),

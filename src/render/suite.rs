@@ -176,22 +176,26 @@ pub fn diff_text(d: &Diff, style: Style, top: usize) -> String {
             }
         }
     }
+    // Tests with subtests hold their subtests' time: the subtests are
+    // listed (their names carry the parent), the parent is not counted again.
     let regressions: Vec<&TestRow> = d
         .tests
         .iter()
-        .filter(|r| r.delta_s.is_some_and(|x| x > 0.0))
+        .filter(|r| !r.parent && r.delta_s.is_some_and(|x| x > 0.0))
         .take(top)
         .collect();
     let improvements: Vec<&TestRow> = d
         .tests
         .iter()
-        .filter(|r| r.delta_s.is_some_and(|x| x < 0.0))
+        .filter(|r| !r.parent && r.delta_s.is_some_and(|x| x < 0.0))
         .take(top)
         .collect();
     let mut by_rel: Vec<&TestRow> = d
         .tests
         .iter()
-        .filter(|r| r.ratio.is_some_and(|x| x > 1.0) && r.after_s.unwrap_or(0.0) >= 0.001)
+        .filter(|r| {
+            !r.parent && r.ratio.is_some_and(|x| x > 1.0) && r.after_s.unwrap_or(0.0) >= 0.001
+        })
         .collect();
     by_rel.sort_by(|a, b| b.ratio.unwrap_or(0.0).total_cmp(&a.ratio.unwrap_or(0.0)));
     out.push_str(&format!("\n{}\n", style.bold("Top regressions (absolute)")));

@@ -281,8 +281,15 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
         }
     }
     for metric in &metrics {
+        let cpu_time = |m: &str| match m {
+            "cpu" => Some("CPU time (user + system)"),
+            "user" => Some("user CPU time"),
+            "sys" => Some("system CPU time"),
+            _ => None,
+        };
         if let Some(m) = metric {
-            out.push_str(&format!("  {}\n", style.bold(&format!("by {m}:"))));
+            let words = cpu_time(m).unwrap_or(m);
+            out.push_str(&format!("  {}\n", style.bold(&format!("by {words}:"))));
         } else if metrics.len() > 1 {
             out.push_str(&format!("  {}\n", style.bold("by wall time:")));
         }
@@ -296,6 +303,7 @@ fn comparisons(r: &Results, style: Style, layout: &Layout) -> String {
             let name = &r.benchmarks[c.candidate].name;
             let line = match (&c.estimate, &c.error, metric) {
                 (Some(e), _, None) => verdict::sentence(e, style),
+                (Some(e), _, Some(m)) if cpu_time(m).is_some() => verdict::sentence(e, style),
                 (Some(e), _, Some(m)) => verdict::count_sentence(e, m, c.exact, style),
                 (None, Some(err), _) => format!("not compared: {err}"),
                 (None, None, _) => "not compared".to_string(),

@@ -16,8 +16,37 @@ pub struct Row {
     pub delta_s: f64,
     /// 95% interval of the difference (Welch), when both sides have 2+ runs.
     pub ci_s: Option<[f64; 2]>,
-    /// delta / wall-time delta.
+    /// Its share of the difference: the same number the causes give (see
+    /// [`Comparison::shares_of`]).
     pub share: f64,
+    /// Whether this category's difference is beyond its runs' noise
+    /// ([`Verdict`]).
+    #[serde(default)]
+    pub verdict: Verdict,
+}
+
+/// A category's (or cause's) difference against its own runs' noise,
+/// tested for each category at once (the family: the categories whose runs
+/// vary), so A against A names a false cause at most 5% of the time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// The calls it is made of differ in number in every run, each side
+    /// constant (0 vs 40 fsyncs a run): a difference in what the program
+    /// does, exact, whatever its time does.
+    Certain,
+    /// Beyond the noise of its runs, after Holm's correction over the
+    /// categories.
+    Significant,
+    /// Within the noise of its runs.
+    #[default]
+    Noise,
+}
+
+impl Verdict {
+    pub fn proven(self) -> bool {
+        matches!(self, Verdict::Certain | Verdict::Significant)
+    }
 }
 
 /// One cause, ranked by its share of the difference.
@@ -41,6 +70,16 @@ pub struct Cause {
     /// (sleeps that ask for more) or "both".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<String>,
+    /// Whether the difference is beyond its runs' noise.
+    #[serde(default)]
+    pub verdict: Verdict,
+    /// Its p-value after Holm's correction over the categories (none for a
+    /// certain difference of counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub p_adjusted: Option<f64>,
+    /// Every run of B beyond every run of A (or below), in this category.
+    #[serde(default)]
+    pub every_run: bool,
 }
 
 /// A and B compared.
@@ -53,6 +92,12 @@ pub struct Comparison {
     pub ci_s: Option<[f64; 2]>,
     /// Whether the wall-time difference is beyond the run-to-run noise.
     pub significant: bool,
+    /// What the shares are of: "wall" (the wall-time difference, when it is
+    /// significant) or "changes" (the sum of every category's absolute
+    /// change, when it is not: signed shares of a difference within the
+    /// noise would run to 200% and 567%).
+    #[serde(default)]
+    pub shares_of: String,
     pub table: Vec<Row>,
     pub causes: Vec<Cause>,
     pub diagnosis: String,
@@ -722,7 +767,8 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             b_s: mb,
             delta_s: d,
             ci_s: ci,
-            share: if delta != 0.0 { d / delta } else { 0.0 },
+            share: 0.0,
+            verdict: Verdict::Noise,
         });
     }
     // Waiting for a CPU that grows only with the work or the processes
@@ -748,13 +794,45 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         }
         _ => None,
     };
-    let share = |d: f64| if delta != 0.0 { d / delta } else { 0.0 };
+    // Each category's verdict against its own runs' noise, the run-queue
+    // delay counted with the cause it was folded into.
+    let verdicts = category_verdicts(a, b, rq_folded);
+    // One share per category, used by the table and the causes alike: of
+    // the wall-time difference when it is significant, else of the sum of
+    // every category's absolute change (said so).
+    let changes: f64 = deltas.iter().map(|d| d.abs()).sum();
+    let (base, shares_of) = if significant && delta != 0.0 {
+        (delta, "wall")
+    } else {
+        (changes, "changes")
+    };
+    let share = |d: f64| if base != 0.0 { d / base } else { 0.0 };
+    for (i, row) in table.iter_mut().enumerate() {
+        row.share = share(deltas[i]);
+        row.verdict = verdicts[i].0;
+    }
     let mut order: Vec<usize> = (0..NCAT).collect();
-    order.sort_by(|&x, &y| share(deltas[y]).total_cmp(&share(deltas[x])));
+    // Proven differences first, then by share (for a difference within the
+    // noise, by size whatever its sign).
+    let rank = |i: usize| if verdicts[i].0.proven() { 0 } else { 1 };
+    order.sort_by(|&x, &y| {
+        rank(x).cmp(&rank(y)).then_with(|| {
+            if shares_of == "wall" {
+                share(deltas[y]).total_cmp(&share(deltas[x]))
+            } else {
+                share(deltas[y]).abs().total_cmp(&share(deltas[x]).abs())
+            }
+        })
+    });
     let mut causes = Vec::new();
     for &i in &order {
         let d = deltas[i];
-        if share(d) < 0.01 || d == 0.0 {
+        let sh = share(d);
+        let shown = if shares_of == "wall" { sh } else { sh.abs() };
+        if d == 0.0
+            || (shown < 0.01 && !verdicts[i].0.proven())
+            || (shares_of == "wall" && sh < 0.0)
+        {
             continue;
         }
         let mut e = explain_category(i, a, b, d);
@@ -773,9 +851,10 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             ),
             None => (None, None, None, None),
         };
+        let (verdict, p_adjusted, every_run) = verdicts[i];
         causes.push(Cause {
             kind: e.kind.into(),
-            share: share(d),
+            share: sh,
             delta_s: d,
             evidence: e.evidence,
             count_a,
@@ -783,6 +862,9 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             per_call_a_s: per_a,
             per_call_b_s: per_b,
             driver: e.driver.map(String::from),
+            verdict,
+            p_adjusted,
+            every_run,
         });
     }
     let (waiting_functions, waits_summary) = wait_rows(a, b, &mut causes);
@@ -791,14 +873,15 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
     } else {
         1.0
     };
+    let walls = format!(
+        "A {} and B {} a run ({}{})",
+        dur(a.wall_s),
+        dur(b.wall_s),
+        if delta >= 0.0 { "+" } else { "-" },
+        dur(delta.abs())
+    );
     let head = if !significant {
-        format!(
-            "No difference beyond the run-to-run noise: A {} and B {} a run ({}{}).",
-            dur(a.wall_s),
-            dur(b.wall_s),
-            if delta >= 0.0 { "+" } else { "-" },
-            dur(delta.abs())
-        )
+        format!("No difference beyond the run-to-run noise: {walls}.")
     } else if delta > 0.0 {
         format!("B is {} slower (+{}).", ratio_words(ratio), dur(delta))
     } else {
@@ -808,13 +891,23 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             dur(-delta)
         )
     };
+    let words_of = |c: &Cause| -> &'static str {
+        match c.kind.as_str() {
+            "spinning" => "user CPU spent spinning",
+            "page-faults" => "system CPU (page faults)",
+            "more-processes" => "process creation (more processes)",
+            _ => CATEGORIES
+                .iter()
+                .position(|k| *k == c.kind)
+                .map_or("other (not attributed)", category_words),
+        }
+    };
+    let proven: Vec<&Cause> = causes.iter().filter(|c| c.verdict.proven()).collect();
     let diagnosis = match causes.first() {
-        Some(top) if significant && top.share >= 0.5 => {
+        Some(top) if significant && top.verdict.proven() && top.share >= 0.5 => {
             let i = order.first().copied().unwrap_or(OTHER);
             let words = match top.kind.as_str() {
-                "spinning" => "user CPU spent spinning",
-                "page-faults" => "system CPU (page faults)",
-                "more-processes" => "process creation (more processes)",
+                "spinning" | "page-faults" | "more-processes" => words_of(top),
                 _ => category_words(i),
             };
             format!(
@@ -827,9 +920,53 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
             let parts: Vec<String> = causes
                 .iter()
                 .take(3)
-                .map(|c| format!("{} {:.0}%", c.kind, c.share * 100.0))
+                .map(|c| {
+                    format!(
+                        "{} {:.0}%{}",
+                        c.kind,
+                        c.share * 100.0,
+                        if c.verdict.proven() {
+                            ""
+                        } else {
+                            " (within its noise)"
+                        }
+                    )
+                })
                 .collect();
             format!("{head} No single cause: {}.", parts.join(", "))
+        }
+        // The wall time is too noisy to tell, but a category's runs are
+        // not: say what is certain first.
+        _ if !proven.is_empty() => {
+            let parts: Vec<String> = proven
+                .iter()
+                .take(3)
+                .map(|c| {
+                    let how = match (c.verdict, c.every_run) {
+                        (Verdict::Certain, _) => "in every run, certain".to_string(),
+                        (_, true) => "in every run".to_string(),
+                        _ => match c.p_adjusted {
+                            Some(p) if p < 0.001 => "p<0.001".to_string(),
+                            Some(p) => format!("p={p:.3}"),
+                            None => "beyond its noise".to_string(),
+                        },
+                    };
+                    format!(
+                        "{} {}{} a run ({how})",
+                        words_of(c),
+                        if c.delta_s >= 0.0 { "+" } else { "-" },
+                        dur(c.delta_s.abs())
+                    )
+                })
+                .collect();
+            format!(
+                "{}; the wall time is too noisy to add up: {walls}, within the run-to-run noise. {}",
+                capitalise(&parts.join("; ")),
+                proven
+                    .first()
+                    .map(|c| format!("{}.", capitalise(&c.evidence)))
+                    .unwrap_or_default()
+            )
         }
         _ => head,
     };
@@ -872,6 +1009,7 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         ratio,
         ci_s: ci,
         significant,
+        shares_of: shares_of.to_string(),
         table,
         causes,
         diagnosis,
@@ -882,6 +1020,104 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         waiting_functions,
         waits_summary,
     }
+}
+
+fn capitalise(s: &str) -> String {
+    let mut c = s.chars();
+    match c.next() {
+        Some(f) => f.to_uppercase().collect::<String>() + c.as_str(),
+        None => String::new(),
+    }
+}
+
+/// The per-run count of the calls a category is made of, when it is made
+/// of calls.
+fn run_counts(i: usize, t: &Trace) -> Option<Vec<f64>> {
+    let kinds: &[&str] = match i {
+        TIMED_SLEEP => &["sleep", "timeout"],
+        FSYNC => &["fsync"],
+        LOCK_WAIT => &["futex-wait"],
+        EVENT_WAIT => &["poll", "pipe-read"],
+        IO_WAIT => &["block-io"],
+        CHILD_WAIT => &["wait-child"],
+        PROCESS_CREATION => return Some(t.runs.iter().map(|r| r.execs as f64).collect()),
+        _ => return None,
+    };
+    Some(
+        t.runs
+            .iter()
+            .map(|r| kinds.iter().map(|k| r.kind(k).count as f64).sum())
+            .collect(),
+    )
+}
+
+/// Every category's verdict, its p-value after Holm's correction over the
+/// categories tested (those whose runs vary), and whether every run of B is
+/// beyond every run of A in it. A category made of calls whose count is
+/// the same in every run of each side and differs between them is
+/// [`Verdict::Certain`] and not tested. The others: the exact rank test on
+/// the runs' times, or, when the sides are completely separated, the
+/// smaller of it and Welch's t on their logarithms (with 3 runs a side no
+/// rank test can reach 5%: [`walls_differ`]'s rule, held at 5% on A
+/// against A). `folded`: the category the run-queue delay was counted with.
+pub fn category_verdicts(
+    a: &Trace,
+    b: &Trace,
+    folded: Option<usize>,
+) -> [(Verdict, Option<f64>, bool); NCAT] {
+    let mut out = [(Verdict::Noise, None, false); NCAT];
+    let series = |t: &Trace, i: usize| -> Vec<f64> {
+        t.runs
+            .iter()
+            .map(|r| {
+                let c = r.cat();
+                match folded {
+                    Some(h) if h == i => c[i] + c[RUN_QUEUE],
+                    Some(_) if i == RUN_QUEUE => 0.0,
+                    _ => c[i],
+                }
+            })
+            .collect()
+    };
+    let constant = |v: &[f64]| v.iter().all(|x| *x == v[0]);
+    let mut tested: Vec<(usize, f64)> = Vec::new();
+    for (i, slot) in out.iter_mut().enumerate() {
+        let (va, vb) = (series(a, i), series(b, i));
+        if va.is_empty() || vb.is_empty() {
+            continue;
+        }
+        let max = |v: &[f64]| v.iter().cloned().fold(f64::MIN, f64::max);
+        let min = |v: &[f64]| v.iter().cloned().fold(f64::MAX, f64::min);
+        let separated = max(&va) < min(&vb) || max(&vb) < min(&va);
+        slot.2 = separated;
+        if let (Some(ka), Some(kb)) = (run_counts(i, a), run_counts(i, b))
+            && constant(&ka)
+            && constant(&kb)
+            && ka[0] != kb[0]
+        {
+            slot.0 = Verdict::Certain;
+            continue;
+        }
+        if constant(&va) && constant(&vb) {
+            continue;
+        }
+        let rank = crate::stats::utest::mann_whitney(&va, &vb, None).map_or(1.0, |u| u.p_value);
+        let logs = |v: &[f64]| v.iter().map(|x| x.max(1e-9).ln()).collect::<Vec<_>>();
+        let log_welch = if separated && va.len() >= 2 && vb.len() >= 2 {
+            ttest::welch(&logs(&va), &logs(&vb), 0.95).map_or(1.0, |t| t.p_value)
+        } else {
+            1.0
+        };
+        tested.push((i, rank.min(log_welch)));
+    }
+    let ps: Vec<f64> = tested.iter().map(|t| t.1).collect();
+    for ((i, _), q) in tested.iter().zip(crate::stats::multiple::holm(&ps)) {
+        out[*i].1 = Some(q);
+        if q < 0.05 {
+            out[*i].0 = Verdict::Significant;
+        }
+    }
+    out
 }
 
 fn ratio_words(r: f64) -> String {

@@ -30,14 +30,24 @@ pub enum Metric {
     /// LL hit, plus 35 per RAM access (Itamar Turner-Trauring's weights, as
     /// iai and iai-callgrind use them).
     EstimatedCycles,
+    /// CPU time of the whole tree, user plus system (getrusage): waiting for
+    /// a CPU on a busy machine does not count, as it does in wall time.
+    Cpu,
+    /// User CPU time of the whole tree.
+    User,
+    /// System CPU time of the whole tree.
+    Sys,
 }
 
 impl Metric {
-    pub const ALL: [Metric; 4] = [
+    pub const ALL: [Metric; 7] = [
         Metric::Wall,
         Metric::Instructions,
         Metric::Cycles,
         Metric::EstimatedCycles,
+        Metric::Cpu,
+        Metric::User,
+        Metric::Sys,
     ];
 
     /// The name on the command line and in JSON.
@@ -47,19 +57,42 @@ impl Metric {
             Metric::Instructions => "instructions",
             Metric::Cycles => "cycles",
             Metric::EstimatedCycles => "estimated-cycles",
+            Metric::Cpu => "cpu",
+            Metric::User => "user",
+            Metric::Sys => "sys",
         }
     }
 
     /// The unit its values are in (a count's unit is what it counts).
     pub fn unit(self) -> &'static str {
         match self {
-            Metric::Wall => "s",
+            Metric::Wall | Metric::Cpu | Metric::User | Metric::Sys => "s",
             m => m.name(),
         }
     }
 
     pub fn is_count(self) -> bool {
-        self != Metric::Wall
+        matches!(
+            self,
+            Metric::Instructions | Metric::Cycles | Metric::EstimatedCycles
+        )
+    }
+
+    /// A CPU time of the runs (`cpu`, `user`, `sys`): measured with every run
+    /// from getrusage, compared as times.
+    pub fn is_cpu_time(self) -> bool {
+        matches!(self, Metric::Cpu | Metric::User | Metric::Sys)
+    }
+
+    /// The CPU time of one run, seconds, for a CPU-time metric.
+    pub fn cpu_time_of(self, r: &crate::model::Run) -> Option<f64> {
+        let ns = match self {
+            Metric::Cpu => r.user_ns + r.sys_ns,
+            Metric::User => r.user_ns,
+            Metric::Sys => r.sys_ns,
+            _ => return None,
+        };
+        Some(ns as f64 / 1e9)
     }
 
     /// The metric a unit names, when it is one of the counts.
@@ -76,8 +109,11 @@ impl Metric {
             "instructions" | "instr" | "ir" => Ok(Metric::Instructions),
             "cycles" => Ok(Metric::Cycles),
             "estimated-cycles" | "est-cycles" => Ok(Metric::EstimatedCycles),
+            "cpu" => Ok(Metric::Cpu),
+            "user" => Ok(Metric::User),
+            "sys" | "system" => Ok(Metric::Sys),
             _ => Err(format!(
-                "unknown metric '{s}': expected wall, instructions, cycles or estimated-cycles"
+                "unknown metric '{s}': expected wall, cpu, user, sys, instructions, cycles or estimated-cycles"
             )),
         }
     }
@@ -85,7 +121,7 @@ impl Metric {
     /// The value of this metric in a run's counts.
     pub fn of(self, c: &crate::model::Counts) -> Option<u64> {
         match self {
-            Metric::Wall => None,
+            Metric::Wall | Metric::Cpu | Metric::User | Metric::Sys => None,
             Metric::Instructions => c.instructions,
             Metric::Cycles => c.cycles,
             Metric::EstimatedCycles => c.estimated_cycles,

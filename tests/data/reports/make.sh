@@ -54,6 +54,13 @@ mkdir -p "$work/gofail" && (cd "$work/gofail" && printf 'module example.com/gofa
   && { (echo "##[group]Run go test -json ./..."; echo "go: downloading example.com/dep v1.2.0"; \
         GODEBUG=gotestjsonbuildtext=1 go test -json ./broken ./ok 2>&1) > "$here/go-test-buildtext.json" || true; })
 
+# go test -json, twice: only TestRender/big slows down (20 -> 60 ms), a subtest of TestRender
+# beside five tests that do not move (tests diff must not count the parent beside it).
+mkdir -p "$work/gosub" && (cd "$work/gosub" && printf 'module example.com/render\ngo 1.21\n' > go.mod \
+  && printf 'package render\nimport ("testing"; "time"; "os"; "strconv")\nfunc TestRender(t *testing.T) {\n\tbig, _ := strconv.Atoi(os.Getenv("BIG"))\n\tt.Run("small", func(t *testing.T) { time.Sleep(5 * time.Millisecond) })\n\tt.Run("medium", func(t *testing.T) { time.Sleep(10 * time.Millisecond) })\n\tt.Run("big", func(t *testing.T) { time.Sleep(time.Duration(big) * time.Millisecond) })\n}\nfunc TestParse(t *testing.T) { time.Sleep(15 * time.Millisecond) }\nfunc TestEncode(t *testing.T) { time.Sleep(12 * time.Millisecond) }\nfunc TestDecode(t *testing.T) { time.Sleep(8 * time.Millisecond) }\n' > r_test.go \
+  && BIG=20 go test -count=1 -json ./... > "$here/go-subtest-before.json" \
+  && BIG=60 go test -count=1 -json ./... > "$here/go-subtest-after.json")
+
 # Wide encodings, derived with iconv (Windows tools write UTF-16 XML): nunit3.xml as UTF-16
 # with its byte-order mark, gtest.xml (below) as UTF-32BE without one, each declaring it.
 # junit-suite-error.xml is written by hand (see its comment).
