@@ -30,7 +30,7 @@ pub fn substitute(text: &str, key: &str) -> String {
 }
 
 fn shell(script: &str, dir: &Path) -> Result<(), String> {
-    let out = std::process::Command::new("sh")
+    let out = crate::measure::inherit::command(&mut std::process::Command::new("sh"))
         .arg("-c")
         .arg(script)
         .current_dir(dir)

@@ -213,7 +213,7 @@ fn run_build(
     let log = state_dir.join(format!("{}-build.log", side.role));
     let f = std::fs::File::create(&log).map_err(|e| io("create", &log, e))?;
     let f2 = f.try_clone().map_err(|e| io("open", &log, e))?;
-    let status = std::process::Command::new("sh")
+    let status = crate::measure::inherit::command(&mut std::process::Command::new("sh"))
         .args(["-c", build])
         .current_dir(&side.dir)
         .envs(env.iter().map(|(k, v)| (k, v)))

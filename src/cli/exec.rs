@@ -45,9 +45,12 @@ pub fn main(args: ExecArgs) -> i32 {
                 std::io::Error::last_os_error()
             ));
         }
-        let err = std::process::Command::new(&args.command[0])
-            .args(&args.command[1..])
-            .exec();
+        // The command gets the state the user started tardy with (SIGPIPE
+        // not ignored, as Rust's runtime left it).
+        let err = tardy::measure::inherit::command(
+            std::process::Command::new(&args.command[0]).args(&args.command[1..]),
+        )
+        .exec();
         fail(format!("cannot run {}: {err}", args.command[0]))
     }
     #[cfg(not(target_os = "linux"))]

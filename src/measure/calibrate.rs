@@ -11,7 +11,7 @@ use crate::stats::summary::quantile_sorted;
 /// Runs of `SHELL -c ''` used to estimate the shell's cost.
 pub const SHELL_RUNS: u64 = 30;
 /// Runs of the no-op program used to estimate the spawn floor.
-pub const FLOOR_RUNS: u64 = 12;
+pub const FLOOR_RUNS: u64 = 5;
 
 fn median(values: &mut [u64]) -> u64 {
     values.sort_unstable();
@@ -74,9 +74,9 @@ pub fn spawn_floor(opts: &ExecOptions) -> Option<(String, u64)> {
     };
     let mut ex = Executor::new("true", &exec, &OutputMode::Null, None, &opts).ok()?;
     let mut wall = Vec::new();
-    for i in 0..FLOOR_RUNS + 2 {
+    for i in 0..FLOOR_RUNS + 1 {
         let o = ex.run(None, None).ok()?;
-        if i >= 2 && o.success() {
+        if i >= 1 && o.success() {
             wall.push(o.wall_ns);
         }
     }

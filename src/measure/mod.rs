@@ -12,10 +12,12 @@ pub mod calibrate;
 pub mod command;
 pub mod counters;
 pub mod error;
+pub mod inherit;
 pub mod interrupt;
 pub mod plan;
 pub mod session;
 pub mod spawn;
+pub mod spawner;
 pub mod stragglers;
 pub mod trampoline;
 

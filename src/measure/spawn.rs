@@ -122,6 +122,20 @@ pub struct Executor {
     kept: std::collections::HashSet<i32>,
     /// Counting in the kernel too (for the words of a refusal).
     pmu_kernel: bool,
+    /// Runs go through the spawner forked at tardy's start
+    /// ([`super::spawner`]): the request, and the descriptors it is given.
+    server: Option<Served>,
+    /// This run's stderr instead of the output mode's (a first run's,
+    /// captured to explain a failure).
+    stderr_override: Option<libc::c_int>,
+}
+
+/// What a command run by the spawner needs besides its request.
+struct Served {
+    request: super::spawner::Request,
+    devnull: File,
+    /// The output file's descriptor (`OutputMode::File`).
+    out_file: Option<File>,
 }
 
 impl Executor {
@@ -161,6 +175,7 @@ impl Executor {
                 "counts on the PMU need tardy's trampoline (unset TARDY_NO_TRAMPOLINE)".into(),
             ));
         }
+        super::inherit::prepare();
         let mut cmd = match (&report, me) {
             (Some((_, w)), Some(me)) => {
                 let mut c = Command::new(me);
@@ -169,11 +184,23 @@ impl Executor {
                     c.arg(spec.to_arg());
                 }
                 c.arg(&program).arg(arg0).args(&rest);
+                // The trampoline starts with the user's state (which it
+                // hands on), and the report pipe.
+                let report_fd = w.as_raw_fd();
+                // SAFETY: restore and fcntl are async-signal-safe.
+                unsafe {
+                    c.pre_exec(move || {
+                        super::inherit::restore();
+                        libc::fcntl(report_fd, libc::F_SETFD, 0);
+                        Ok(())
+                    });
+                }
                 c
             }
             _ => {
                 let mut c = Command::new(&program);
                 c.arg0(arg0).args(&rest);
+                super::inherit::command(&mut c);
                 c
             }
         };
@@ -185,6 +212,55 @@ impl Executor {
         if let Some(dir) = &opts.cwd {
             cmd.current_dir(dir);
         }
+        // Through the spawner when tardy started one: the request once.
+        let server = if super::spawner::available() {
+            let program = match exec {
+                Exec::Direct { .. } => Some(std::path::PathBuf::from(&program)),
+                Exec::Shell { shell, .. } => super::command::resolve_program(shell, None).ok(),
+            };
+            let mut env: Vec<std::ffi::OsString> = std::env::vars_os()
+                .filter(|(k, _)| !opts.env.iter().any(|(o, _)| std::ffi::OsStr::new(o) == k))
+                .map(|(k, v)| {
+                    let mut kv = k;
+                    kv.push("=");
+                    kv.push(v);
+                    kv
+                })
+                .collect();
+            env.extend(opts.env.iter().map(|(k, v)| format!("{k}={v}").into()));
+            let argv: Vec<&std::ffi::OsStr> = std::iter::once(std::ffi::OsStr::new(arg0))
+                .chain(rest.iter().map(std::ffi::OsStr::new))
+                .collect();
+            let pmu = opts.pmu.as_ref().map(|p| p.to_arg());
+            let request = program.and_then(|p| {
+                super::spawner::Request::new(
+                    p.as_os_str(),
+                    &argv,
+                    &env,
+                    opts.cwd.as_deref(),
+                    pmu.as_deref(),
+                )
+            });
+            match (
+                request,
+                std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .open("/dev/null"),
+            ) {
+                (Some(request), Ok(devnull)) => Some(Served {
+                    request,
+                    devnull,
+                    out_file: match (output, output_file) {
+                        (OutputMode::File(path), Some(f)) => Some(clone_file(f, path)?),
+                        _ => None,
+                    },
+                }),
+                _ => None,
+            }
+        } else {
+            None
+        };
         let input = match &opts.input {
             Some(path) => {
                 let f = File::open(path).map_err(|source| MeasureError::Open {
@@ -211,6 +287,8 @@ impl Executor {
             stragglers: Vec::new(),
             kept: Default::default(),
             pmu_kernel: opts.pmu.is_some_and(|p| p.kernel),
+            server,
+            stderr_override: None,
         };
         executor.set_output(output_file)?;
         Ok(executor)
@@ -260,6 +338,12 @@ impl Executor {
                     source,
                 })?;
         }
+        if self.server.is_some() {
+            self.stderr_override = capture_stderr.map(|f| f.as_raw_fd());
+            let outcome = self.run_served();
+            self.stderr_override = None;
+            return outcome;
+        }
         if let Some(f) = capture_stderr {
             let clone = f.try_clone().map_err(|source| MeasureError::Spawn {
                 command: self.display.clone(),
@@ -272,6 +356,133 @@ impl Executor {
             self.set_output(output_file)?;
         }
         outcome
+    }
+
+    /// One run through the spawner: the request with this run's standard
+    /// descriptors, then its pid (the process group tardy interrupts, times
+    /// out and sweeps), then its end, draining a piped output meanwhile.
+    fn run_served(&mut self) -> Result<RunOutcome, MeasureError> {
+        use super::spawner::Message;
+        let Some(served) = &self.server else {
+            return self.run_timed();
+        };
+        let started_at_ns = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0);
+        let null = served.devnull.as_raw_fd();
+        let stdin = self.input.as_ref().map_or(null, |f| f.as_raw_fd());
+        // Pipes for OutputMode::Pipe: the read ends tardy drains, the write
+        // ends the command gets.
+        let mut reader_files: Vec<File> = Vec::new();
+        let mut writers: Option<[File; 2]> = None;
+        let (out, err) = match (&self.output, &served.out_file) {
+            (OutputMode::Null, _) => (null, null),
+            (OutputMode::Inherit, _) => (1, 2),
+            (OutputMode::File(_), Some(f)) => (f.as_raw_fd(), f.as_raw_fd()),
+            (OutputMode::File(path), None) => {
+                return Err(MeasureError::Option(format!(
+                    "output file {} was not opened",
+                    path.display()
+                )));
+            }
+            (OutputMode::Pipe, _) => {
+                let (r1, w1) = plain_pipe().map_err(|source| self.spawn_error(source))?;
+                let (r2, w2) = plain_pipe().map_err(|source| self.spawn_error(source))?;
+                let fds = (w1.as_raw_fd(), w2.as_raw_fd());
+                reader_files = vec![r1, r2];
+                writers = Some([w1, w2]);
+                fds
+            }
+        };
+        let err = self.stderr_override.unwrap_or(err);
+        let deadline = self.timeout.map(|t| Instant::now() + t);
+        let pid = std::cell::Cell::new(0 as libc::pid_t);
+        let mut failed: Option<Message> = None;
+        let mut record = None;
+        let mut timed_out = false;
+        // --- timed window starts ---
+        let start = Instant::now();
+        let readers: Vec<libc::c_int> = reader_files.iter().map(|f| f.as_raw_fd()).collect();
+        let sent = super::spawner::run(
+            &served.request,
+            [stdin, out, err],
+            &mut |m| match m {
+                Message::Started(p) => {
+                    pid.set(p);
+                    interrupt::set_child_group(p);
+                    interrupt::forward_to(p);
+                    // The command and the spawner hold the write ends now.
+                    writers.take();
+                }
+                Message::Done(r) => record = Some(r),
+                other => failed = Some(other),
+            },
+            &mut |sock| wait_served(sock, &readers, deadline, &mut timed_out, &pid),
+        );
+        let wall = start.elapsed();
+        // --- timed window ends ---
+        interrupt::set_child_group(0);
+        drop(writers);
+        drop(reader_files);
+        sent.map_err(|source| self.spawn_error(source))?;
+        match failed {
+            Some(Message::ExecFailed(errno)) => {
+                return Err(self.spawn_error(std::io::Error::from_raw_os_error(errno)));
+            }
+            Some(Message::CountFailed(errno)) => {
+                let e = std::io::Error::from_raw_os_error(errno);
+                return Err(MeasureError::Option(format!(
+                    "the PMU's counters could not be opened for '{}': {}",
+                    self.display,
+                    super::counters::pmu::why(&e, self.pmu_kernel)
+                )));
+            }
+            _ => {}
+        }
+        let pid = pid.get();
+        if pid > 0 {
+            self.stragglers = stragglers::sweep(pid, self.keep_stragglers);
+            if self.keep_stragglers {
+                let kept = &mut self.kept;
+                self.stragglers.retain(|s| kept.insert(s.pid));
+            }
+        }
+        let r = record.unwrap_or_default();
+        let status = r.status;
+        let (exit_code, signal) = if libc::WIFEXITED(status) {
+            (Some(libc::WEXITSTATUS(status)), None)
+        } else if libc::WIFSIGNALED(status) {
+            (None, Some(libc::WTERMSIG(status)))
+        } else {
+            (None, None)
+        };
+        Ok(RunOutcome {
+            started_at_ns,
+            wall_ns: if r.wall_ns > 0 {
+                r.wall_ns
+            } else {
+                wall.as_nanos() as u64
+            },
+            user_ns: r.user_ns,
+            sys_ns: r.sys_ns,
+            max_rss_kib: r.max_rss_kib,
+            voluntary_cs: r.voluntary_cs,
+            involuntary_cs: r.involuntary_cs,
+            exit_code,
+            signal,
+            timed_out,
+            interrupted: interrupt::requested(),
+            instructions: r.instructions,
+            cycles: r.cycles,
+        })
+    }
+
+    fn spawn_error(&self, source: std::io::Error) -> MeasureError {
+        MeasureError::Spawn {
+            command: self.display.clone(),
+            source,
+        }
     }
 
     fn run_timed(&mut self) -> Result<RunOutcome, MeasureError> {
@@ -389,6 +600,78 @@ impl Executor {
             cycles: pmu_counts.1,
         })
     }
+}
+
+/// Wait until the spawner's socket is readable, reading and discarding the
+/// command's piped output meanwhile; at the deadline, kill the command's
+/// group (once) and keep waiting for its end.
+fn wait_served(
+    sock: libc::c_int,
+    readers: &[libc::c_int],
+    deadline: Option<Instant>,
+    timed_out: &mut bool,
+    pid: &std::cell::Cell<libc::pid_t>,
+) -> std::io::Result<()> {
+    let mut open: Vec<libc::c_int> = readers.to_vec();
+    let mut buf = [0u8; 16 * 1024];
+    loop {
+        let mut polls: Vec<libc::pollfd> = std::iter::once(sock)
+            .chain(open.iter().copied())
+            .map(|fd| libc::pollfd {
+                fd,
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        let timeout = match deadline {
+            Some(d) if !*timed_out && pid.get() > 0 => {
+                let ms = remaining_ms(d);
+                if ms == 0 {
+                    kill_group(pid.get());
+                    *timed_out = true;
+                    -1
+                } else {
+                    ms
+                }
+            }
+            _ => -1,
+        };
+        // SAFETY: polls is a valid array of pollfd.
+        let rc = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout) };
+        if rc < 0 {
+            if last_errno().kind() == std::io::ErrorKind::Interrupted {
+                if pid.get() > 0 {
+                    interrupt::forward_to(pid.get());
+                }
+                continue;
+            }
+            return Err(last_errno());
+        }
+        for p in &polls[1..] {
+            if p.revents != 0 {
+                // SAFETY: buf is valid for buf.len() bytes.
+                let n = unsafe { libc::read(p.fd, buf.as_mut_ptr().cast(), buf.len()) };
+                if n == 0 || (n < 0 && last_errno().kind() != std::io::ErrorKind::Interrupted) {
+                    open.retain(|&fd| fd != p.fd);
+                }
+            }
+        }
+        if polls[0].revents != 0 {
+            return Ok(());
+        }
+    }
+}
+
+/// A pipe, both ends close-on-exec (the spawner hands the write end on).
+fn plain_pipe() -> std::io::Result<(File, File)> {
+    use std::os::fd::FromRawFd;
+    let mut fds = [0 as libc::c_int; 2];
+    // SAFETY: pipe2 fills two fds, ours.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(last_errno());
+    }
+    // SAFETY: as above.
+    Ok(unsafe { (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1])) })
 }
 
 /// A run's resource figures.

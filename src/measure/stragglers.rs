@@ -38,22 +38,48 @@ pub fn become_subreaper() {
     }
 }
 
-/// Whether anything may be left: a live member of group `pgid`, or any child of
-/// tardy (a reparented orphan, alive or a zombie).
+/// Whether anything may be left: a live member of group `pgid`, or a child
+/// of tardy other than its spawner (a reparented orphan, alive or a zombie).
 fn anything_left(pgid: libc::pid_t) -> bool {
     // SAFETY: kill with signal 0 only checks for existence.
     let group = unsafe { libc::kill(-pgid, 0) } == 0;
+    group || other_children()
+}
+
+/// Whether tardy has a child besides its spawner: its threads' children
+/// (`/proc/self/task/*/children`, where the kernel lists them), or, where
+/// that file is missing, any child at all.
+fn other_children() -> bool {
+    if let Ok(tasks) = std::fs::read_dir("/proc/self/task") {
+        let mut any_file = false;
+        for t in tasks.flatten() {
+            let Ok(text) = std::fs::read_to_string(t.path().join("children")) else {
+                continue;
+            };
+            any_file = true;
+            if text
+                .split_ascii_whitespace()
+                .filter_map(|p| p.parse::<libc::pid_t>().ok())
+                .any(|p| !super::spawner::is_spawner(p))
+            {
+                return true;
+            }
+        }
+        if any_file {
+            return false;
+        }
+    }
     // SAFETY: waitid with WNOWAIT|WNOHANG reaps nothing; info is plain data.
     let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-    let children = unsafe {
+    let rc = unsafe {
         libc::waitid(
             libc::P_ALL,
             0,
             &mut info,
             libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
         )
-    } == 0;
-    group || children
+    };
+    rc == 0
 }
 
 /// One /proc entry.
@@ -124,7 +150,11 @@ pub fn sweep(pgid: libc::pid_t, keep: bool) -> Vec<Straggler> {
 fn sweep_proc(pgid: libc::pid_t, keep: bool) -> Vec<Straggler> {
     // SAFETY: getpid and getsid(0) have no preconditions.
     let (me, my_sid) = unsafe { (libc::getpid(), libc::getsid(0)) };
-    let ours = |p: &Proc| p.pid != me && (p.pgrp == pgid || (p.ppid == me && p.sid != my_sid));
+    let ours = |p: &Proc| {
+        p.pid != me
+            && !super::spawner::is_spawner(p.pid)
+            && (p.pgrp == pgid || (p.ppid == me && p.sid != my_sid))
+    };
     let mut found: Vec<Straggler> = Vec::new();
     // A few passes: killing a parent reparents its children to tardy.
     for pass in 0..20 {

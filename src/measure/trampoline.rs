@@ -181,6 +181,7 @@ fn trampoline(args: Vec<OsString>) -> i32 {
     };
     let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
     argv_ptrs.push(std::ptr::null());
+    super::inherit::prepare();
     const TERMINAL: [libc::c_int; 4] = [libc::SIGINT, libc::SIGTERM, libc::SIGQUIT, libc::SIGHUP];
     // SAFETY: fcntl and signal on our own fd and process; the child only
     // calls async-signal-safe functions between fork and exec (this process
@@ -207,9 +208,10 @@ fn trampoline(args: Vec<OsString>) -> i32 {
         if pid == 0 {
             let rec = encode([MAGIC, CHILD_START, now_ns(), 0, 0, 0, 0, 0, 0, 0]);
             libc::write(fd, rec.as_ptr().cast(), rec.len());
-            for s in TERMINAL {
-                libc::signal(s, libc::SIG_DFL);
-            }
+            // The user's state (tardy started this trampoline with it), less
+            // the report pipe.
+            super::inherit::restore();
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
             libc::execvp(program.as_ptr(), argv_ptrs.as_ptr());
             let errno = std::io::Error::last_os_error().raw_os_error().unwrap_or(0);
             let rec = encode([MAGIC, EXEC_FAILED, 0, 0, 0, 0, 0, 0, 0, errno as u64]);

@@ -190,6 +190,8 @@ unsafe fn child(
                 },
             );
         }
+        // The user's process state, as tardy found it (SIGPIPE not ignored).
+        crate::measure::inherit::restore();
         libc::execve(p.program.as_ptr(), argv, envp);
         report(MSG_EXEC_FAILED, errno());
         libc::_exit(127);
@@ -251,6 +253,7 @@ pub(super) fn launch(
     argv.push(std::ptr::null());
     let steal0 = crate::probe::fingerprint::steal_ticks();
 
+    crate::measure::inherit::prepare();
     let origin_ns = clock_monotonic_ns();
     let start = Instant::now();
     // SAFETY: the child runs only `child`, which is async-signal-safe.
