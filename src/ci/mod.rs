@@ -453,7 +453,6 @@ pub fn explain(o: &Options, p: &Prepared, runs: u64) -> Result<Explained, String
         runs: runs.max(1),
         ignore_failure: false,
         overhead_check: false,
-        delayacct: true,
         recorder: crate::record::Choice::Auto,
         warmup: 1,
     };

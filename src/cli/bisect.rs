@@ -675,26 +675,22 @@ fn explain_culprit(
         runs,
         ignore_failure: false,
         overhead_check: false,
-        delayacct: true,
         recorder: tardy::record::Choice::Auto,
         warmup: 1,
     };
     let (good_label, bad_label) = (pair.good.label.clone(), pair.bad.label.clone());
     let mut first = true;
-    let outcome = session::record_set(&pair.specs, &opts, &mut |ev| {
-        match ev {
-        session::Event::DelayacctOn if !quiet => bar.suspend(|| {
-            eprintln!(
-                "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
-            )
-        }),
+    let outcome = session::record_set(&pair.specs, &opts, &mut |ev| match ev {
         session::Event::Run { .. } => {
-            bar.set_message(if first { good_label.clone() } else { bad_label.clone() });
+            bar.set_message(if first {
+                good_label.clone()
+            } else {
+                bad_label.clone()
+            });
             first = !first;
         }
         session::Event::Done => bar.inc(1),
         _ => {}
-    }
     });
     bar.finish_and_clear();
     let outcome = outcome.map_err(|e| match e {

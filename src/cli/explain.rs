@@ -98,8 +98,9 @@ pub struct ExplainArgs {
     /// Also run the command untraced, interleaved, and report the measured overhead.
     #[arg(long)]
     overhead_check: bool,
-    /// Leave kernel.task_delayacct alone (by default tardy turns it on for the runs when root).
-    #[arg(long)]
+    /// Accepted for scripts and ignored: tardy never changes kernel.task_delayacct (it did,
+    /// for the whole machine, during ptrace runs).
+    #[arg(long, hide = true)]
     no_delayacct: bool,
     /// Run command strings directly, never through a shell.
     #[arg(short = 'N', long)]
@@ -390,7 +391,6 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         runs: args.runs,
         ignore_failure: args.ignore_failure,
         overhead_check: args.overhead_check,
-        delayacct: !args.no_delayacct,
         warmup: args.warmup,
         recorder: match args.recorder {
             RecorderArg::Auto => tardy::record::Choice::Auto,
@@ -404,13 +404,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
             interrupted: false,
         }
     } else {
-        let json = args.json;
         session::record_set(&specs, &session_opts, &mut |ev| match ev {
-            session::Event::DelayacctOn if !json => bar.suspend(|| {
-                eprintln!(
-                    "tardy: turned kernel.task_delayacct on for these runs (block-I/O delays); it is switched back off at the end"
-                )
-            }),
             session::Event::Run { display } => {
                 bar.set_message(display.chars().take(40).collect::<String>())
             }
@@ -419,7 +413,6 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
                 display.chars().take(32).collect::<String>()
             )),
             session::Event::Done => bar.inc(1),
-            _ => {}
         })
         .map_err(|e| match e {
             session::SessionError::Failed(m) => {

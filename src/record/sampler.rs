@@ -98,11 +98,27 @@ impl Sampler {
 fn sample(tgid: i32, tid: i32) -> Option<usize> {
     let text = std::fs::read_to_string(format!("/proc/{tgid}/task/{tid}/syscall")).ok()?;
     let mut f = text.split_whitespace();
-    let nr: i64 = f.next()?.parse().ok()?;
+    let first = f.next()?;
+    // Not in a system call ("running", or -1 while the kernel works for the
+    // thread): blocked all the same in uninterruptible sleep ('D') is the
+    // disk, a page fault on a file most often. This, not the machine-wide
+    // kernel.task_delayacct, is how block-I/O waits outside system calls
+    // are seen.
+    if first == "running" || first == "-1" {
+        return (thread_state(tgid, tid) == Some(b'D')).then_some(DISK);
+    }
+    let nr: i64 = first.parse().ok()?;
     let arg0 = f
         .next()
         .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
     classify(nr, || arg0.map(|fd| fd_kind(tid, fd)))
+}
+
+/// A thread's state letter ('R', 'S', 'D'...), from its stat line.
+fn thread_state(tgid: i32, tid: i32) -> Option<u8> {
+    let stat = std::fs::read(format!("/proc/{tgid}/task/{tid}/stat")).ok()?;
+    let close = stat.iter().rposition(|&b| b == b')')?;
+    stat.get(close + 2).copied()
 }
 
 /// What an fd is: a pipe or socket, a terminal, a file.

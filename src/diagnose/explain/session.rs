@@ -28,8 +28,6 @@ pub struct Options {
     pub ignore_failure: bool,
     /// Also run each command untraced, interleaved, to measure the overhead.
     pub overhead_check: bool,
-    /// Turn `kernel.task_delayacct` on for the runs when root and it is off.
-    pub delayacct: bool,
     /// Which recorder (`--recorder`); `--no-trace` is `Choice::None`.
     pub recorder: Choice,
     /// Untraced, unrecorded runs of each command first (caches, compiled
@@ -39,8 +37,6 @@ pub struct Options {
 
 /// Progress, for a bar or a log.
 pub enum Event<'a> {
-    /// `kernel.task_delayacct` was turned on for these runs (and is turned back off).
-    DelayacctOn,
     /// A warm-up run of `display` starts (not recorded).
     Warmup { display: &'a str },
     /// A run of `display` starts.
@@ -123,19 +119,11 @@ pub fn record_set(
     } else {
         None
     };
-    // Block-I/O delays come from delay accounting only for ptrace; the
-    // kernel's events show them directly.
-    let delayacct = if recorder.name() == "ptrace" && opts.delayacct {
-        delayacct_on()
-    } else {
-        None
-    };
-    if delayacct.is_some() {
-        on(Event::DelayacctOn);
-    }
-    let result = rounds(&mut sides, opts, recorder.as_ref(), on);
-    delayacct_restore(delayacct);
-    let interrupted = result?;
+    // kernel.task_delayacct is the machine's: left as it is. With it on
+    // already, ptrace's threads report their block-I/O delays; otherwise the
+    // sampler's uninterruptible sleeps stand for them (the kernel's events
+    // show them directly).
+    let interrupted = rounds(&mut sides, opts, recorder.as_ref(), on)?;
     let machine = Fingerprint::capture();
     let mut traces = Vec::with_capacity(sides.len());
     for side in sides {
@@ -265,25 +253,6 @@ fn rounds(
         }
     }
     Ok(false)
-}
-
-const DELAYACCT: &str = "/proc/sys/kernel/task_delayacct";
-
-/// Turn kernel.task_delayacct on for the runs (root only); returns the value to restore.
-fn delayacct_on() -> Option<String> {
-    let before = std::fs::read_to_string(DELAYACCT).ok()?;
-    // SAFETY: geteuid has no preconditions.
-    if before.trim() != "0" || unsafe { libc::geteuid() } != 0 {
-        return None;
-    }
-    std::fs::write(DELAYACCT, "1").ok()?;
-    Some(before)
-}
-
-fn delayacct_restore(before: Option<String>) {
-    if let Some(v) = before {
-        let _ = std::fs::write(DELAYACCT, v.trim());
-    }
 }
 
 fn median(v: &[f64]) -> Option<f64> {
