@@ -14,6 +14,9 @@
 //!   workload parallel THREADS N     N units of arithmetic on each of THREADS
 //!                                   threads (joined at the end, no lock)
 //!   workload mutex THREADS N        THREADS threads each take one mutex N times
+//!   workload pingpong PAIRS N       PAIRS pairs of threads hand a byte back
+//!                                   and forth N times over a socket pair (a
+//!                                   storm of wake-ups: millions of events)
 //!   workload chatter LINES          print LINES lines to stdout and to
 //!                                   stderr, after reading stdin to its end
 
@@ -193,6 +196,38 @@ fn main() {
             }
             println!("{x}");
         }
+        Some("pingpong") => {
+            use std::io::Read;
+            use std::os::unix::net::UnixStream;
+            let pairs: u64 = arg(&args, 2, "a pair count");
+            let n: u64 = arg(&args, 3, "a count");
+            let mut threads = Vec::new();
+            for _ in 0..pairs {
+                let Ok((mut a, mut b)) = UnixStream::pair() else {
+                    eprintln!("workload pingpong: no socket pair");
+                    std::process::exit(1);
+                };
+                threads.push(std::thread::spawn(move || {
+                    let mut c = [0u8; 1];
+                    for _ in 0..n {
+                        if a.write_all(&c).is_err() || a.read_exact(&mut c).is_err() {
+                            break;
+                        }
+                    }
+                }));
+                threads.push(std::thread::spawn(move || {
+                    let mut c = [0u8; 1];
+                    for _ in 0..n {
+                        if b.read_exact(&mut c).is_err() || b.write_all(&c).is_err() {
+                            break;
+                        }
+                    }
+                }));
+            }
+            for t in threads {
+                let _ = t.join();
+            }
+        }
         Some("mutex") => {
             let threads: u64 = arg(&args, 2, "a thread count");
             let n: u64 = arg(&args, 3, "a count");
@@ -252,7 +287,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: workload sleeps|spawn|fsync|fsync-raw|lock|compute|hog|parallel|mutex|chatter ARGS (see the source)"
+                "usage: workload sleeps|spawn|fsync|fsync-raw|lock|compute|hog|parallel|mutex|pingpong|chatter ARGS (see the source)"
             );
             std::process::exit(2);
         }

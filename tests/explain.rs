@@ -331,6 +331,38 @@ fn more_work_in_several_threads_is_more_work_not_spinning() {
     assert!(!kinds.contains(&"spinning"), "{kinds:?}");
 }
 
+/// A storm of wake-ups (eight thread pairs handing a byte back and forth:
+/// two million kernel events a run on two CPUs) is read whole: the rings
+/// are sized for the CPU count and drained as they fill, and the reader is
+/// not starved by the threads it watches. The JSON says how many events
+/// the kernel dropped, and their share.
+#[test]
+fn a_wake_up_storm_loses_no_events() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = workload();
+    let t = explain_json(&[
+        "--runs",
+        "1",
+        "--",
+        &w.to_string_lossy(),
+        "pingpong",
+        "8",
+        "30000",
+    ]);
+    if !traced(&t, "a_wake_up_storm_loses_no_events") {
+        return;
+    }
+    let o = &t["overhead"];
+    if o["recorder"] != "kernel-events" {
+        eprintln!("SKIPPED a_wake_up_storm_loses_no_events: the ptrace recorder is used here");
+        return;
+    }
+    assert!(o["events_per_run"].as_f64().unwrap() > 200_000.0, "{o}");
+    assert_eq!(o["dropped_events_per_run"].as_f64(), Some(0.0), "{o}");
+    assert_eq!(o["dropped_share"].as_f64(), Some(0.0), "{o}");
+    assert_eq!(t["runs"][0]["lost_events"].as_u64(), Some(0), "{o}");
+}
+
 /// Each recorder on a command that reads stdin to its end and prints
 /// 40,000 lines to stdout and 10,000 to stderr.
 #[test]

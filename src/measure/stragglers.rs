@@ -38,6 +38,37 @@ pub fn become_subreaper() {
     }
 }
 
+/// Children of tardy that are its own helpers, not the command's: the
+/// closer of a session's perf events (`record::kernel::teardown`).
+static HELPERS: std::sync::Mutex<Vec<libc::pid_t>> = std::sync::Mutex::new(Vec::new());
+
+/// Count `pid` as tardy's own helper, never a straggler.
+pub fn own_helper(pid: libc::pid_t) {
+    if let Ok(mut h) = HELPERS.lock() {
+        h.push(pid);
+    }
+}
+
+/// Whether `pid` is one of tardy's own processes (a spawner, a helper);
+/// a helper that has finished is reaped here.
+fn is_own(pid: libc::pid_t) -> bool {
+    if super::spawner::is_spawner(pid) {
+        return true;
+    }
+    let Ok(mut h) = HELPERS.lock() else {
+        return false;
+    };
+    if !h.contains(&pid) {
+        return false;
+    }
+    let mut status = 0;
+    // SAFETY: reaping our own child if it has ended; never blocks.
+    if unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } == pid {
+        h.retain(|&p| p != pid);
+    }
+    true
+}
+
 /// Whether anything may be left: a live member of group `pgid`, or a child
 /// of tardy other than its spawner (a reparented orphan, alive or a zombie).
 fn anything_left(pgid: libc::pid_t) -> bool {
@@ -60,7 +91,7 @@ fn other_children() -> bool {
             if text
                 .split_ascii_whitespace()
                 .filter_map(|p| p.parse::<libc::pid_t>().ok())
-                .any(|p| !super::spawner::is_spawner(p))
+                .any(|p| !is_own(p))
             {
                 return true;
             }
@@ -151,9 +182,7 @@ fn sweep_proc(pgid: libc::pid_t, keep: bool) -> Vec<Straggler> {
     // SAFETY: getpid and getsid(0) have no preconditions.
     let (me, my_sid) = unsafe { (libc::getpid(), libc::getsid(0)) };
     let ours = |p: &Proc| {
-        p.pid != me
-            && !super::spawner::is_spawner(p.pid)
-            && (p.pgrp == pgid || (p.ppid == me && p.sid != my_sid))
+        p.pid != me && !is_own(p.pid) && (p.pgrp == pgid || (p.ppid == me && p.sid != my_sid))
     };
     let mut found: Vec<Straggler> = Vec::new();
     // A few passes: killing a parent reparents its children to tardy.

@@ -3,7 +3,7 @@
 //! becomes (module, offset in the file) while the process may already be
 //! gone: the same code in a hundred short processes is one frame.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::sync::Arc;
 
 use super::{Frame, Module};

@@ -16,7 +16,7 @@ pub mod symbols;
 pub mod trie;
 pub mod unwind;
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use serde::{Deserialize, Serialize};
 
@@ -221,7 +221,12 @@ impl Collector {
     /// A wait of kind `kind` that lasted `ns`, on the stack `frames`
     /// (outermost first) its thread blocked with.
     pub fn waited(&mut self, kind: &'static str, frames: &[Frame], ns: u64) {
-        if frames.is_empty() {
+        self.waited_many(kind, frames, ns, 1);
+    }
+
+    /// `n` waits of kind `kind` that lasted `ns` in all, on the stack `frames`.
+    pub fn waited_many(&mut self, kind: &'static str, frames: &[Frame], ns: u64, n: u64) {
+        if frames.is_empty() || n == 0 {
             return;
         }
         let i = match self.waits.iter().position(|(k, _)| *k == kind) {
@@ -231,7 +236,7 @@ impl Collector {
                 self.waits.len() - 1
             }
         };
-        self.waits[i].1.add(frames.iter().copied(), ns);
+        self.waits[i].1.add_many(frames.iter().copied(), ns, n);
     }
 
     /// The run's stacks, still without names; `notes` say what limited them.

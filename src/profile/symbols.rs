@@ -4,7 +4,7 @@
 //! without symbols shows as `module+0xOFFSET`, said once; a module that is
 //! gone or unreadable likewise.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 use std::path::Path;
 
 use super::{Frame, Module};

@@ -4,7 +4,7 @@
 //! with the number of samples; a cap on nodes bounds it (time past the cap
 //! stays with the deepest frame already known, and is counted).
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use super::Frame;
 
@@ -47,6 +47,11 @@ impl Trie {
 
     /// Add `ns` to the stack `root_first` (outermost caller first).
     pub fn add(&mut self, root_first: impl IntoIterator<Item = Frame>, ns: u64) {
+        self.add_many(root_first, ns, 1);
+    }
+
+    /// Add `n` samples of `ns` in all to the stack `root_first`.
+    pub fn add_many(&mut self, root_first: impl IntoIterator<Item = Frame>, ns: u64, n: u64) {
         let mut at = 0u32;
         for f in root_first {
             at = match self.index.get(&(at, f)) {
@@ -69,7 +74,7 @@ impl Trie {
         }
         self.nodes[at as usize].self_ns += ns;
         self.total_ns += ns;
-        self.samples += 1;
+        self.samples += n;
     }
 
     /// Whether the cap was reached.

@@ -18,7 +18,7 @@
 //! x86-64 only: elsewhere the frame-pointer chain is used as the kernel
 //! gives it.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use gimli::{
     BaseAddresses, CfaRule, EhFrame, EhFrameHdr, LittleEndian, Register, RegisterRule,

@@ -35,8 +35,14 @@ fn overhead_line(t: &Trace) -> Option<String> {
         return None;
     }
     let mut s = match o.stop_cost_ns {
+        _ if o.recorder == "kernel-events" && o.dropped_events_per_run > 0.0 => format!(
+            "recorded from kernel events: {:.0} events a run, no stop of the command; the kernel dropped {:.0} a run ({} of them: its buffers filled)",
+            o.stops_per_run,
+            o.dropped_events_per_run,
+            pct(o.dropped_share)
+        ),
         _ if o.recorder == "kernel-events" => format!(
-            "recorded from kernel events: {:.0} events a run, no stop of the command",
+            "recorded from kernel events: {:.0} events a run, none dropped, no stop of the command",
             o.stops_per_run
         ),
         Some(c) => format!(

@@ -379,6 +379,7 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
         threads: run.tasks.len() as u64 + run.tasks_merged,
         execs,
         stops: run.stops,
+        lost_events: run.lost_events,
         steal_s: run.steal_ns.map(|n| n as f64 / NS),
         exec_files,
         process_rows,
@@ -448,6 +449,17 @@ pub fn build_trace(
         categories.insert(name.to_string(), m);
     }
     overhead.stops_per_run = runs.iter().map(|r| r.stops as f64).sum::<f64>() / n;
+    if overhead.recorder == "kernel-events" {
+        let lost = runs.iter().map(|r| r.lost_events as f64).sum::<f64>();
+        let read = runs.iter().map(|r| r.stops as f64).sum::<f64>();
+        overhead.events_per_run = read / n;
+        overhead.dropped_events_per_run = lost / n;
+        overhead.dropped_share = if lost + read > 0.0 {
+            lost / (lost + read)
+        } else {
+            0.0
+        };
+    }
     if let Some(c) = overhead.stop_cost_ns {
         overhead.estimate_s = overhead.stops_per_run / 2.0 * c as f64 / NS;
         overhead.fraction = if wall_s > 0.0 {

@@ -140,8 +140,13 @@ pub struct RunSummary {
     pub processes: u64,
     pub threads: u64,
     pub execs: u64,
-    /// Stops the tracer took (each costs the traced thread a round trip).
+    /// Stops the tracer took (each costs the traced thread a round trip);
+    /// with the kernel-event recorder, the events read.
     pub stops: u64,
+    /// Events the kernel dropped because a ring buffer was full
+    /// (kernel-event recorder).
+    #[serde(default)]
+    pub lost_events: u64,
     #[serde(default)]
     pub steal_s: Option<f64>,
     #[serde(default)]
@@ -197,6 +202,12 @@ pub struct Overhead {
     /// Kernel events a run (kernel-events recorder).
     #[serde(default)]
     pub events_per_run: f64,
+    /// Events the kernel dropped a run (its buffers full), and their share
+    /// of all the events of the runs: 0 unless the rings overflowed.
+    #[serde(default)]
+    pub dropped_events_per_run: f64,
+    #[serde(default)]
+    pub dropped_share: f64,
     /// Measured cost of one traced syscall (entry and exit stops), ns.
     #[serde(default)]
     pub stop_cost_ns: Option<u64>,

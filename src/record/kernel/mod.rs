@@ -32,10 +32,11 @@ pub mod cgroup;
 pub mod elf;
 pub mod ksyms;
 pub mod perf;
+pub mod teardown;
 pub mod timeline;
 pub mod tracefs;
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -48,8 +49,23 @@ use ksyms::{Ksyms, Site};
 use perf::{Chain, Ring, Source, Spec};
 use timeline::{Ev, Timed, Timeline};
 
-/// Data pages of each CPU's ring buffer (1 MiB with 4 KiB pages).
+/// Data pages of each CPU's ring buffer for a run of its own (1 MiB with
+/// 4 KiB pages); the session's rings are sized by [`session_ring_pages`].
 const RING_PAGES: usize = 256;
+
+/// Data pages of each CPU's session ring: 64 MiB over all CPUs, at least
+/// 2 MiB and at most 8 MiB each (a power of two). The reader drains every
+/// 10 ms, or as soon as a ring is half full; a thread ping-pong on two CPUs
+/// writes 130 MB a second into each ring, which filled 1 MiB rings in
+/// 4 ms and lost a fifth of its events.
+fn session_ring_pages(cpus: usize) -> usize {
+    let page = 4096usize;
+    let each = (64usize << 20) / cpus.max(1);
+    let each = each.clamp(2 << 20, 8 << 20);
+    let pages = each / page;
+    // The largest power of two not above it.
+    1usize << (usize::BITS - 1 - pages.leading_zeros())
+}
 /// How deep a kernel call chain is read at a blocking switch.
 const KERNEL_STACK: u16 = 24;
 /// How deep a profile sample's call chain is read (user and kernel).
@@ -110,9 +126,18 @@ struct Offsets {
 /// kernel symbols, the loader's probe point.
 pub struct KernelRecorder {
     events: Vec<(What, u64)>,
-    /// Uprobes (the loader's end, libc's fsyncs): opened once per CPU for
-    /// the whole session when allowed, since closing one costs a grace period.
+    /// Uprobes (the loader's end, libc's fsyncs), defined in tracefs under
+    /// this process's group and opened on each run's command alone (never
+    /// on whole CPUs or the cgroup: the kernel would then plant their
+    /// breakpoints in every process on the machine, and a valgrind beside
+    /// the session dies of the SIGTRAP).
     uprobes: Vec<(What, u64)>,
+    /// One disabled event on tardy itself per tracepoint and uprobe used,
+    /// held for the session: a run's events are then never the last ones
+    /// on their tracepoint, whose close waits for a grace period.
+    anchors: Vec<(u64, OwnedFd)>,
+    /// Where tracefs is (this process's uprobes are removed at the end).
+    root: PathBuf,
     shared: std::cell::RefCell<Option<Shared>>,
     shared_tried: std::cell::Cell<bool>,
     off: Offsets,
@@ -173,6 +198,7 @@ impl KernelRecorder {
         )
         .is_ok();
         let root = tracefs::root()?;
+        tracefs::sweep_probes(&root);
         let need = |g: &str, n: &str| {
             tracefs::tracepoint(&root, g, n)
                 .ok_or_else(|| format!("the kernel has no tracepoint {g}:{n}"))
@@ -244,9 +270,16 @@ impl KernelRecorder {
             uprobes.push((What::Loader, *id));
         }
         let ksyms = Ksyms::load();
+        let anchors = events
+            .iter()
+            .chain(&uprobes)
+            .filter_map(|&(_, id)| Some((id, perf::open_anchor(id).ok()?)))
+            .collect();
         Ok(KernelRecorder {
             events,
             uprobes,
+            anchors,
+            root,
             shared: std::cell::RefCell::new(None),
             shared_tried: std::cell::Cell::new(false),
             off,
@@ -352,34 +385,30 @@ impl KernelRecorder {
     }
 
     fn open_shared(&self) -> Option<Shared> {
-        let owner = Spec {
-            source: Source::RingOwner,
+        let mut pages = session_ring_pages(self.cpus.len());
+        let owner = |pages: usize| Spec {
+            source: Source::RingOwner {
+                wakeup_bytes: (pages * 4096 / 2) as u32,
+            },
             sample_type: perf::SAMPLE_IDENTIFIER | perf::SAMPLE_TID | perf::SAMPLE_TIME,
             chain: Chain::None,
             cpu_wide: true,
         };
         let mut sh = Shared {
             rings: Vec::new(),
-            _uprobes: Vec::new(),
             ids: HashMap::new(),
             group_fds: Vec::new(),
             group: None,
         };
         for &cpu in &self.cpus {
-            let ring = Ring::map(perf::open(&owner, -1, cpu).ok()?, RING_PAGES).ok()?;
-            for (what, spec) in self.uprobe_specs(true) {
-                // Every program on the machine passes through these while
-                // the session lasts (a trap each); the recorder keeps the
-                // command's tree only.
-                if let Ok(fd) = perf::open(&spec, -1, cpu)
-                    && perf::set_output(&fd, ring.fd()).is_ok()
-                {
-                    if let Ok(id) = perf::id(&fd) {
-                        sh.ids.insert(id, what);
-                    }
-                    sh._uprobes.push(fd);
+            // Smaller rings where locked memory is limited (not root).
+            let ring = loop {
+                match Ring::map(perf::open(&owner(pages), -1, cpu).ok()?, pages) {
+                    Ok(r) => break r,
+                    Err(_) if pages > RING_PAGES / 4 => pages /= 2,
+                    Err(_) => return None,
                 }
-            }
+            };
             sh.rings.push(ring);
         }
         if std::env::var_os("TARDY_NO_CGROUP").is_none()
@@ -395,21 +424,35 @@ impl KernelRecorder {
     /// are not allowed) into rings of this run's own.
     fn open(&self, pid: i32, shared: Option<&mut Shared>) -> Result<Opened, String> {
         let mut specs = self.task_specs(false);
-        if shared.is_none() {
-            specs.extend(self.uprobe_specs(false));
-        }
+        specs.extend(self.uprobe_specs(false));
         let mut rings = Vec::new();
         let mut fds = Vec::new();
         let mut ids: HashMap<u64, What> = HashMap::new();
         if let Some(sh) = &shared {
             ids.extend(sh.ids.iter().map(|(k, v)| (*k, *v)));
-            // The session's cgroup: the command joins it while gated.
+            // The session's cgroup: the command joins it while gated; only
+            // the uprobes are opened on it, inherited by what it starts.
             if let Some(g) = &sh.group
                 && g.add(pid).is_ok()
             {
+                for (n, &cpu) in self.cpus.iter().enumerate() {
+                    let Some(ring) = sh.rings.get(n) else {
+                        continue;
+                    };
+                    for (what, spec) in self.uprobe_specs(false) {
+                        if let Ok(fd) = perf::open(&spec, pid, cpu)
+                            && perf::set_output(&fd, ring.fd()).is_ok()
+                        {
+                            if let Ok(id) = perf::id(&fd) {
+                                ids.insert(id, what);
+                            }
+                            fds.push(fd);
+                        }
+                    }
+                }
                 return Ok(Opened {
                     rings: Vec::new(),
-                    _fds: Vec::new(),
+                    _fds: fds,
                     ids,
                 });
             }
@@ -578,16 +621,18 @@ impl KernelRecorder {
 }
 
 /// A uprobe (or, `ret`, a return probe) on a function of a shared object,
-/// defined in tracefs as `tardy/NAME`: made once and left for the next run
-/// (it costs nothing while no event uses it). The uprobe PMU is not used:
-/// its events cannot be inherited across fork. Returns the event's id.
+/// defined in tracefs as `tardy_PID/NAME` for the session and removed at
+/// its end (a later tardy removes those of one that was killed). The uprobe
+/// PMU is not used: its events cannot be inherited across fork. Returns the
+/// event's id.
 fn uprobe(root: &Path, name: &str, file: &Path, symbol: &str, ret: bool) -> Option<u64> {
-    if let Some(tp) = tracefs::tracepoint(root, "tardy", name) {
+    let group = tracefs::probe_group();
+    if let Some(tp) = tracefs::tracepoint(root, &group, name) {
         return Some(tp.id);
     }
     let offset = elf::symbol_file_offset(file, symbol)?;
     let def = format!(
-        "{}:tardy/{name} {}:0x{offset:x}\n",
+        "{}:{group}/{name} {}:0x{offset:x}\n",
         if ret { "r" } else { "p" },
         file.display()
     );
@@ -598,7 +643,7 @@ fn uprobe(root: &Path, name: &str, file: &Path, symbol: &str, ret: bool) -> Opti
         .ok()?
         .write_all(def.as_bytes())
         .ok()?;
-    Some(tracefs::tracepoint(root, "tardy", name)?.id)
+    Some(tracefs::tracepoint(root, &group, name)?.id)
 }
 
 /// The system loader's `_dl_debug_state`: its id and the loader's path.
@@ -645,16 +690,46 @@ fn fsync_probes(root: &Path) -> Vec<(What, u64)> {
     out
 }
 
+impl Drop for KernelRecorder {
+    /// The session's end: every event disabled, the cgroup removed, the
+    /// uprobes' events closed and their definitions removed now (a
+    /// breakpoint must not outlive tardy), the rest closed by a detached
+    /// child ([`teardown`]).
+    fn drop(&mut self) {
+        let mut later: Vec<OwnedFd> = Vec::new();
+        if let Some(sh) = self.shared.get_mut().take() {
+            for fd in &sh.group_fds {
+                perf::disable(fd);
+            }
+            later.extend(sh.group_fds);
+            for r in sh.rings {
+                perf::disable(r.fd());
+                later.push(r.into_fd());
+            }
+            drop(sh.group);
+        }
+        let probes: Vec<u64> = self.uprobes.iter().map(|&(_, id)| id).collect();
+        let (now, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut self.anchors)
+            .into_iter()
+            .partition(|(id, _)| probes.contains(id));
+        drop(now);
+        if !probes.is_empty() {
+            tracefs::remove_own_probes(&self.root);
+        }
+        later.extend(rest.into_iter().map(|(_, fd)| fd));
+        teardown::close_detached(later, None);
+    }
+}
+
 struct Opened {
     rings: Vec<Ring>,
     _fds: Vec<OwnedFd>,
     ids: HashMap<u64, What>,
 }
 
-/// Rings and uprobes that last the whole session.
+/// Rings that last the whole session.
 struct Shared {
     rings: Vec<Ring>,
-    _uprobes: Vec<OwnedFd>,
     ids: HashMap<u64, What>,
     /// The session's cgroup and the task events opened on it (closed
     /// before the group is removed).
@@ -737,9 +812,21 @@ impl Chains {
 struct Profiling {
     collector: crate::profile::Collector,
     chains: Chains,
-    /// Each blocked thread's stack (outermost first) until its wait ends.
-    waiting: HashMap<i32, Vec<crate::profile::Frame>>,
+    /// Each blocked thread's stack (its key in `unwound`) until its wait ends.
+    waiting: HashMap<i32, u64>,
+    /// Ended waits, summed by kind and stack until the run ends (one trie
+    /// walk per distinct stack, not per wait): frames, time, count.
+    waited: HashMap<(&'static str, u64), (Vec<crate::profile::Frame>, u64, u64)>,
+    /// Wait stacks already unwound, by a hash of everything the unwinding
+    /// reads (process, chain, registers, stack bytes): a thread that blocks
+    /// a million times in the same place (a lock storm, a ping-pong) is
+    /// unwound once, and the reader keeps up with the kernel. Emptied when
+    /// a process execs.
+    unwound: HashMap<u64, Vec<crate::profile::Frame>>,
 }
+
+/// Distinct wait stacks kept unwound (emptied when full).
+const UNWOUND_CAP: usize = 16_384;
 
 impl Profiling {
     /// Waits the timeline ended: each one's time goes to the stack its
@@ -749,10 +836,38 @@ impl Profiling {
             return;
         };
         for (tid, kind, ns) in ended.drain(..) {
-            if let Some(frames) = self.waiting.remove(&tid) {
-                self.collector.waited(kind.name(), &frames, ns);
+            let Some(key) = self.waiting.remove(&tid) else {
+                continue;
+            };
+            match self.waited.get_mut(&(kind.name(), key)) {
+                Some(w) => {
+                    w.1 += ns;
+                    w.2 += 1;
+                }
+                None => {
+                    let Some(frames) = self.unwound.get(&key) else {
+                        continue;
+                    };
+                    self.waited
+                        .insert((kind.name(), key), (frames.clone(), ns, 1));
+                }
             }
         }
+    }
+
+    /// Empty the unwound stacks (a process execed: its addresses mean
+    /// other code now), but those of waits still going on.
+    fn forget_unwound(&mut self) {
+        let keep: std::collections::HashSet<u64> = self.waiting.values().copied().collect();
+        self.unwound.retain(|k, _| keep.contains(k));
+    }
+
+    /// The run's profile, the summed waits added.
+    fn finish(mut self, notes: Vec<String>) -> crate::profile::RawProfile {
+        for ((kind, _), (frames, ns, n)) in self.waited.drain() {
+            self.collector.waited_many(kind, &frames, ns, n);
+        }
+        self.collector.finish(notes)
     }
 }
 
@@ -780,15 +895,27 @@ impl Profiling {
                 .mmap_module(pid, start, len, pgoff, module),
             Ev::WaitStack { pid, tid, slot } => {
                 if let Some(v) = self.chains.slots.get(slot as usize) {
-                    let st = v.user_stack();
-                    let frames = self
-                        .collector
-                        .stack(pid, v.ips.iter().copied(), st.as_ref());
-                    self.waiting.insert(tid, frames);
+                    use std::hash::BuildHasher;
+                    let key = foldhash::fast::FixedState::with_seed(0x7461_7264)
+                        .hash_one((pid, &v.ips, v.regs, &v.stack));
+                    if !self.unwound.contains_key(&key) {
+                        let st = v.user_stack();
+                        let f = self
+                            .collector
+                            .stack(pid, v.ips.iter().copied(), st.as_ref());
+                        if self.unwound.len() >= UNWOUND_CAP {
+                            self.forget_unwound();
+                        }
+                        self.unwound.insert(key, f);
+                    }
+                    self.waiting.insert(tid, key);
                 }
                 self.chains.free.push(slot);
             }
-            Ev::ExecBegins { pid } => self.collector.maps.exec(pid),
+            Ev::ExecBegins { pid } => {
+                self.forget_unwound();
+                self.collector.maps.exec(pid)
+            }
             Ev::Forked {
                 parent_pid,
                 child_pid,
@@ -808,6 +935,8 @@ struct Parser<'a> {
     realtime_offset: i64,
     lost: u64,
     events: u64,
+    /// Kernel chains already classified, by a hash of their addresses.
+    sites: HashMap<u64, Site>,
 }
 
 impl Parser<'_> {
@@ -974,11 +1103,29 @@ impl Parser<'_> {
                     let nr = u64_at(r, at).unwrap_or(0) as usize;
                     let nr = nr.min((n.saturating_sub(at + 8)) / 8);
                     let ips = (0..nr).filter_map(|i| u64_at(r, at + 8 + i * 8));
-                    // The kernel's side says where it blocked.
-                    site = self
-                        .rec
-                        .ksyms
-                        .classify(ips.clone().take_while(|&ip| ip != perf::CONTEXT_USER));
+                    // The kernel's side says where it blocked (the same
+                    // chains recur: each is classified once).
+                    let kernel = ips.clone().take_while(|&ip| ip != perf::CONTEXT_USER);
+                    let key = {
+                        use std::hash::{BuildHasher, Hasher};
+                        let mut h =
+                            foldhash::fast::FixedState::with_seed(0x6b73_796d).build_hasher();
+                        for ip in kernel.clone() {
+                            h.write_u64(ip);
+                        }
+                        h.finish()
+                    };
+                    site = match self.sites.get(&key) {
+                        Some(&s) => s,
+                        None => {
+                            let s = self.rec.ksyms.classify(kernel);
+                            if self.sites.len() >= UNWOUND_CAP {
+                                self.sites.clear();
+                            }
+                            self.sites.insert(key, s);
+                            s
+                        }
+                    };
                     // After the chain: the raw record, then the registers
                     // and the stack copy.
                     let raw_at = at + 8 + nr * 8;
@@ -1167,6 +1314,9 @@ impl KernelRecorder {
         };
         let pidfd = pidfd_open(s.pid);
         s.release();
+        // The reader's CPU: the command's threads (a lock storm on every
+        // CPU) would starve it and the rings would overflow.
+        let _reader = ReaderPriority::raise();
         let mut tl = Timeline::new(
             s.origin_ns(),
             s.pid,
@@ -1183,6 +1333,7 @@ impl KernelRecorder {
             realtime_offset: realtime_offset(),
             lost: 0,
             events: 0,
+            sites: HashMap::new(),
         };
         let mut own_rings = opened.rings;
         let rings: &mut Vec<Ring> = match shared.as_mut() {
@@ -1201,22 +1352,21 @@ impl KernelRecorder {
         let mut killed = false;
         let mut kill_grace: Option<Instant> = None;
         loop {
-            // Wait for the command's exit or 10 ms, whichever comes first.
-            if root_end.is_none() {
-                if let Some(fd) = &pidfd {
-                    let mut pfd = libc::pollfd {
-                        fd: fd.as_raw_fd(),
-                        events: libc::POLLIN,
-                        revents: 0,
-                    };
-                    // SAFETY: one pollfd.
-                    unsafe { libc::poll(&mut pfd, 1, 10) };
-                } else {
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-            } else {
-                std::thread::sleep(Duration::from_millis(10));
-            }
+            // Wait for the command's exit, a ring half full or 10 ms,
+            // whichever comes first.
+            let mut fds: Vec<libc::pollfd> = pidfd
+                .iter()
+                .filter(|_| root_end.is_none())
+                .map(|fd| fd.as_raw_fd())
+                .chain(rings.iter().map(|r| r.fd().as_raw_fd()))
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: a valid array of pollfd.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
             let now_mono = child::clock_monotonic_ns();
             drain(rings, &mut parser, &mut tl, &mut staged);
             apply_until(
@@ -1300,7 +1450,7 @@ impl KernelRecorder {
         run.profile = parser
             .prof
             .take()
-            .map(|p| p.collector.finish(self.profile_notes.borrow().clone()));
+            .map(|p| p.finish(self.profile_notes.borrow().clone()));
         run.tasks = std::mem::take(&mut tl.tasks);
         run.procs = std::mem::take(&mut tl.proc_rows);
         if parser.lost > 0 {
@@ -1310,6 +1460,39 @@ impl KernelRecorder {
             )));
         }
         run
+    }
+}
+
+/// The reading thread's nice value lowered by 10 (more CPU when the
+/// command competes for it) while a run is read, when the kernel allows it;
+/// put back when dropped. Its own thread only: the command was forked
+/// before (and restores the user's nice value anyway).
+struct ReaderPriority(Option<libc::c_int>);
+
+impl ReaderPriority {
+    fn raise() -> ReaderPriority {
+        // SAFETY: gettid, getpriority and setpriority on this thread.
+        unsafe {
+            let tid = libc::gettid() as libc::id_t;
+            *libc::__errno_location() = 0;
+            let was = libc::getpriority(libc::PRIO_PROCESS, tid);
+            if *libc::__errno_location() != 0 {
+                return ReaderPriority(None);
+            }
+            let ok = libc::setpriority(libc::PRIO_PROCESS, tid, (was - 10).max(-20)) == 0;
+            ReaderPriority(ok.then_some(was))
+        }
+    }
+}
+
+impl Drop for ReaderPriority {
+    fn drop(&mut self) {
+        if let Some(was) = self.0 {
+            // SAFETY: as above.
+            unsafe {
+                libc::setpriority(libc::PRIO_PROCESS, libc::gettid() as libc::id_t, was);
+            }
+        }
     }
 }
 

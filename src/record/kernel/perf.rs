@@ -44,8 +44,9 @@ pub const MISC_SWITCH_OUT_PREEMPT: u16 = b::PERF_RECORD_MISC_SWITCH_OUT_PREEMPT 
 #[derive(Debug, Clone, Copy)]
 pub enum Source {
     /// A software dummy event that records nothing: it owns a CPU's ring
-    /// buffer for a whole session, so other events can come and go.
-    RingOwner,
+    /// buffer for a whole session, so other events can come and go. Its
+    /// ring wakes a reader polling it once this many bytes are waiting.
+    RingOwner { wakeup_bytes: u32 },
     /// The software dummy event that carries the side-band records: fork,
     /// exit, exec (comm), context switches, and (`mmaps`) the executable
     /// mappings the profile resolves addresses with.
@@ -93,9 +94,11 @@ fn attr(spec: &Spec) -> perf_event_attr {
     let mut a = perf_event_attr::default();
     a.size = std::mem::size_of::<perf_event_attr>() as u32;
     match spec.source {
-        Source::RingOwner => {
+        Source::RingOwner { wakeup_bytes } => {
             a.type_ = b::PERF_TYPE_SOFTWARE;
             a.config = b::PERF_COUNT_SW_DUMMY as u64;
+            a.set_watermark(1);
+            a.__bindgen_anon_2.wakeup_watermark = wakeup_bytes;
         }
         Source::Sideband { mmaps, build_id } => {
             a.type_ = b::PERF_TYPE_SOFTWARE;
@@ -192,6 +195,35 @@ pub fn open_cgroup(spec: &Spec, group: &OwnedFd, cpu: i32) -> io::Result<OwnedFd
     }
     // SAFETY: a fresh fd owned here.
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// A tracepoint event on tardy's own thread, disabled, not inherited and
+/// never mapped: it records nothing, but while it is open the kernel keeps
+/// the tracepoint (or uprobe) registered, so closing a run's events on it
+/// is not the last close, which waits for an RCU grace period (about 36 ms
+/// each here, one after another under the kernel's event mutex).
+pub fn open_anchor(id: u64) -> io::Result<OwnedFd> {
+    let mut a = perf_event_attr::default();
+    a.size = std::mem::size_of::<perf_event_attr>() as u32;
+    a.type_ = b::PERF_TYPE_TRACEPOINT;
+    a.config = id;
+    a.sample_period = 1;
+    a.set_disabled(1);
+    // SAFETY: a fully initialised attr; pid 0 is this thread.
+    let fd = unsafe {
+        sys::perf_event_open(&mut a, 0, -1, -1, b::PERF_FLAG_FD_CLOEXEC as libc::c_ulong)
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a fresh fd owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// Stop an event recording (its tasks may live on; nothing more is written).
+pub fn disable(fd: &OwnedFd) {
+    // SAFETY: PERF_EVENT_IOC_DISABLE takes no argument.
+    unsafe { sys::ioctls::DISABLE(fd.as_raw_fd(), 0) };
 }
 
 /// The id the kernel stamps on records of this event (and of its inherited copies).
@@ -329,6 +361,20 @@ fn copy_wrapped(data: *const u8, size: usize, at: usize, out: &mut [u8]) {
         std::ptr::copy_nonoverlapping(data.add(at), out.as_mut_ptr(), first);
         if first < out.len() {
             std::ptr::copy_nonoverlapping(data, out.as_mut_ptr().add(first), out.len() - first);
+        }
+    }
+}
+
+impl Ring {
+    /// Unmap the ring and keep its event's fd (to close it elsewhere).
+    pub fn into_fd(self) -> OwnedFd {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: `me` is never dropped, so the mapping is unmapped once
+        // here and the fd and scratch are moved out once.
+        unsafe {
+            libc::munmap(me.base as *mut libc::c_void, me.len);
+            drop(std::ptr::read(&me.scratch));
+            std::ptr::read(&me.fd)
         }
     }
 }

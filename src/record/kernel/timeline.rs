@@ -15,7 +15,7 @@
 //! forwards keeps only a fixed-size vector per thread, never a record per
 //! event.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use super::ksyms::Site;
 use crate::record::{

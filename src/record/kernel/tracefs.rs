@@ -33,6 +33,72 @@ pub fn root() -> Result<PathBuf, String> {
     ))
 }
 
+/// The tracefs group of this process's uprobes: `tardy_PID`, so that a
+/// later tardy can tell the probes of a live session from those a killed
+/// one left behind.
+pub fn probe_group() -> String {
+    format!("tardy_{}", std::process::id())
+}
+
+/// The uprobe definitions (`GROUP/NAME`) in `uprobe_events`.
+fn probes(root: &Path) -> Vec<(String, String)> {
+    std::fs::read_to_string(root.join("uprobe_events"))
+        .unwrap_or_default()
+        .lines()
+        .take(100_000)
+        .filter_map(|l| {
+            let def = l.split_whitespace().next()?;
+            let (_, name) = def.split_once(':')?;
+            let (g, n) = name.split_once('/')?;
+            Some((g.to_string(), n.to_string()))
+        })
+        .collect()
+}
+
+/// Remove definition `group/name` (refused while an event is open on it).
+fn remove_probe(root: &Path, group: &str, name: &str) -> bool {
+    use std::io::Write;
+    std::fs::OpenOptions::new()
+        .append(true)
+        .open(root.join("uprobe_events"))
+        .and_then(|mut f| f.write_all(format!("-:{group}/{name}\n").as_bytes()))
+        .is_ok()
+}
+
+/// Whether group `g` is tardy's and its owner is gone: `tardy_PID` of a
+/// process that no longer exists, or plain `tardy`, where earlier versions
+/// left theirs for good.
+fn orphaned(g: &str) -> bool {
+    if g == "tardy" {
+        return true;
+    }
+    g.strip_prefix("tardy_")
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|pid| {
+            pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists()
+        })
+}
+
+/// Remove the uprobes tardy processes that are gone left behind (killed
+/// before they could); one still held open by a process stays.
+pub fn sweep_probes(root: &Path) {
+    for (g, n) in probes(root) {
+        if orphaned(&g) {
+            remove_probe(root, &g, &n);
+        }
+    }
+}
+
+/// Remove this process's uprobes (after their events are closed).
+pub fn remove_own_probes(root: &Path) {
+    let own = probe_group();
+    for (g, n) in probes(root) {
+        if g == own {
+            remove_probe(root, &g, &n);
+        }
+    }
+}
+
 /// One tracepoint: its id and its fields' (offset, size).
 #[derive(Debug, Clone, Default)]
 pub struct Tracepoint {
@@ -114,5 +180,15 @@ mod tests {
         assert_eq!(tp.offset("common_flags"), Some(2));
         assert_eq!(tp.offset("nope"), None);
         assert!(parse_format("garbage").is_none());
+    }
+
+    #[test]
+    fn only_probes_of_gone_tardies_are_orphaned() {
+        assert!(orphaned("tardy"));
+        assert!(orphaned("tardy_999999999"));
+        assert!(!orphaned(&probe_group()));
+        assert!(!orphaned("tardy_1"), "pid 1 is alive");
+        assert!(!orphaned("probe_libc"));
+        assert!(!orphaned("tardy_x"));
     }
 }
