@@ -331,6 +331,81 @@ fn more_work_in_several_threads_is_more_work_not_spinning() {
     assert!(!kinds.contains(&"spinning"), "{kinds:?}");
 }
 
+/// The ptrace recorder: a new thread is not a new process. Four threads
+/// started (and no process) count no process creation but the one exec.
+#[test]
+fn the_fallback_counts_thread_starts_as_no_process_creation() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = workload();
+    let t = explain_json(&[
+        "--recorder",
+        "ptrace",
+        "--runs",
+        "1",
+        "--",
+        &w.to_string_lossy(),
+        "parallel",
+        "4",
+        "100",
+    ]);
+    if !traced(
+        &t,
+        "the_fallback_counts_thread_starts_as_no_process_creation",
+    ) {
+        return;
+    }
+    let run = &t["runs"][0];
+    assert_eq!(run["threads"], 5, "{run}");
+    let forks = run["syscalls"]["fork"]["count"].as_u64().unwrap_or(0);
+    assert_eq!(forks, 0, "thread starts counted as forks: {run}");
+}
+
+/// tardy in a PID namespace whose /proc is the host's (`unshare -p -f`
+/// without --mount-proc): /proc/N is another process there, so each task is
+/// found by its namespace id. A CPU-bound program is CPU, not block I/O or
+/// other (it was 0.2% CPU and 48% "block I/O" read from the wrong tasks).
+#[test]
+fn in_a_pid_namespace_the_fallback_reads_the_right_tasks() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let can = std::process::Command::new("unshare")
+        .args(["-p", "-f", "true"])
+        .status()
+        .is_ok_and(|s| s.success());
+    if !can {
+        eprintln!(
+            "SKIPPED in_a_pid_namespace_the_fallback_reads_the_right_tasks: unshare -p is not allowed here"
+        );
+        return;
+    }
+    let w = workload();
+    let out = std::process::Command::new("unshare")
+        .args(["-p", "-f"])
+        .arg(tardy_bin())
+        .args(["explain", "--json", "--runs", "1", "--"])
+        .arg(&w)
+        .args(["compute", "1500"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    if !traced(&t, "in_a_pid_namespace_the_fallback_reads_the_right_tasks") {
+        return;
+    }
+    let run = &t["runs"][0];
+    let c = &run["categories"];
+    let wall = run["wall_s"].as_f64().unwrap();
+    let cpu = ["cpu-user", "cpu-system", "run-queue"]
+        .iter()
+        .map(|k| c[*k].as_f64().unwrap_or(0.0))
+        .sum::<f64>();
+    assert!(cpu >= 0.6 * wall, "CPU-bound, yet: {c}");
+    assert!(run["cpu_user_s"].as_f64().unwrap() > 0.3 * wall, "{run}");
+}
+
 /// A storm of wake-ups (eight thread pairs handing a byte back and forth:
 /// two million kernel events a run on two CPUs) is read whole: the rings
 /// are sized for the CPU count and drained as they fill, and the reader is

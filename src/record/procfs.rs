@@ -4,6 +4,122 @@
 //! exits. These run on the tracer's event path, so they format paths into a
 //! stack buffer and read with raw syscalls: no allocation.
 
+/// Whether /proc names tasks in another PID namespace than tardy's own:
+/// tardy runs in a PID namespace whose /proc was not mounted again
+/// (`unshare -p -f tardy ...` without `--mount-proc`), so `/proc/N` is some
+/// other process than tardy's N. Then every read goes through [`proc_pid`]
+/// and [`proc_task`]; otherwise they cost nothing.
+pub fn foreign() -> bool {
+    static FOREIGN: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *FOREIGN.get_or_init(|| {
+        let own = std::process::id() as i32;
+        std::fs::read_link("/proc/self")
+            .ok()
+            .and_then(|p| p.to_str()?.parse::<i32>().ok())
+            .is_some_and(|p| p != own)
+    })
+}
+
+/// tardy's task ids -> /proc's, learnt once each (foreign /proc only).
+static PROC_IDS: std::sync::Mutex<Option<std::collections::HashMap<i32, i32>>> =
+    std::sync::Mutex::new(None);
+
+fn cached(id: i32) -> Option<i32> {
+    PROC_IDS.lock().ok()?.as_ref()?.get(&id).copied()
+}
+
+fn remember(id: i32, proc_id: i32) {
+    if let Ok(mut m) = PROC_IDS.lock() {
+        let m = m.get_or_insert_with(Default::default);
+        if m.len() >= 100_000 {
+            m.clear();
+        }
+        m.insert(id, proc_id);
+    }
+}
+
+/// Forget task `id` (it is gone; its number may be used again).
+pub fn forget(id: i32) {
+    if foreign()
+        && let Ok(mut m) = PROC_IDS.lock()
+        && let Some(m) = m.as_mut()
+    {
+        m.remove(&id);
+    }
+}
+
+/// /proc's number for process `pid` (tardy's number for it): the `Pid:`
+/// line of a pidfd's fdinfo is in /proc's namespace. `pid` itself when
+/// /proc is tardy's own (or the process is gone).
+pub fn proc_pid(pid: i32) -> i32 {
+    if !foreign() || pid <= 0 {
+        return pid;
+    }
+    if let Some(p) = cached(pid) {
+        return p;
+    }
+    // SAFETY: pidfd_open takes a pid and flags; a new fd or -1.
+    let fd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as i32;
+    if fd < 0 {
+        return pid;
+    }
+    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{fd}")).unwrap_or_default();
+    // SAFETY: closing the fd opened above.
+    unsafe { libc::close(fd) };
+    match info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pid:"))
+        .and_then(|v| v.trim().parse::<i32>().ok())
+        .filter(|&p| p > 0)
+    {
+        Some(p) => {
+            remember(pid, p);
+            p
+        }
+        None => pid,
+    }
+}
+
+/// /proc's numbers for thread `tid` of process `tgid`: the thread of the
+/// process whose last `NSpid` (its number in the innermost namespace,
+/// tardy's) is `tid`.
+pub fn proc_task(tgid: i32, tid: i32) -> (i32, i32) {
+    if !foreign() {
+        return (tgid, tid);
+    }
+    let host_tgid = proc_pid(tgid);
+    if tid == tgid {
+        return (host_tgid, host_tgid);
+    }
+    if let Some(t) = cached(tid) {
+        return (host_tgid, t);
+    }
+    let found = std::fs::read_dir(format!("/proc/{host_tgid}/task"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .take(100_000)
+        .find_map(|e| {
+            let host: i32 = e.file_name().to_str()?.parse().ok()?;
+            let status = std::fs::read_to_string(e.path().join("status")).ok()?;
+            let inner: i32 = status
+                .lines()
+                .find_map(|l| l.strip_prefix("NSpid:"))?
+                .split_whitespace()
+                .last()?
+                .parse()
+                .ok()?;
+            (inner == tid).then_some(host)
+        });
+    match found {
+        Some(h) => {
+            remember(tid, h);
+            (host_tgid, h)
+        }
+        None => (host_tgid, tid),
+    }
+}
+
 /// A path built on the stack.
 struct StackPath {
     buf: [u8; 96],
@@ -68,6 +184,7 @@ fn read_into(path: &mut StackPath, buf: &mut [u8]) -> usize {
 }
 
 fn task_path(tgid: i32, tid: i32, file: &[u8]) -> StackPath {
+    let (tgid, tid) = proc_task(tgid, tid);
     let mut p = StackPath::new();
     p.push(b"/proc/")
         .num(tgid as u64)
@@ -147,7 +264,7 @@ pub fn ticks_per_second() -> u64 {
 /// A process's command line, arguments joined by spaces, at most `max` bytes
 /// (read once per exec, not per event).
 pub fn cmdline(pid: i32, max: usize) -> String {
-    let raw = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+    let raw = std::fs::read(format!("/proc/{}/cmdline", proc_pid(pid))).unwrap_or_default();
     let mut s = String::new();
     for arg in raw.split(|&b| b == 0).filter(|a| !a.is_empty()) {
         if !s.is_empty() {
@@ -170,7 +287,7 @@ pub fn cmdline(pid: i32, max: usize) -> String {
 /// A process's pid in each PID namespace it is in, outermost first (the
 /// `NSpid` line of its status); empty when it cannot be read.
 pub fn nspids(pid: i32) -> Vec<i32> {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
+    std::fs::read_to_string(format!("/proc/{}/status", proc_pid(pid)))
         .ok()
         .and_then(|s| {
             s.lines().find_map(|l| l.strip_prefix("NSpid:")).map(|v| {
@@ -184,7 +301,7 @@ pub fn nspids(pid: i32) -> Vec<i32> {
 
 /// The entry point of the program a process runs (AT_ENTRY from its auxv).
 pub fn entry_point(pid: i32) -> Option<u64> {
-    let raw = std::fs::read(format!("/proc/{pid}/auxv")).ok()?;
+    let raw = std::fs::read(format!("/proc/{}/auxv", proc_pid(pid))).ok()?;
     const AT_ENTRY: u64 = 9;
     raw.chunks_exact(16).find_map(|c| {
         let key = u64::from_ne_bytes(c[..8].try_into().ok()?);
@@ -199,7 +316,7 @@ pub fn exe_size(pid: i32, path: &str) -> Option<u64> {
     let full = if path.starts_with('/') {
         path.to_string()
     } else {
-        format!("/proc/{pid}/cwd/{path}")
+        format!("/proc/{}/cwd/{path}", proc_pid(pid))
     };
     std::fs::metadata(full).ok().map(|m| m.len())
 }

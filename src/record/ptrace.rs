@@ -408,7 +408,11 @@ impl Tracer {
         {
             return;
         }
-        if let Some(p) = st.pending.take() {
+        if let Some(p) = st.pending.take()
+            && p.flags & CLONE_THREAD == 0
+        {
+            // A new thread is not a new process: its start is the parent's
+            // CPU (and this tracer's stop), not process creation.
             let now = self.t();
             self.add(tid, Kind::Fork, now.saturating_sub(p.entry_ns), 0);
         }
@@ -469,7 +473,10 @@ impl Tracer {
                     }
                 }
             }
-            Sys::Fork | Sys::Clone | Sys::Clone3 => self.add(tid, Kind::Fork, dur, 0),
+            Sys::Fork | Sys::Clone | Sys::Clone3 if p.flags & CLONE_THREAD == 0 => {
+                self.add(tid, Kind::Fork, dur, 0)
+            }
+            Sys::Fork | Sys::Clone | Sys::Clone3 => {}
             Sys::Execve | Sys::Execveat => {
                 if ret == 0 {
                     self.add(tid, Kind::Exec, dur, 0);
@@ -628,6 +635,7 @@ impl Tracer {
         if let Some(s) = &self.sampler {
             s.remove(tid);
         }
+        procfs::forget(tid);
         let now = self.t();
         if let Some(st) = self.tasks.remove(&tid)
             && let Some(row) = self.run.tasks.get_mut(st.row)
@@ -892,6 +900,10 @@ fn traced(p: &Prepared, pid: i32, start: Instant) -> RecordedRun {
 }
 
 fn tgid_from_proc(tid: i32) -> Option<i32> {
+    // /proc in another PID namespace: its Tgid is not in tardy's numbers.
+    if super::procfs::foreign() {
+        return None;
+    }
     let s = std::fs::read_to_string(format!("/proc/{tid}/status")).ok()?;
     s.lines()
         .find_map(|l| l.strip_prefix("Tgid:"))

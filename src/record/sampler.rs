@@ -96,7 +96,8 @@ impl Sampler {
 /// The class of what a thread is blocked in, when it is blocked in a
 /// syscall the seccomp filter lets through.
 fn sample(tgid: i32, tid: i32) -> Option<usize> {
-    let text = std::fs::read_to_string(format!("/proc/{tgid}/task/{tid}/syscall")).ok()?;
+    let (ptgid, ptid) = super::procfs::proc_task(tgid, tid);
+    let text = std::fs::read_to_string(format!("/proc/{ptgid}/task/{ptid}/syscall")).ok()?;
     let mut f = text.split_whitespace();
     let first = f.next()?;
     // Not in a system call ("running", or -1 while the kernel works for the
@@ -105,16 +106,17 @@ fn sample(tgid: i32, tid: i32) -> Option<usize> {
     // kernel.task_delayacct, is how block-I/O waits outside system calls
     // are seen.
     if first == "running" || first == "-1" {
-        return (thread_state(tgid, tid) == Some(b'D')).then_some(DISK);
+        return (thread_state(ptgid, ptid) == Some(b'D')).then_some(DISK);
     }
     let nr: i64 = first.parse().ok()?;
     let arg0 = f
         .next()
         .and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok());
-    classify(nr, || arg0.map(|fd| fd_kind(tid, fd)))
+    classify(nr, || arg0.map(|fd| fd_kind(ptid, fd)))
 }
 
-/// A thread's state letter ('R', 'S', 'D'...), from its stat line.
+/// A thread's state letter ('R', 'S', 'D'...), from its stat line (ids
+/// as /proc names them).
 fn thread_state(tgid: i32, tid: i32) -> Option<u8> {
     let stat = std::fs::read(format!("/proc/{tgid}/task/{tid}/stat")).ok()?;
     let close = stat.iter().rposition(|&b| b == b')')?;
