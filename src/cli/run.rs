@@ -546,6 +546,11 @@ impl Observer for CliObserver {
     }
 
     fn after_run(&mut self, results: &Results, p: Progress) -> Result<(), String> {
+        // Without counters there is no cost to tell (and looking for one
+        // after every run read every run so far: quadratic).
+        if results.options.counter.is_none() {
+            self.told_cost = true;
+        }
         if !self.told_cost
             && let Some(c) = analyze::run::counting_cost(results)
         {
@@ -584,11 +589,12 @@ impl Observer for CliObserver {
             self.last_draw = Some(Instant::now());
         }
         if let Some(path) = &self.json_path {
-            // After every run, unless saving would take over 5% of the time:
-            // then at most every 20x the cost of one save.
+            // After every run, unless saving would take over 1% of the time:
+            // then at most every 100x the cost of one save (Ctrl-C and the
+            // end save everything in any case).
             let due = self
                 .last_save
-                .is_none_or(|t| t.elapsed() >= self.save_cost * 20);
+                .is_none_or(|t| t.elapsed() >= self.save_cost * 100);
             if due {
                 let t = Instant::now();
                 store::write_atomic(path, render::json::results(results).as_bytes())

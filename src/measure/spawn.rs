@@ -213,7 +213,7 @@ impl Executor {
             cmd.current_dir(dir);
         }
         // Through the spawner when tardy started one: the request once.
-        let server = if super::spawner::available() {
+        let server = if super::spawner::available(opts.pmu.is_some()) {
             let program = match exec {
                 Exec::Direct { .. } => Some(std::path::PathBuf::from(&program)),
                 Exec::Shell { shell, .. } => super::command::resolve_program(shell, None).ok(),
@@ -418,7 +418,9 @@ impl Executor {
                 Message::Done(r) => record = Some(r),
                 other => failed = Some(other),
             },
-            &mut |sock| wait_served(sock, &readers, deadline, &mut timed_out, &pid),
+            &mut |sock, started| {
+                wait_served(sock, started, &readers, deadline, &mut timed_out, &pid)
+            },
         );
         let wall = start.elapsed();
         // --- timed window ends ---
@@ -607,11 +609,12 @@ impl Executor {
 /// group (once) and keep waiting for its end.
 fn wait_served(
     sock: libc::c_int,
+    started: bool,
     readers: &[libc::c_int],
     deadline: Option<Instant>,
     timed_out: &mut bool,
     pid: &std::cell::Cell<libc::pid_t>,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     let mut open: Vec<libc::c_int> = readers.to_vec();
     let mut buf = [0u8; 16 * 1024];
     loop {
@@ -623,18 +626,27 @@ fn wait_served(
                 revents: 0,
             })
             .collect();
-        let timeout = match deadline {
-            Some(d) if !*timed_out && pid.get() > 0 => {
-                let ms = remaining_ms(d);
-                if ms == 0 {
-                    kill_group(pid.get());
-                    *timed_out = true;
-                    -1
-                } else {
-                    ms
+        // Before the pid is known (the small spawner publishes it without
+        // waking tardy), a deadline or a Ctrl-C needs it: look again in a
+        // millisecond.
+        let due = deadline.is_some_and(|d| !*timed_out && remaining_ms(d) == 0);
+        let timeout = if !started && (due || interrupt::requested()) {
+            1
+        } else {
+            match deadline {
+                Some(d) if !*timed_out && pid.get() > 0 => {
+                    let ms = remaining_ms(d);
+                    if ms == 0 {
+                        kill_group(pid.get());
+                        *timed_out = true;
+                        -1
+                    } else {
+                        ms
+                    }
                 }
+                Some(d) if !*timed_out => remaining_ms(d).max(1),
+                _ => -1,
             }
-            _ => -1,
         };
         // SAFETY: polls is a valid array of pollfd.
         let rc = unsafe { libc::poll(polls.as_mut_ptr(), polls.len() as libc::nfds_t, timeout) };
@@ -643,9 +655,12 @@ fn wait_served(
                 if pid.get() > 0 {
                     interrupt::forward_to(pid.get());
                 }
-                continue;
+                return Ok(false);
             }
             return Err(last_errno());
+        }
+        if rc == 0 {
+            return Ok(false);
         }
         for p in &polls[1..] {
             if p.revents != 0 {
@@ -657,7 +672,7 @@ fn wait_served(
             }
         }
         if polls[0].revents != 0 {
-            return Ok(());
+            return Ok(true);
         }
     }
 }

@@ -30,6 +30,15 @@
 //! socket closes: when tardy exits, however it ends. Runs at the same moment
 //! (bisect's `--jobs`) each take a server of their own from a small pool. Where it
 //! cannot be started (`TARDY_NO_SPAWNER`), runs go through the trampoline.
+//!
+//! Where build.rs could build it (x86_64 and aarch64 Linux), the server for
+//! runs that count no PMU events is smaller still: `helper/spawner.rs`, a
+//! static program of 8 KiB without libc or std, carried in tardy's binary
+//! and executed from a memfd. It speaks the same protocol and starts each
+//! command with a vfork (the child borrows its few pages until it execs), so
+//! a run costs a vfork, an exec and two socket messages, as hyperfine's
+//! does. Runs that count instructions go to tardy's binary, which opens the
+//! counters; `TARDY_NO_SMALL_SPAWNER` sends every run there.
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -67,7 +76,91 @@ pub enum Message {
 
 struct Server {
     sock: OwnedFd,
+    /// The small static spawner (helper/spawner.rs), not tardy's binary.
+    small: bool,
+    /// The page the small spawner writes the running command's pid into.
+    slot: Option<Slot>,
 }
+
+/// One shared page (a memfd mapped here and in the small spawner) whose
+/// first word is the running command's pid, 0 before it has started.
+struct Slot {
+    at: std::ptr::NonNull<libc::c_void>,
+}
+
+// SAFETY: the page is only read and written through an AtomicI32.
+unsafe impl Send for Slot {}
+
+impl Slot {
+    /// A fresh page and the descriptor to hand the spawner.
+    fn new() -> Option<(Slot, OwnedFd)> {
+        // SAFETY: a NUL-terminated name; the fd is owned below.
+        let fd = unsafe { libc::memfd_create(c"tardy-spawner-pid".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: fresh descriptor, owned here.
+        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+        // SAFETY: sizing and mapping a descriptor we own; the mapping is
+        // unmapped in Drop.
+        let at = unsafe {
+            if libc::ftruncate(fd.as_raw_fd(), 4096) != 0 {
+                return None;
+            }
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                fd.as_raw_fd(),
+                0,
+            )
+        };
+        if at == libc::MAP_FAILED {
+            return None;
+        }
+        Some((
+            Slot {
+                at: std::ptr::NonNull::new(at)?,
+            },
+            fd,
+        ))
+    }
+
+    fn word(&self) -> &std::sync::atomic::AtomicI32 {
+        // SAFETY: the mapping is live, page-aligned and shared only through
+        // atomics.
+        unsafe { std::sync::atomic::AtomicI32::from_ptr(self.at.as_ptr().cast()) }
+    }
+
+    fn clear(&self) {
+        self.word().store(0, std::sync::atomic::Ordering::Release);
+    }
+
+    fn pid(&self) -> Option<libc::pid_t> {
+        let p = self.word().load(std::sync::atomic::Ordering::Acquire);
+        (p > 0).then_some(p)
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping of one page.
+        unsafe { libc::munmap(self.at.as_ptr(), 4096) };
+    }
+}
+
+/// The small spawner's bytes, built by build.rs for this target.
+#[cfg(tardy_helper)]
+static HELPER: &[u8] = include_bytes!(env!("TARDY_HELPER_PATH"));
+#[cfg(not(tardy_helper))]
+static HELPER: &[u8] = &[];
+
+/// Set when the small spawner could not be started (no memfd, a noexec
+/// policy): runs go through tardy's own binary.
+static SMALL_FAILED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// The memfd that holds the small spawner, written once.
+static HELPER_FD: std::sync::OnceLock<Option<OwnedFd>> = std::sync::OnceLock::new();
 
 /// Idle servers. A run takes one (starting one when none is idle: runs at
 /// the same moment, as bisect's `--jobs`, each need their own) and gives it
@@ -86,9 +179,12 @@ pub fn is_spawner(pid: libc::pid_t) -> bool {
 /// Whether runs may go through a server (not with `TARDY_NO_SPAWNER`,
 /// nor `TARDY_NO_TRAMPOLINE`, which asks for direct spawns).
 fn enabled() -> bool {
-    cfg!(target_os = "linux")
-        && std::env::var_os("TARDY_NO_SPAWNER").is_none()
-        && std::env::var_os("TARDY_NO_TRAMPOLINE").is_none()
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| {
+        cfg!(target_os = "linux")
+            && std::env::var_os("TARDY_NO_SPAWNER").is_none()
+            && std::env::var_os("TARDY_NO_TRAMPOLINE").is_none()
+    })
 }
 
 /// The first argument that starts tardy as the spawner.
@@ -113,11 +209,45 @@ pub fn run_if_asked() {
     serve(fd);
 }
 
-/// Start a server. None when it cannot be.
-fn start() -> Option<Server> {
+/// The small spawner as an executable memfd (close-on-exec; a child execs
+/// it by its /proc path). None where there is none or it cannot be made.
+fn helper_fd() -> Option<RawFd> {
+    HELPER_FD
+        .get_or_init(|| {
+            if HELPER.is_empty() || std::env::var_os("TARDY_NO_SMALL_SPAWNER").is_some() {
+                return None;
+            }
+            // SAFETY: a NUL-terminated name; the fd is owned below.
+            let fd = unsafe { libc::memfd_create(c"tardy-spawner".as_ptr(), libc::MFD_CLOEXEC) };
+            if fd < 0 {
+                return None;
+            }
+            // SAFETY: fresh descriptor, owned here.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            let mut f = std::fs::File::from(fd);
+            std::io::Write::write_all(&mut f, HELPER).ok()?;
+            Some(OwnedFd::from(f))
+        })
+        .as_ref()
+        .map(|f| f.as_raw_fd())
+}
+
+/// Start a server: the small one when `small`, tardy's binary otherwise.
+/// None when it cannot be.
+fn start(small: bool) -> Option<Server> {
     use std::os::unix::process::CommandExt;
-    let me = std::env::current_exe().ok()?;
+    let (program, arg0) = if small {
+        let fd = helper_fd()?;
+        (
+            std::path::PathBuf::from(format!("/proc/self/fd/{fd}")),
+            std::ffi::OsString::from("tardy-spawner"),
+        )
+    } else {
+        let me = std::env::current_exe().ok()?;
+        (me.clone(), me.into_os_string())
+    };
     super::inherit::prepare();
+    let page = if small { Slot::new() } else { None };
     let mut sv = [0 as libc::c_int; 2];
     // SAFETY: socketpair fills two fds, both close-on-exec.
     let rc = unsafe {
@@ -134,10 +264,17 @@ fn start() -> Option<Server> {
     // SAFETY: fresh descriptors, owned here.
     let (mine, theirs) = unsafe { (OwnedFd::from_raw_fd(sv[0]), OwnedFd::from_raw_fd(sv[1])) };
     let their_fd = theirs.as_raw_fd();
-    let mut cmd = std::process::Command::new(me);
-    cmd.arg(ARG)
-        .arg(their_fd.to_string())
+    let mut cmd = std::process::Command::new(program);
+    cmd.arg0(arg0);
+    if !small {
+        cmd.arg(ARG);
+    }
+    cmd.arg(their_fd.to_string())
         .stdin(std::process::Stdio::null());
+    let page_fd = page.as_ref().map_or(-1, |(_, fd)| fd.as_raw_fd());
+    if page_fd >= 0 {
+        cmd.arg(page_fd.to_string());
+    }
     // SAFETY: restore and fcntl are async-signal-safe.
     unsafe {
         cmd.pre_exec(move || {
@@ -145,6 +282,9 @@ fn start() -> Option<Server> {
             // captures it for the commands), and its end of the socket.
             super::inherit::restore();
             libc::fcntl(their_fd, libc::F_SETFD, 0);
+            if page_fd >= 0 {
+                libc::fcntl(page_fd, libc::F_SETFD, 0);
+            }
             Ok(())
         });
     }
@@ -156,28 +296,48 @@ fn start() -> Option<Server> {
     // The server outlives this handle: it ends when tardy closes the
     // socket or exits.
     std::mem::forget(child);
-    Some(Server { sock: mine })
+    Some(Server {
+        sock: mine,
+        small,
+        slot: page.map(|(slot, _)| slot),
+    })
 }
 
-/// An idle server, started if none is; None when servers are not wanted
-/// or cannot be started.
-fn take() -> Option<Server> {
-    if !enabled() || FAILED.load(std::sync::atomic::Ordering::Relaxed) {
+/// An idle server, started if none is: the small one unless the run
+/// counts on the PMU (only tardy's binary opens counters) or the small one
+/// cannot start. None when servers are not wanted or cannot be started.
+fn take(pmu: bool) -> Option<Server> {
+    use std::sync::atomic::Ordering::Relaxed;
+    if !enabled() {
         return None;
     }
-    if let Some(s) = IDLE.lock().ok().and_then(|mut i| i.pop()) {
+    let small = !pmu && !SMALL_FAILED.load(Relaxed) && !HELPER.is_empty();
+    if let Some(s) = IDLE.lock().ok().and_then(|mut i| {
+        let at = i.iter().rposition(|s| s.small == small)?;
+        Some(i.swap_remove(at))
+    }) {
         return Some(s);
     }
-    let s = start();
+    if small {
+        if let Some(s) = start(true) {
+            return Some(s);
+        }
+        SMALL_FAILED.store(true, Relaxed);
+    }
+    if FAILED.load(Relaxed) {
+        return None;
+    }
+    let s = start(false);
     if s.is_none() {
-        FAILED.store(true, std::sync::atomic::Ordering::Relaxed);
+        FAILED.store(true, Relaxed);
     }
     s
 }
 
-/// Whether runs can go through a server (starting the first one).
-pub fn available() -> bool {
-    match take() {
+/// Whether runs (counting on the PMU or not) can go through a server
+/// (starting the first one).
+pub fn available(pmu: bool) -> bool {
+    match take(pmu) {
         Some(s) => {
             if let Ok(mut i) = IDLE.lock() {
                 i.push(s);
@@ -202,6 +362,7 @@ fn now_ns() -> u64 {
 #[derive(Debug, Clone)]
 pub struct Request {
     bytes: Vec<u8>,
+    pmu: bool,
 }
 
 impl Request {
@@ -244,21 +405,27 @@ impl Request {
         if let Some(p) = pmu {
             string(p.as_bytes())?;
         }
-        (b.len() <= MAX_REQUEST).then_some(Request { bytes: b })
+        (b.len() <= MAX_REQUEST).then_some(Request {
+            bytes: b,
+            pmu: pmu.is_some(),
+        })
     }
 }
 
 /// Send one run's request with its standard descriptors; `on` gets every
 /// message up to and including the final one (`Done`, or a failure before
-/// the command ran) and returns false to stop waiting (it then kills what
-/// it must and calls again). Err: the server is gone.
+/// the command ran); `Started` comes before `Done` whenever the command
+/// ran. `wait(sock, started)` blocks until the socket is readable (true)
+/// or something else needs a look (false: a signal, a deadline), after
+/// which a pid the small spawner has published is passed on as `Started`.
+/// Err: the server is gone.
 pub fn run(
     req: &Request,
     stdio: [RawFd; 3],
     on: &mut dyn FnMut(Message),
-    wait: &mut dyn FnMut(RawFd) -> std::io::Result<()>,
+    wait: &mut dyn FnMut(RawFd, bool) -> std::io::Result<bool>,
 ) -> std::io::Result<()> {
-    let server = take().ok_or_else(|| std::io::Error::other("no spawner"))?;
+    let server = take(req.pmu).ok_or_else(|| std::io::Error::other("no spawner"))?;
     let result = run_on(&server, req, stdio, on, wait);
     // A server that failed is dropped (its socket closes, it exits).
     if result.is_ok()
@@ -274,13 +441,23 @@ fn run_on(
     req: &Request,
     stdio: [RawFd; 3],
     on: &mut dyn FnMut(Message),
-    wait: &mut dyn FnMut(RawFd) -> std::io::Result<()>,
+    wait: &mut dyn FnMut(RawFd, bool) -> std::io::Result<bool>,
 ) -> std::io::Result<()> {
     let sock = server.sock.as_raw_fd();
+    if let Some(slot) = &server.slot {
+        slot.clear();
+    }
     send_with_fds(sock, &req.bytes, &stdio)?;
+    let mut started = false;
     loop {
-        wait(sock)?;
-        let mut buf = [0u8; 8 * 10];
+        if !started && let Some(pid) = server.slot.as_ref().and_then(Slot::pid) {
+            started = true;
+            on(Message::Started(pid));
+        }
+        if !wait(sock, started)? {
+            continue;
+        }
+        let mut buf = [0u8; 8 * 11];
         // SAFETY: buf is valid for its length.
         let n = unsafe { libc::recv(sock, buf.as_mut_ptr().cast(), buf.len(), 0) };
         if n < 0 {
@@ -298,20 +475,31 @@ fn run_on(
             .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
             .collect();
         let msg = match w.first() {
-            Some(&STARTED) => Message::Started(w.get(1).copied().unwrap_or(0) as libc::pid_t),
+            Some(&STARTED) => {
+                started = true;
+                Message::Started(w.get(1).copied().unwrap_or(0) as libc::pid_t)
+            }
             Some(&EXEC_FAILED) => Message::ExecFailed(w.get(1).copied().unwrap_or(0) as i32),
             Some(&COUNT_FAILED) => Message::CountFailed(w.get(1).copied().unwrap_or(0) as i32),
-            Some(&DONE) if w.len() >= 10 => Message::Done(super::trampoline::Record {
-                status: w[1] as i32,
-                wall_ns: w[2],
-                user_ns: w[3],
-                sys_ns: w[4],
-                max_rss_kib: w[5],
-                voluntary_cs: w[6],
-                involuntary_cs: w[7],
-                instructions: (w[8] != u64::MAX).then_some(w[8]),
-                cycles: (w[9] != u64::MAX).then_some(w[9]),
-            }),
+            Some(&DONE) if w.len() >= 10 => {
+                // The small spawner names the pid at the end when tardy
+                // had no reason to look for it before.
+                if !started && let Some(&pid) = w.get(10).filter(|&&p| p > 0) {
+                    started = true;
+                    on(Message::Started(pid as libc::pid_t));
+                }
+                Message::Done(super::trampoline::Record {
+                    status: w[1] as i32,
+                    wall_ns: w[2],
+                    user_ns: w[3],
+                    sys_ns: w[4],
+                    max_rss_kib: w[5],
+                    voluntary_cs: w[6],
+                    involuntary_cs: w[7],
+                    instructions: (w[8] != u64::MAX).then_some(w[8]),
+                    cycles: (w[9] != u64::MAX).then_some(w[9]),
+                })
+            }
             _ => continue,
         };
         let last = matches!(
@@ -332,7 +520,7 @@ fn run_on(
 
 /// Read messages until the run's `Done` (after a failed exec).
 fn drain_until_done(sock: RawFd) {
-    let mut buf = [0u8; 8 * 10];
+    let mut buf = [0u8; 8 * 11];
     loop {
         // SAFETY: buf is valid for its length.
         let n = unsafe { libc::recv(sock, buf.as_mut_ptr().cast(), buf.len(), 0) };

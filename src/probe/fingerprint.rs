@@ -190,8 +190,17 @@ impl Fingerprint {
     }
 }
 
+/// /proc/cpuinfo, read once per process: the kernel formats every CPU's
+/// entry on each read (a few hundred µs on a large machine), and a
+/// session's fingerprint asks for several of its fields.
+fn cpuinfo() -> Option<&'static str> {
+    static INFO: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    INFO.get_or_init(|| fs::read_to_string("/proc/cpuinfo").ok())
+        .as_deref()
+}
+
 pub(crate) fn cpuinfo_field(name: &str) -> Option<String> {
-    let info = fs::read_to_string("/proc/cpuinfo").ok()?;
+    let info = cpuinfo()?;
     info.lines()
         .find(|l| l.split(':').next().map(str::trim) == Some(name))
         .and_then(|l| l.split_once(':'))
@@ -408,7 +417,7 @@ fn num_configured_cpus() -> usize {
 }
 
 pub(crate) fn cpu_model() -> Option<String> {
-    let info = fs::read_to_string("/proc/cpuinfo").ok()?;
+    let info = cpuinfo()?;
     info.lines()
         .find(|l| {
             l.starts_with("model name") || l.starts_with("Model") || l.starts_with("cpu model")
