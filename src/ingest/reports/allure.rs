@@ -25,10 +25,21 @@ use crate::ingest::error::IngestError;
 /// names, not the attachments).
 const RESULT_LIMIT: u64 = 64 << 20;
 
-/// Whether a JSON document's head is an Allure result.
+/// Whether a JSON document's head is an Allure result, by its keys alone
+/// (`historyId`, `fullName` or `testCaseId` beside `uuid` and `status`).
 pub fn sniff(head: &str) -> bool {
     let has = |k: &str| head.contains(&format!("\"{k}\""));
     has("uuid") && has("status") && (has("historyId") || has("fullName") || has("testCaseId"))
+}
+
+/// Whether a file named `name` with this head is an Allure result: a
+/// `*-result.json` file with `uuid`, `status` and `name` is one, whatever
+/// else it carries (older allure-java and other producers write no
+/// `historyId` nor `fullName`).
+pub fn sniff_named(name: &str, head: &str) -> bool {
+    let file = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let has = |k: &str| head.contains(&format!("\"{k}\""));
+    sniff(head) || (is_result_file(file) && has("uuid") && has("status") && has("name"))
 }
 
 /// Whether a file name is an Allure result's.
@@ -127,10 +138,13 @@ pub fn read(
         (Some(a), Some(b)) if b >= a && a.is_finite() && b.is_finite() => Some((b - a) / 1e3),
         _ => None,
     };
+    // Attempts of one test: its historyId, or else (older producers) its
+    // full name, suite and class with the test's name and parameters.
     let key = r.history_id.clone().unwrap_or_else(|| {
         format!(
-            "{}|{test}",
-            r.full_name.clone().unwrap_or_else(|| r.name.clone())
+            "{}|{}|{class}|{test}",
+            r.full_name.clone().unwrap_or_else(|| r.name.clone()),
+            suite.join(" > ")
         )
     });
     let case = report.cases.len();

@@ -277,7 +277,10 @@ impl Reader<'_> {
             self.loose_cause = loose;
         }
         let failed = failed.is_some() || p.build_failed || !p.ended;
-        if !failed || (p.counted && p.running.is_empty()) {
+        // A package that passed with tests that started and never ended:
+        // their end events are missing; gotestsum fails them, and so does
+        // tardy (they were dropped without a word).
+        if (!failed && p.running.is_empty()) || (p.counted && p.running.is_empty()) {
             return;
         }
         p.counted = true;
@@ -294,7 +297,9 @@ impl Reader<'_> {
         // Counted once: a later event of the package starts afresh.
         p.failed_tests = 0;
         p.build_failed = false;
-        let stopped = if ended {
+        let stopped = if !failed {
+            "the package passed without their end events"
+        } else if ended {
             "the test binary stopped"
         } else {
             "the stream ends"

@@ -28,11 +28,23 @@ pub enum Kind {
     Jest,
     RSpec,
     Ctrf,
+    /// Cucumber's JSON (an array of features: see [`super::cucumber`]).
+    Cucumber,
+    /// Playwright's JSON reporter (see [`super::playwright`]).
+    Playwright,
 }
 
 /// Tell the kind from the head of a JSON document (the keys each tool writes first).
 pub fn sniff(head: &str) -> Option<Kind> {
     let has = |k: &str| head.contains(&format!("\"{k}\""));
+    if head.starts_with('[') {
+        // Cucumber's array of features, each with its scenarios.
+        return (has("elements") && (has("keyword") || has("steps"))).then_some(Kind::Cucumber);
+    }
+    if has("config") && has("suites") && (has("rootDir") || has("projects") || has("specs")) {
+        // Before mocha's check: Playwright's tests have "stats" and "tests" too.
+        return Some(Kind::Playwright);
+    }
     if (has("reportFormat") && head.contains("\"CTRF\""))
         || (has("results") && has("tool") && has("summary"))
     {
@@ -61,6 +73,10 @@ pub fn read(
             Kind::Jest => "jest --json output",
             Kind::RSpec => "RSpec --format json output",
             Kind::Ctrf => "a CTRF report (results.tool, results.summary, results.tests)",
+            Kind::Cucumber => {
+                "Cucumber's JSON report (an array of features with elements and steps)"
+            }
+            Kind::Playwright => "Playwright's JSON reporter output (config, suites, specs)",
         };
         IngestError::at(
             name,
@@ -73,6 +89,12 @@ pub fn read(
         Kind::Jest => jest(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::RSpec => rspec(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::Ctrf => ctrf(serde_json::from_reader(input).map_err(bad)?, name, report),
+        Kind::Cucumber => {
+            super::cucumber::read(serde_json::from_reader(input).map_err(bad)?, name, report)
+        }
+        Kind::Playwright => {
+            super::playwright::read(serde_json::from_reader(input).map_err(bad)?, name, report)
+        }
     }
     Ok(())
 }
@@ -80,7 +102,7 @@ pub fn read(
 /// One test of a document, counted against the reading thread's cap on
 /// results as it is read ([`crate::ingest::limits`]): a small document of
 /// millions of tests stops at the cap, before it is all in memory.
-struct Counted<T>(T);
+pub(super) struct Counted<T>(T);
 
 impl<'de, T: Deserialize<'de>> Deserialize<'de> for Counted<T> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {

@@ -16,10 +16,12 @@
 
 pub mod allure;
 pub mod bounded;
+pub mod cucumber;
 pub mod dart;
 pub mod duration;
 pub mod gojson;
 pub mod jsondoc;
+pub mod playwright;
 pub mod tap;
 pub mod xml;
 
@@ -358,7 +360,14 @@ pub(crate) fn check_failing(report: &mut Report, name: &str, first: usize, state
     report.warnings.push(format!(
         "{name} says {stated} tests failed but lists {listed} failed results"
     ));
-    if stated > listed {
+    // A header that counts more than the failed tests listed: a failure
+    // the file does not list (a class that failed to load) makes the run
+    // fail. Where the file lists a failure already, or marks reruns, the
+    // header counts <failure> elements, reruns or a flaky test's failed
+    // attempts (Surefire, TAP::Harness::JUnit's summary suite): the run's
+    // verdict stands, and no test is made up.
+    let explained = listed > 0 || report.reruns_marked;
+    if stated > listed && !explained {
         report.cases.push(TestCase {
             id: TestId::new(
                 Arc::from(""),
@@ -456,7 +465,7 @@ fn sniff(head: &[u8]) -> Option<Kind> {
         Some(Kind::Allure)
     } else if t.starts_with('{') && dart::sniff(t) {
         Some(Kind::Dart)
-    } else if t.starts_with('{') {
+    } else if t.starts_with('{') || t.starts_with('[') {
         jsondoc::sniff(t).map(Kind::Doc)
     } else if tap::sniff(t) {
         Some(Kind::Tap)
@@ -517,13 +526,23 @@ fn read_reader(
             .to_vec();
     }
     report.sources.push(name.clone());
-    match sniff(&head) {
+    let kind = if head_text(&head).starts_with('{') && allure::sniff_named(&name, head_text(&head))
+    {
+        Some(Kind::Allure)
+    } else {
+        sniff(&head)
+    };
+    match kind {
         Some(Kind::Xml) => xml::read(reader, &name, report),
         Some(Kind::GoJson) => gojson::read(reader, &name, report),
         Some(Kind::Tap) => tap::read(reader, &name, report),
         Some(Kind::Allure) => allure::read(reader, &name, report),
         Some(Kind::Dart) => dart::read(reader, &name, report),
         Some(Kind::Doc(kind)) => jsondoc::read(reader, kind, &name, report),
+        None if xml_root(head_text(&head)).is_some_and(|r| unread_xml(r).is_some()) => {
+            let root = xml_root(head_text(&head)).unwrap_or("?");
+            Err(IngestError::at(&name, None, unread_xml(root).unwrap_or_default()))
+        }
         None if xml_root(head_text(&head)).is_some() => {
             let root = xml_root(head_text(&head)).unwrap_or("?");
             Err(IngestError::at(
@@ -543,9 +562,48 @@ fn read_reader(
         None => Err(IngestError::at(
             &name,
             None,
-            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML (UTF-8, UTF-16 or UTF-32), `go test -json`, mocha or jest JSON, RSpec JSON, CTRF JSON, Allure results, TAP, or Dart's JSON reporter output".into(),
+            "is not a test report: expected JUnit, NUnit, TRX or xUnit XML (UTF-8, UTF-16 or UTF-32), Allure 1 XML, `go test -json`, mocha or jest JSON, RSpec JSON, CTRF JSON, Cucumber JSON, Playwright's JSON reporter, Allure 2 results, TAP, or Dart's JSON reporter output".into(),
         )),
     }
+}
+
+/// Reports tardy recognises by their root element and does not read: what
+/// it is and the way out.
+fn unread_xml(root: &str) -> Option<String> {
+    let (what, way) = match root {
+        "robot" => (
+            "Robot Framework's output.xml",
+            "write JUnit XML with `robot --xunit junit.xml` (or `rebot --xunit junit.xml output.xml`)",
+        ),
+        "testng-results" => (
+            "TestNG's testng-results.xml",
+            "read the JUnit XML TestNG writes beside it (`junitreports/TEST-*.xml`) or Surefire's `target/surefire-reports/TEST-*.xml`",
+        ),
+        "plist" => (
+            "a property list (an Xcode result bundle's Info.plist?)",
+            "export JUnit XML from the .xcresult bundle with `xcrun xcresulttool` or xcpretty (`xcpretty --report junit`)",
+        ),
+        _ => return None,
+    };
+    Some(format!("is {what}, which tardy does not read: {way}"))
+}
+
+/// A directory tardy recognises and does not read: what it is and the way
+/// out.
+fn unread_dir(path: &Path) -> Option<String> {
+    let file_name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
+    if file_name.ends_with(".xcresult")
+        || path.join("Info.plist").is_file() && path.join("Data").is_dir()
+    {
+        return Some("is an Xcode result bundle (.xcresult), which tardy does not read: export JUnit XML with `xcrun xcresulttool` (or `xcpretty --report junit`, or fastlane's trainer) and give tardy that file".into());
+    }
+    if path.join("index.html").is_file() && path.join("data").join("test-cases").is_dir() {
+        return Some("is a generated Allure report (its HTML site), which tardy does not read: give tardy the results folder the tests wrote (`--alluredir`, `allure-results/`, its *-result.json files)".into());
+    }
+    None
 }
 
 /// Files a path stands for: the file itself, or every report-looking file
@@ -555,6 +613,9 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>, IngestError> {
     let meta = std::fs::metadata(path).map_err(|e| IngestError::io(&name, e))?;
     if !meta.is_dir() {
         return Ok(vec![path.to_path_buf()]);
+    }
+    if let Some(why) = unread_dir(path) {
+        return Err(IngestError::at(&name, None, why));
     }
     let mut out = Vec::new();
     let mut stack = vec![path.to_path_buf()];
@@ -864,6 +925,61 @@ mod tests {
     }
 
     #[test]
+    fn tap_runs_fail_exactly_when_prove_fails_them() {
+        // tap-spec/make.sh: each file's verdict from `prove -e cat FILE`
+        // (Test::Harness 3.44), beside the file.
+        let dir = data("tap-spec");
+        let expected = std::fs::read_to_string(dir.join("expected.tsv")).unwrap();
+        let mut checked = 0;
+        for line in expected.lines() {
+            let f: Vec<&str> = line.split('\t').collect();
+            let (file, verdict, tests) = (f[0], f[1], f[2].parse::<usize>().unwrap());
+            let r = read_run(&[dir.join(file)], false)
+                .unwrap_or_else(|e| panic!("{file}: refused: {e}"));
+            let failed = r.cases.iter().any(|c| c.status.is_failure());
+            assert_eq!(
+                failed,
+                verdict == "FAIL",
+                "{file}: {:?} {:?}",
+                r.cases,
+                r.warnings
+            );
+            let real = r
+                .cases
+                .iter()
+                .filter(|c| !c.id.name.starts_with('('))
+                .count();
+            let top = r
+                .cases
+                .iter()
+                .filter(|c| c.id.suite.is_empty() && !c.id.name.starts_with('('))
+                .count();
+            assert_eq!(top, tests, "{file}: tests run, as prove counts them");
+            assert!(real >= top, "{file}");
+            if verdict == "FAIL" && !f[3].is_empty() {
+                let said = f[3].split_whitespace().collect::<Vec<_>>().join(" ");
+                assert!(
+                    r.warnings.iter().any(|w| w
+                        .split_whitespace()
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                        .contains(&said)
+                        || said.starts_with("TAP specified version")),
+                    "{file}: no warning says {said:?}: {:?}",
+                    r.warnings
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 30);
+        // TAP 14 (node-tap) is a version tardy reads (prove 3.44 knows 13).
+        let mut r = Report::default();
+        read_bytes(b"TAP version 14\n1..1\nok 1 - a\n", "v14", &mut r).unwrap();
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert!(r.cases.iter().all(|c| c.status == Status::Passed));
+    }
+
+    #[test]
     fn tap_from_node_and_perl() {
         // node 20 --test --test-reporter=tap, Test::More (make.sh).
         for f in ["node-test.tap", "perl-test-more.tap"] {
@@ -902,7 +1018,7 @@ mod tests {
         assert!(
             d.warnings
                 .iter()
-                .any(|w| w.contains("promises 4 tests and 2 reported"))
+                .any(|w| w.contains("You planned 4 tests but ran 2"))
         );
         // Bail out! is a failed run too (derived).
         let mut b = Report::default();
@@ -934,6 +1050,80 @@ mod tests {
         assert!(case(&r, "test_sleepy").duration_s.unwrap() >= 0.015);
         // The folder's containers are not results.
         assert!(r.sources.iter().all(|s| s.ends_with("-result.json")));
+    }
+
+    #[test]
+    fn allure_results_without_history_ids_and_allure_1_xml() {
+        // Older producers write no historyId, fullName or testCaseId: the
+        // file's name and uuid + status + name say what it is.
+        let r = read("allure-legacy");
+        assert_eq!(r.cases.len(), 8, "{:?}", r.cases);
+        let flaky = case(&r, "test_flaky");
+        assert_eq!((flaky.status, flaky.retries), (Status::Flaky, 1));
+        assert_eq!(case(&r, "test_broken").status, Status::Errored);
+        // Allure 1 XML, not NUnit: names from <name>, pending and canceled
+        // skipped, broken errored.
+        let a = read("allure1");
+        assert_eq!(a.cases.len(), 6, "{:?}", a.cases);
+        assert_eq!(case(&a, "adds").status, Status::Passed);
+        assert_eq!(&*case(&a, "adds").id.suite, "calc.CalcTest");
+        assert_eq!(case(&a, "fails").status, Status::Failed);
+        assert_eq!(case(&a, "errors").status, Status::Errored);
+        assert_eq!(case(&a, "later").status, Status::Skipped);
+        assert_eq!(case(&a, "skipped by an assumption").status, Status::Skipped);
+        assert!((case(&a, "param[1]").duration_s.unwrap() - 0.28).abs() < 1e-9);
+    }
+
+    #[test]
+    fn cucumber_and_playwright_json() {
+        // cucumber-js 12.9 (make.sh): 5 scenarios, 1 failed, 1 undefined.
+        let c = read("cucumber-js.json");
+        assert_eq!(c.cases.len(), 5, "{:?}", c.cases);
+        assert_eq!(case(&c, "fails").status, Status::Failed);
+        assert_eq!(case(&c, "undefined step").status, Status::Errored);
+        assert_eq!(case(&c, "adds").status, Status::Passed);
+        assert_eq!(&*case(&c, "adds").id.suite, "Calculator");
+        assert_eq!(case(&c, "param (line 21)").status, Status::Passed);
+        assert_eq!(case(&c, "param (line 22)").status, Status::Passed);
+        // Playwright's JSON reporter (make.sh): expected 2, unexpected 3,
+        // skipped 1; retries 1.
+        let p = read("playwright.json");
+        assert_eq!(p.cases.len(), 6, "{:?}", p.cases);
+        let count = |s: Status| p.cases.iter().filter(|c| c.status == s).count();
+        assert_eq!(count(Status::Passed), 2);
+        assert_eq!(count(Status::Skipped), 1);
+        assert_eq!(p.cases.iter().filter(|c| c.status.is_failure()).count(), 3);
+        assert_eq!(case(&p, "times out [node]").status, Status::Errored);
+        assert_eq!(case(&p, "fails [node]").retries, 1);
+        assert_eq!(
+            &*case(&p, "sleeps [node]").id.suite,
+            "tests/calc.spec.js > nested"
+        );
+        assert!(case(&p, "sleeps [node]").duration_s.unwrap() >= 0.03);
+    }
+
+    #[test]
+    fn formats_tardy_knows_and_does_not_read_are_named_with_the_way_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let bundle = dir.path().join("Tests.xcresult");
+        std::fs::create_dir_all(bundle.join("Data")).unwrap();
+        std::fs::write(bundle.join("Info.plist"), "<?xml version=\"1.0\"?><plist/>").unwrap();
+        let e = read_run(&[bundle], false).unwrap_err().to_string();
+        assert!(
+            e.contains("Xcode result bundle") && e.contains("xcresulttool"),
+            "{e}"
+        );
+        let robot = dir.path().join("output.xml");
+        std::fs::write(
+            &robot,
+            "<?xml version=\"1.0\"?><robot generator=\"Robot 7\"></robot>",
+        )
+        .unwrap();
+        let e = read_run(&[robot], false).unwrap_err().to_string();
+        assert!(
+            e.contains("Robot Framework") && e.contains("--xunit"),
+            "{e}"
+        );
     }
 
     #[test]
@@ -1075,6 +1265,87 @@ mod tests {
         assert_eq!(case(&n, "flaky").status, Status::Flaky);
         assert!(case(&n, "fails").retries >= 1);
         assert_eq!(&*case(&n, "nestedSleeps").id.suite, "calc.CalcTest$Inner");
+    }
+
+    #[test]
+    fn headers_that_count_attempts_make_up_no_failure() {
+        // The real Surefire file with its header edited as other versions
+        // write it: the flaky test's failed attempt counted as a failure
+        // (it passed on rerun: the run passed), then each rerun of the test
+        // that always failed counted too (one failed test, not three).
+        let real =
+            std::fs::read_to_string(data("surefire").join("TEST-calc.CalcTest.xml")).unwrap();
+        for (failures, errors) in [("2", "1"), ("4", "1")] {
+            let edited = real.replacen(
+                "errors=\"1\" skipped=\"0\" failures=\"1\"",
+                &format!("errors=\"{errors}\" skipped=\"0\" failures=\"{failures}\""),
+                1,
+            );
+            assert_ne!(edited, real);
+            let mut r = Report::default();
+            read_bytes(edited.as_bytes(), "edited", &mut r).unwrap();
+            let failing = r.cases.iter().filter(|c| c.status.is_failure()).count();
+            assert_eq!(failing, 2, "fails and errors only: {:?}", r.cases);
+            assert_eq!(case(&r, "flaky").status, Status::Flaky);
+        }
+        // A passing run whose only "failure" is a flaky attempt passes.
+        let flaky_only = br#"<testsuite name="s" tests="2" failures="1" errors="0">
+<testcase name="a" classname="s"/>
+<testcase name="flaky" classname="s"><flakyFailure message="first time"/></testcase>
+</testsuite>"#;
+        let mut r = Report::default();
+        read_bytes(flaky_only, "flaky", &mut r).unwrap();
+        assert!(
+            r.cases.iter().all(|c| !c.status.is_failure()),
+            "{:?}",
+            r.cases
+        );
+        // A header's failure the file does not list still fails the run.
+        let hidden = br#"<testsuite name="s" tests="1" failures="1" errors="0">
+<testcase name="a" classname="s"/>
+</testsuite>"#;
+        let mut r = Report::default();
+        read_bytes(hidden, "hidden", &mut r).unwrap();
+        assert!(r.cases.iter().any(|c| c.status.is_failure()));
+    }
+
+    #[test]
+    fn a_failed_test_case_holding_a_suite_stays_failed() {
+        let x = br#"<testsuites><testsuite name="outer" tests="2">
+<testcase name="parent" classname="c" time="1.5">
+  <error message="setup broke"/>
+  <failure message="and it failed"/>
+  <testsuite name="inner"><testcase name="child" classname="c" time="0.5"/></testsuite>
+</testcase>
+<testcase name="fine" classname="c"/>
+<testcase name="group" classname="c" time="2"><testsuite name="g"><testcase name="leaf" classname="c" time="2"/></testsuite></testcase>
+</testsuite></testsuites>"#;
+        let mut r = Report::default();
+        read_bytes(x, "nested", &mut r).unwrap();
+        let p = case(&r, "parent");
+        assert!(p.status.is_failure() && !p.has_children, "{:?}", r.cases);
+        assert_eq!(case(&r, "child").status, Status::Passed);
+        assert!(case(&r, "group").has_children);
+        assert_eq!(case(&r, "leaf").status, Status::Passed);
+    }
+
+    #[test]
+    fn go_tests_that_never_ended_in_a_passing_package_fail() {
+        let events = br#"{"Action":"start","Package":"p"}
+{"Action":"run","Package":"p","Test":"TestA"}
+{"Action":"run","Package":"p","Test":"TestB"}
+{"Action":"pass","Package":"p","Test":"TestA","Elapsed":0.1}
+{"Action":"pass","Package":"p","Elapsed":0.2}
+"#;
+        let mut r = Report::default();
+        read_bytes(events, "go", &mut r).unwrap();
+        assert_eq!(case(&r, "TestB").status, Status::Failed, "{:?}", r.cases);
+        assert_eq!(case(&r, "TestA").status, Status::Passed);
+        assert!(
+            r.warnings.iter().any(|w| w.contains("never ended")),
+            "{:?}",
+            r.warnings
+        );
     }
 
     #[test]

@@ -29,6 +29,16 @@ enum Dialect {
     NUnit2,
     Trx,
     XUnit,
+    /// Allure 1 (`<ns2:test-suite xmlns:ns2="urn:model.allure.qatools.yandex.ru">`):
+    /// names in `<name>` elements, statuses in attributes.
+    Allure1,
+}
+
+/// Allure 1's `<name>` text wanted next: its suite's or its test case's.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Allure1Name {
+    Suite,
+    Case,
 }
 
 /// An attribute's text: borrowed from the reader's buffer unless it needs unescaping or
@@ -122,6 +132,11 @@ struct Parser<'a> {
     pending: Option<TestCase>,
     /// How the pending case's status is decided (see [`Decided`]).
     decided: Decided,
+    /// Allure 1: the open elements' names, and whose `<name>` text comes next.
+    allure1_open: Vec<Box<str>>,
+    allure1_want: Option<Allure1Name>,
+    /// Allure 1: a suite seen whose name has not come yet.
+    allure1_suite: bool,
     /// TRX: open UnitTestResult elements (InnerResults nest them).
     trx_depth: usize,
     trx_ids: Vec<Option<String>>,
@@ -307,7 +322,13 @@ impl Parser<'_> {
         let dialect = match self.dialect {
             Some(d) => d,
             None => {
+                let allure1 = tag == "test-suite"
+                    && list.iter().any(|a| {
+                        a.key.as_ref().starts_with(b"xmlns")
+                            && a.value.windows(6).any(|w| w == b"allure")
+                    });
                 let d = match tag {
+                    "test-suite" if allure1 => Dialect::Allure1,
                     "testsuites" | "testsuite" => Dialect::JUnit,
                     "test-run" | "test-suite" => Dialect::NUnit3,
                     "test-results" => Dialect::NUnit2,
@@ -384,6 +405,17 @@ impl Parser<'_> {
                 } else {
                     Status::Passed
                 };
+                // A test case holding results of its own (a nested suite):
+                // kept before them, as their parent; one that failed itself
+                // stays a failed test (it was lost when its first child
+                // replaced it), its time left out as it includes theirs.
+                if let Some(outer) = self.pending.as_mut() {
+                    outer.has_children = !outer.status.is_failure();
+                    if !outer.has_children {
+                        outer.duration_s = None;
+                    }
+                    self.finish_case(report);
+                }
                 self.start_case(
                     class.as_deref().unwrap_or_default(),
                     name.map(Cow::into_owned).unwrap_or_default(),
@@ -434,6 +466,7 @@ impl Parser<'_> {
                 report.reruns_marked = true;
                 self.set_status(Status::Flaky)
             }
+            (Dialect::Allure1, _) => self.allure1_element(tag, list, empty, report)?,
             (Dialect::NUnit3 | Dialect::NUnit2, "test-suite") => {
                 let [name, duration, time] = attrs(list, ["name", "duration", "time"], lenient)?;
                 self.open_suite(
@@ -611,7 +644,94 @@ impl Parser<'_> {
                 self.finish_case(report);
             }
             (Some(Dialect::Trx), b"UnitTest") => self.trx_current_def = None,
+            (Some(Dialect::Allure1), _) => {
+                self.allure1_open.pop();
+                self.allure1_want = None;
+                match tag {
+                    b"test-case" => self.finish_case(report),
+                    b"test-suite" => {
+                        self.allure1_open_suite(report, String::new());
+                        self.close_suite();
+                    }
+                    _ => {}
+                }
+            }
             _ => {}
+        }
+    }
+
+    /// An Allure 1 element: suites and test cases (their status and times
+    /// in attributes, their names in a `<name>` child), a failure's text
+    /// and steps (not tests) ignored.
+    fn allure1_element(
+        &mut self,
+        tag: &str,
+        list: &[Attribute],
+        empty: bool,
+        report: &mut Report,
+    ) -> Result<(), String> {
+        let parent = self.allure1_open.last().map(|p| &**p);
+        match (tag, parent) {
+            ("test-suite", _) => {
+                // A suite inside a suite's case list opens once named.
+                self.allure1_open_suite(report, String::new());
+                self.allure1_suite = true;
+            }
+            ("test-case", _) => {
+                self.allure1_open_suite(report, String::new());
+                let [status, start, stop] = attrs(list, ["status", "start", "stop"], self.lenient)?;
+                let ms =
+                    |v: &Option<Cow<str>>| v.as_deref().and_then(|v| v.trim().parse::<f64>().ok());
+                let duration_s = match (ms(&start), ms(&stop)) {
+                    (Some(a), Some(b)) if b >= a && b.is_finite() => Some((b - a) / 1e3),
+                    _ => None,
+                };
+                let status = match status.as_deref() {
+                    Some("passed") => Status::Passed,
+                    Some("failed") => Status::Failed,
+                    Some("canceled" | "pending" | "skipped") => Status::Skipped,
+                    // broken: an error outside an assertion.
+                    _ => Status::Errored,
+                };
+                self.start_case("", String::new(), duration_s, status);
+                if empty {
+                    self.finish_case(report);
+                }
+            }
+            ("name", Some("test-case")) if self.pending.is_some() => {
+                self.allure1_want = Some(Allure1Name::Case);
+            }
+            ("name", Some("test-suite")) if self.allure1_suite => {
+                self.allure1_want = Some(Allure1Name::Suite);
+            }
+            _ => {}
+        }
+        if !empty {
+            self.allure1_open.push(tag.into());
+        }
+        Ok(())
+    }
+
+    /// Open the Allure 1 suite seen, under `name`, if it is still waiting.
+    fn allure1_open_suite(&mut self, report: &mut Report, name: String) {
+        if std::mem::take(&mut self.allure1_suite) {
+            self.open_suite(report, name, None, false);
+        }
+    }
+
+    /// Text inside an element: an Allure 1 suite's or test case's name.
+    fn text(&mut self, text: &str, report: &mut Report) {
+        match self.allure1_want.take() {
+            Some(Allure1Name::Suite) => self.allure1_open_suite(report, text.trim().to_string()),
+            Some(Allure1Name::Case) => {
+                if let Some(c) = self.pending.as_mut()
+                    && c.id.name.is_empty()
+                {
+                    let suite = self.suite_path.clone();
+                    c.id = TestId::new(suite, c.id.class.clone(), text.trim().to_string());
+                }
+            }
+            None => {}
         }
     }
 }
@@ -631,6 +751,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         outer: None,
         pending: None,
         decided: Decided::default(),
+        allure1_open: Vec::new(),
+        allure1_want: None,
+        allure1_suite: false,
         trx_depth: 0,
         trx_ids: Vec::new(),
         trx_class: HashMap::new(),
@@ -736,6 +859,17 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
                 p.end(e.local_name().as_ref(), report);
             }
             Event::DocType(_) => p.lenient = true,
+            Event::Text(ref t) if depth > 0 && p.allure1_want.is_some() => {
+                let text = t
+                    .decode()
+                    .ok()
+                    .and_then(|d| quick_xml::escape::unescape(&d).ok().map(|u| u.into_owned()))
+                    .unwrap_or_default();
+                p.text(&text, report);
+            }
+            Event::CData(ref t) if p.allure1_want.is_some() => {
+                p.text(&String::from_utf8_lossy(t), report);
+            }
             Event::Text(ref t) if depth == 0 && !t.iter().all(u8::is_ascii_whitespace) => {
                 let start = end.saturating_sub(t.len() as u64);
                 return Err(IngestError::at(

@@ -305,3 +305,16 @@ cp "$work/nx/target/nextest/ci/junit.xml" "$here/nextest.xml"
 echo "reports written to $here"
 # seed000-before.xml / seed000-after.xml: examples/nunit-sleep/run.sh with OUT=tests/data/reports
 # (renamed): the same pytest suite under the default and a 15.6 ms timer slack.
+# Issue 47 (real tools, run in /work/pw with `npm install @playwright/test @cucumber/cucumber`):
+# - cucumber-js.json: cucumber-js 12.9.0, `npx cucumber-js --format json:cucumber.json` on a
+#   Calculator feature with a Background, a passing, a failing and an undefined-step scenario
+#   and a two-row Scenario Outline (cucumber-js: 5 scenarios, 1 failed, 1 undefined, 3 passed).
+# - playwright.json: @playwright/test's `--reporter=json`, retries 1, one project "node", no
+#   browser (tests that use none): adds, fails, flaky (fails in both workers), a skipped test and a
+#   describe with a 30 ms test and one timing out (stats: expected 2, unexpected 3, skipped 1).
+# - tap-spec/: TAP edge cases and `prove`'s verdict on each (tap-spec/make.sh).
+# - allure1/: Allure 1 XML (allure-java 1.x, `ns2:test-suite`), written by hand from allure-model
+#   1.5's schema (allure-java 1.x no longer builds here): 6 cases, passed 2, failed 1, broken 1,
+#   pending 1, canceled 1.
+# - allure-legacy/: allure-pytest/'s result files without historyId, fullName and testCaseId, as
+#   older allure-java and other producers write them (derived: `json.load`, pop, `json.dump`).
