@@ -1037,3 +1037,120 @@ fn benchstat_command_lines_work_with_tardy_compare_in_front() {
         assert!(err.contains(said) && err.lines().count() == 1, "{q}: {err}");
     }
 }
+
+/// Each harness's rows: name -> (mean of the values read, verdict).
+fn harness_rows(before: &str, after: &str) -> Vec<(String, String, f64, String)> {
+    let r = json(&[&bench(before), &bench(after)]);
+    r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_string(),
+                x["unit"].as_str().unwrap().to_string(),
+                x["baseline_summary"]["mean"].as_f64().unwrap(),
+                x["verdict"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * b.abs().max(1e-300)
+}
+
+#[test]
+fn jmh_google_benchmark_and_benchmarkdotnet_read_every_sample() {
+    // JMH: every fork's iterations; the mean is JMH's own score, in
+    // benchstat's units (ns/op -> sec/op, ops/ms -> ops/s).
+    let jmh: Value =
+        serde_json::from_str(&std::fs::read_to_string(bench("jmh-before.json")).unwrap()).unwrap();
+    let rows = harness_rows("jmh-before.json", "jmh-after.json");
+    for b in jmh.as_array().unwrap() {
+        let name = format!(
+            "{}/n={}",
+            b["benchmark"].as_str().unwrap(),
+            b["params"]["n"].as_str().unwrap()
+        );
+        let score = b["primaryMetric"]["score"].as_f64().unwrap();
+        let row = rows.iter().find(|r| r.0 == name).unwrap();
+        let want = match row.1.as_str() {
+            "sec/op" => score * 1e-9,
+            "ops/s" => score * 1e3,
+            u => panic!("unit {u}"),
+        };
+        assert!(close(row.2, want), "{name}: {} vs JMH {want}", row.2);
+    }
+    // The after file's sum does three times the work: slower, surely.
+    for n in ["10", "100"] {
+        let row = rows
+            .iter()
+            .find(|r| r.0 == format!("bench.Calc.sum/n={n}"))
+            .unwrap();
+        assert_eq!(row.3, "slower", "{row:?}");
+    }
+    // Google Benchmark: the repetitions are the samples; their mean is the
+    // file's own `_mean` aggregate.
+    let gb: Value = serde_json::from_str(
+        &std::fs::read_to_string(bench("google-benchmark-before.json")).unwrap(),
+    )
+    .unwrap();
+    let rows = harness_rows(
+        "google-benchmark-before.json",
+        "google-benchmark-after.json",
+    );
+    for agg in gb["benchmarks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["aggregate_name"] == "mean")
+    {
+        let name = agg["run_name"].as_str().unwrap();
+        let row = rows
+            .iter()
+            .find(|r| r.0 == name && r.1 == "sec/op")
+            .unwrap();
+        assert!(
+            close(row.2, agg["real_time"].as_f64().unwrap() * 1e-9),
+            "{name}: {} vs {}",
+            row.2,
+            agg["real_time"]
+        );
+        assert!(rows.iter().any(|r| r.0 == name && r.1 == "cpu-sec/op"));
+    }
+    // BenchmarkDotNet: the Workload/Result measurements per operation; their
+    // mean is Statistics.Mean; Concat is 25% slower.
+    let bdn: Value = serde_json::from_str(
+        &std::fs::read_to_string(bench("benchmarkdotnet-before.json")).unwrap(),
+    )
+    .unwrap();
+    let rows = harness_rows("benchmarkdotnet-before.json", "benchmarkdotnet-after.json");
+    for b in bdn["Benchmarks"].as_array().unwrap() {
+        let mut name = b["FullName"]
+            .as_str()
+            .unwrap()
+            .split('(')
+            .next()
+            .unwrap()
+            .to_string();
+        if let Some(p) = b["Parameters"].as_str().filter(|p| !p.is_empty()) {
+            name = format!("{name}/{p}");
+        }
+        let row = rows
+            .iter()
+            .find(|r| r.0 == name && r.1 == "sec/op")
+            .unwrap();
+        let mean = b["Statistics"]["Mean"].as_f64().unwrap() * 1e-9;
+        assert!(close(row.2, mean), "{name}: {} vs {mean}", row.2);
+        let want = if name.ends_with("Concat") {
+            "slower"
+        } else {
+            "inconclusive"
+        };
+        assert!(
+            row.3 == want || (want == "inconclusive" && row.3 != "slower" && row.3 != "faster"),
+            "{name}: {row:?}"
+        );
+    }
+}

@@ -601,7 +601,12 @@ fn of_benchmarks(side: &Side) -> bool {
     side.datasets.iter().all(|d| {
         matches!(
             d.format,
-            Format::Go | Format::PytestBenchmark | Format::Criterion
+            Format::Go
+                | Format::PytestBenchmark
+                | Format::Criterion
+                | Format::Jmh
+                | Format::GoogleBenchmark
+                | Format::BenchmarkDotNet
         )
     })
 }

@@ -124,7 +124,7 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
             IngestError::at(
                 source,
                 None,
-                "is JSON of an unknown shape: expected tardy results, hyperfine --export-json, pytest-benchmark --benchmark-json or criterion sample.json".into(),
+                "is JSON of an unknown shape: expected tardy results, hyperfine --export-json, pytest-benchmark --benchmark-json, criterion sample.json, JMH -rf json, Google Benchmark --benchmark_format=json or BenchmarkDotNet's full JSON".into(),
             )
         })?,
         f => f,
@@ -134,6 +134,9 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
         Format::Hyperfine => read_hyperfine(value, source)?,
         Format::PytestBenchmark => read_pytest(value, source)?,
         Format::Criterion => read_criterion_sample(value, source, source)?,
+        Format::Jmh | Format::GoogleBenchmark | Format::BenchmarkDotNet => {
+            super::harness::read(value, source, format)?
+        }
         other => {
             return Err(IngestError::at(
                 source,
@@ -150,7 +153,9 @@ fn detect(v: &Value) -> Option<Format> {
     if old_criterion_sample(v).is_some() {
         return Some(Format::Criterion);
     }
-    let o = v.as_object()?;
+    let Some(o) = v.as_object() else {
+        return super::harness::detect(v);
+    };
     if o.get("schema").and_then(Value::as_str) == Some(SCHEMA) {
         return Some(Format::Tardy);
     }
@@ -166,7 +171,7 @@ fn detect(v: &Value) -> Option<Format> {
     if o.contains_key("iters") && o.contains_key("times") {
         return Some(Format::Criterion);
     }
-    None
+    super::harness::detect(v)
 }
 
 /// criterion's estimates.json: `{"mean": {"confidence_interval": ..., "point_estimate": ...}, ...}`.

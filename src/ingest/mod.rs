@@ -10,6 +10,7 @@ pub mod budget;
 pub mod cnum;
 pub mod error;
 pub mod gobench;
+pub mod harness;
 pub mod json;
 pub mod limits;
 pub mod numbers;
@@ -33,6 +34,12 @@ pub enum Format {
     Go,
     PytestBenchmark,
     Criterion,
+    /// JMH's `-rf json` (each fork's iteration scores).
+    Jmh,
+    /// Google Benchmark's JSON (one entry per repetition).
+    GoogleBenchmark,
+    /// BenchmarkDotNet's full JSON exporter (every measurement).
+    BenchmarkDotNet,
 }
 
 impl std::str::FromStr for Format {
@@ -46,9 +53,12 @@ impl std::str::FromStr for Format {
             "go" | "benchstat" => Format::Go,
             "pytest-benchmark" => Format::PytestBenchmark,
             "criterion" => Format::Criterion,
+            "jmh" => Format::Jmh,
+            "google-benchmark" | "gbench" => Format::GoogleBenchmark,
+            "benchmarkdotnet" | "bdn" => Format::BenchmarkDotNet,
             other => {
                 return Err(format!(
-                    "unknown input format '{other}': use auto, tardy, hyperfine, numbers, go, pytest-benchmark or criterion"
+                    "unknown input format '{other}': use auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh, google-benchmark or benchmarkdotnet"
                 ));
             }
         })
@@ -182,7 +192,7 @@ fn refuse_wrong_kind(
     format: Format,
     numbers: &NumberOptions,
 ) -> Result<(), IngestError> {
-    const EXPECTED: &str = "expected tardy or hyperfine JSON, pytest-benchmark or criterion JSON, Go benchmark output or a file of numbers";
+    const EXPECTED: &str = "expected tardy or hyperfine JSON, pytest-benchmark, criterion, JMH, Google Benchmark or BenchmarkDotNet JSON, Go benchmark output or a file of numbers";
     let why = match sniff::sniff(head) {
         sniff::Kind::Binary => format!(
             "is binary data, not text (a NUL or invalid UTF-8 byte in its first {} KiB): {EXPECTED}",
@@ -222,6 +232,9 @@ pub fn read_text(
         | Format::Hyperfine
         | Format::PytestBenchmark
         | Format::Criterion
+        | Format::Jmh
+        | Format::GoogleBenchmark
+        | Format::BenchmarkDotNet
         | Format::Auto => json::read(text, source, format)?,
         Format::Go => gobench::read(text, source)?,
         Format::Numbers => {

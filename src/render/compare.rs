@@ -8,7 +8,8 @@ use super::verdict;
 use crate::analyze::compare::{Report, Row};
 use crate::stats::Verdict;
 
-/// A value in its unit: times (unit "s" or "sec/op") in s/ms/µs/ns.
+/// A value in its unit: times (unit "s", "sec/op" or a clock's "cpu-sec/op")
+/// in s/ms/µs/ns.
 pub fn value(v: f64, unit: &str) -> String {
     match unit {
         // Nothing at all is exact: "0 s", not "0.000 ns".
@@ -16,6 +17,16 @@ pub fn value(v: f64, unit: &str) -> String {
         "sec/op" if v == 0.0 => "0 s/op".into(),
         "s" => TimeUnit::for_value(v).format(v),
         "sec/op" => format!("{}/op", TimeUnit::for_value(v).format(v)),
+        // Another clock's time per operation (Google Benchmark's
+        // `cpu-sec/op`): a time, with the clock named.
+        u if u.ends_with("-sec/op") => {
+            let clock = u.trim_end_matches("-sec/op");
+            if v == 0.0 {
+                format!("0 s/op {clock}")
+            } else {
+                format!("{}/op {clock}", TimeUnit::for_value(v).format(v))
+            }
+        }
         "" => super::cfmt::g(v, 6),
         u => format!("{} {u}", si(v)),
     }
