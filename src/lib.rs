@@ -10,6 +10,7 @@ pub mod analyze;
 pub mod bisect;
 pub mod ci;
 pub mod diagnose;
+pub mod fmt;
 pub mod history;
 pub mod ingest;
 pub mod measure;

@@ -155,9 +155,23 @@ pub fn below_threshold(e: &Endpoints, threshold: Option<f64>) -> bool {
     e.ci_high.is_some_and(|h| h < min_ratio)
 }
 
+/// How much N runs of the good end taken at the same moment differ from runs
+/// taken one at a time (measured before a bisection with `--jobs N`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Disturbance {
+    pub jobs: usize,
+    /// Runs taken alone and taken N at a time.
+    pub alone: Vec<f64>,
+    pub together: Vec<f64>,
+    /// Median together / median alone.
+    pub slowdown: f64,
+    /// Relative spread (MAD / median) together over alone.
+    pub spread_ratio: f64,
+}
+
 /// How runs taken `jobs` at a time compare with runs taken alone: the ratio of
 /// the medians, and of the relative spreads (MAD / median).
-pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> super::state::Disturbance {
+pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> Disturbance {
     let rel = |v: &[f64]| {
         let mut w = v.to_vec();
         let m = median_by_selection(&mut w);
@@ -166,7 +180,7 @@ pub fn disturbance(jobs: usize, alone: Vec<f64>, together: Vec<f64>) -> super::s
         (m, if m > 0.0 { mad / m } else { 0.0 })
     };
     let ((ma, sa), (mt, st)) = (rel(&alone), rel(&together));
-    super::state::Disturbance {
+    Disturbance {
         jobs,
         slowdown: if ma > 0.0 { mt / ma } else { 1.0 },
         spread_ratio: if sa > 0.0 {

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use super::decide::Disturbance;
 use super::decide::{Call, Decision, Endpoints};
 use super::git::CommitInfo;
 use super::{BisectError, Config};
@@ -79,20 +80,6 @@ pub struct State {
     #[serde(default)]
     pub disturbance: Option<Disturbance>,
     pub finished: bool,
-}
-
-/// How much N runs of the good end taken at the same moment differ from runs
-/// taken one at a time (measured before a bisection with `--jobs N`).
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
-pub struct Disturbance {
-    pub jobs: usize,
-    /// Runs taken alone and taken N at a time.
-    pub alone: Vec<f64>,
-    pub together: Vec<f64>,
-    /// Median together / median alone.
-    pub slowdown: f64,
-    /// Relative spread (MAD / median) together over alone.
-    pub spread_ratio: f64,
 }
 
 impl State {

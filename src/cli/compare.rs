@@ -274,8 +274,8 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                 eprintln!(
                     "tardy: warning: {} and {} are the same file: it is compared with itself, \
                      so the samples are identical and any verdict is \"same\"",
-                    tardy::render::clip::quote(first),
-                    tardy::render::clip::quote(f)
+                    tardy::fmt::clip::quote(first),
+                    tardy::fmt::clip::quote(f)
                 );
             } else {
                 seen.push((p, f));

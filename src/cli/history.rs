@@ -814,7 +814,7 @@ fn import_batches(
                 import::reports_batch(series, &[file.to_path_buf()], false, labels)
                     .map_err(|e| e.to_string())?;
             for w in warnings {
-                eprintln!("tardy: warning: {}", tardy::render::clip::message(&w));
+                eprintln!("tardy: warning: {}", tardy::fmt::clip::message(&w));
             }
             Ok(vec![batch])
         }

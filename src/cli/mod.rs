@@ -429,7 +429,7 @@ pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {
 pub fn fail(message: impl std::fmt::Display) -> i32 {
     eprintln!(
         "tardy: error: {}",
-        tardy::render::clip::message(&message.to_string())
+        tardy::fmt::clip::message(&message.to_string())
     );
     EXIT_ERROR
 }

@@ -154,10 +154,7 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
                 .flatten()
                 .filter_map(|w| w.as_str())
             {
-                eprintln!(
-                    "tardy: {name}: warning: {}",
-                    tardy::render::clip::message(w)
-                );
+                eprintln!("tardy: {name}: warning: {}", tardy::fmt::clip::message(w));
             }
             let mut regression = false;
             for a in &alerts {
@@ -260,10 +257,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
             // A results folder (Allure's, or many report files): one run.
             let (body, warnings) = tardy::server::client::folder_body(f)?;
             for w in warnings {
-                eprintln!(
-                    "tardy: {name}: warning: {}",
-                    tardy::render::clip::message(&w)
-                );
+                eprintln!("tardy: {name}: warning: {}", tardy::fmt::clip::message(&w));
             }
             (body, true)
         } else {
@@ -292,7 +286,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
             &mut tell,
         ) {
             Err(e) => {
-                eprintln!("tardy: error: {name}: {}", tardy::render::clip::message(&e));
+                eprintln!("tardy: error: {name}: {}", tardy::fmt::clip::message(&e));
                 failed += 1;
             }
             Ok(p) if p.status >= 400 => {
@@ -301,7 +295,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
                     .pointer("/error/message")
                     .and_then(|m| m.as_str())
                     .map_or_else(|| p.body.to_string(), str::to_string);
-                let msg = tardy::render::clip::message(&msg);
+                let msg = tardy::fmt::clip::message(&msg);
                 eprintln!(
                     "tardy: error: {name}: the server refused it (HTTP {}): {msg}",
                     p.status

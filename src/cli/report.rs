@@ -272,6 +272,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
                 .into(),
         );
     }
+    let flame = tardy::diagnose::explain::functions::report_flame(&traces);
     let page = report::Page {
         title: &args.title,
         series: &series,
@@ -281,6 +282,7 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         tests: &tests,
         doctor: doctor.as_ref(),
         traces: &traces,
+        flame: flame.as_ref(),
     };
     let html = match args.format.as_str() {
         "svg" => report::single_chart(&page).map_err(|e| format!("--format svg: {e}"))?,

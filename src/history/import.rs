@@ -185,7 +185,7 @@ pub fn read_csv(text: &str, source: &str, time_column: &str) -> Result<CsvTable,
                     "column {} has the same name as column {}: {} (each column is a series; name them apart)",
                     i + 1,
                     first + 1,
-                    crate::render::clip::quote(h)
+                    crate::fmt::clip::quote(h)
                 ),
             ));
         }

@@ -20,13 +20,13 @@ pub fn label(v: &str, what: &str) -> Result<String, String> {
     if n == 0 || n > LABEL_MAX {
         return Err(format!(
             "{what} must be 1 to {LABEL_MAX} characters, not {n}: {}",
-            crate::render::clip::quote(v)
+            crate::fmt::clip::quote(v)
         ));
     }
     if v.chars().any(char::is_control) {
         return Err(format!(
             "{what} {} holds a control character (a newline, tab or escape)",
-            crate::render::clip::quote(v)
+            crate::fmt::clip::quote(v)
         ));
     }
     Ok(v.to_string())
@@ -56,7 +56,7 @@ pub fn check_test_name(v: &str) -> Result<(), String> {
     if n > TEST_NAME_MAX {
         return Err(format!(
             "test name of {n} characters is longer than the {TEST_NAME_MAX} allowed: {}",
-            crate::render::clip::quote(v)
+            crate::fmt::clip::quote(v)
         ));
     }
     Ok(())

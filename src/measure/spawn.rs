@@ -538,8 +538,8 @@ impl Executor {
         })?;
         let mut outcome_ru = Measured {
             wall_ns: wall.as_nanos() as u64,
-            user_ns: timeval_ns(ru.ru_utime),
-            sys_ns: timeval_ns(ru.ru_stime),
+            user_ns: super::trampoline::timeval_ns(ru.ru_utime),
+            sys_ns: super::trampoline::timeval_ns(ru.ru_stime),
             max_rss_kib: max_rss_kib(ru.ru_maxrss),
             voluntary_cs: ru.ru_nvcsw.max(0) as u64,
             involuntary_cs: ru.ru_nivcsw.max(0) as u64,
@@ -754,10 +754,6 @@ fn clone_file(f: &File, path: &std::path::Path) -> Result<File, MeasureError> {
         path: path.to_path_buf(),
         source,
     })
-}
-
-pub(super) fn timeval_ns(tv: libc::timeval) -> u64 {
-    (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1_000
 }
 
 fn max_rss_kib(raw: libc::c_long) -> u64 {

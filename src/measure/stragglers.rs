@@ -14,17 +14,7 @@
 //! anything to look for (`kill(-pgid, 0)` and a non-reaping `waitid`), so a run
 //! that leaves nothing behind costs no /proc walk.
 
-use serde::{Deserialize, Serialize};
-
-/// A process a run left behind.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Straggler {
-    pub pid: i32,
-    /// Its command name (`/proc/PID/comm`).
-    pub comm: String,
-    /// tardy killed it (the default; `--keep-stragglers` leaves it alive).
-    pub killed: bool,
-}
+pub use crate::model::Straggler;
 
 /// Make tardy the reaper of its orphaned descendants (once per process; Linux only).
 pub fn become_subreaper() {

@@ -248,8 +248,8 @@ fn trampoline(args: Vec<OsString>) -> i32 {
             RESULT,
             status as u32 as u64,
             wall,
-            super::spawn::timeval_ns(ru.ru_utime),
-            super::spawn::timeval_ns(ru.ru_stime),
+            super::trampoline::timeval_ns(ru.ru_utime),
+            super::trampoline::timeval_ns(ru.ru_stime),
             ru.ru_maxrss.max(0) as u64,
             ru.ru_nvcsw.max(0) as u64,
             ru.ru_nivcsw.max(0) as u64,
@@ -262,6 +262,11 @@ fn trampoline(args: Vec<OsString>) -> i32 {
             128 + libc::WTERMSIG(status)
         }
     }
+}
+
+/// A `timeval` (rusage's times) in nanoseconds.
+pub(super) fn timeval_ns(tv: libc::timeval) -> u64 {
+    (tv.tv_sec.max(0) as u64) * 1_000_000_000 + (tv.tv_usec.max(0) as u64) * 1_000
 }
 
 #[cfg(test)]

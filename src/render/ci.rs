@@ -240,7 +240,8 @@ fn escape(s: &str) -> String {
 /// short table of the categories that changed, and where the full text is
 /// (the job log).
 pub fn explained_markdown(x: &crate::ci::Explained) -> String {
-    use crate::diagnose::explain::compare::{Verdict, dur};
+    use crate::diagnose::explain::compare::Verdict;
+    use crate::fmt::dur;
     let c = &x.comparison;
     let runs = x.base.runs.len().min(x.head.runs.len());
     let signed = |d: f64| format!("{}{}", if d >= 0.0 { "+" } else { "-" }, dur(d.abs()));
@@ -251,7 +252,11 @@ pub fn explained_markdown(x: &crate::ci::Explained) -> String {
                 .iter()
                 .position(|n| *n == k.kind)
                 .map_or(k.kind.clone(), |i| {
-                    crate::diagnose::explain::category_words(i).to_string()
+                    crate::diagnose::explain::CATEGORY_WORDS
+                        .get(i)
+                        .copied()
+                        .unwrap_or("other (not attributed)")
+                        .to_string()
                 });
             let calls = match (k.count_a, k.count_b) {
                 (Some(a), Some(b)) if (a - b).abs() >= 0.5 => format!(

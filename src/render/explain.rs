@@ -1,9 +1,10 @@
 //! `tardy explain` as text: one set of runs (where the time went) or two
 //! (the table of differences, the diagnosis and the ranked causes).
 
-use crate::diagnose::explain::compare::{Verdict, dur};
-use crate::diagnose::explain::functions::{self, name};
-use crate::diagnose::explain::{CATEGORIES, Comparison, NCAT, Trace, category_words};
+use crate::diagnose::explain::compare::Verdict;
+use crate::diagnose::explain::functions;
+use crate::diagnose::explain::{CATEGORIES, CATEGORY_WORDS, Comparison, NCAT, Trace};
+use crate::fmt::dur;
 
 use super::style::Style;
 
@@ -97,7 +98,10 @@ pub fn single(t: &Trace, style: Style, top: usize) -> String {
             CATEGORIES[i],
             dur(v),
             pct(share),
-            category_words(i)
+            CATEGORY_WORDS
+                .get(i)
+                .copied()
+                .unwrap_or("other (not attributed)")
         ));
     }
     out.push_str(&format!("  {:<18} {:>10}\n", "wall", dur(t.wall_s)));
@@ -460,4 +464,9 @@ pub fn comparison_json(a: &Trace, b: &Trace, c: &Comparison) -> serde_json::Valu
         "waiting_functions": c.waiting_functions,
         "waits_summary": c.waits_summary,
     })
+}
+
+/// "`checksum_blocks` (libfoo.so, src/sum.c:88)".
+fn name(f: &crate::profile::FunctionInfo) -> String {
+    crate::fmt::function_name(&f.function, &f.module, f.file.as_deref(), f.line)
 }

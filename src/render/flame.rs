@@ -3,8 +3,8 @@
 //! beside it, the colour says how that box changed: red grew, blue shrank,
 //! the deeper the more (a differential flame graph); alone, warm shades.
 
-use crate::diagnose::explain::compare::dur;
 use crate::diagnose::explain::functions::FlameNode;
+use crate::fmt::dur;
 
 use super::svg::esc;
 

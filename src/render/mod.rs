@@ -6,7 +6,7 @@
 pub mod bisect;
 pub mod cfmt;
 pub mod ci;
-pub mod clip;
+pub use crate::fmt::clip;
 pub mod compare;
 pub mod csv;
 pub mod doctor;

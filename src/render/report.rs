@@ -22,19 +22,7 @@ pub struct ResultsView {
     pub sets: Vec<ResultSet>,
 }
 
-/// One set of a results file as drawn: its name, how many values it holds, their
-/// median, and the values drawn as dots (all of them, or at most [`STRIP_DOTS`]
-/// evenly spaced order statistics of a large set).
-pub struct ResultSet {
-    pub name: String,
-    pub n: usize,
-    pub median: f64,
-    pub dots: Vec<f64>,
-}
-
-/// The most dots drawn for one set: a strip of 20 million dots would make a
-/// report of gigabytes that no browser opens.
-pub const STRIP_DOTS: usize = 400;
+pub use super::svg::{ResultSet, STRIP_DOTS};
 
 pub(crate) const STYLE: &str = r#"
 :root { --fg:#1d2330; --bg:#ffffff; --muted:#667085; --grid:#e4e7ec; --line:#2f6fdb; --seg:#111827;
@@ -104,6 +92,8 @@ pub struct Page<'a> {
     pub doctor: Option<&'a MachineComparison>,
     /// `tardy explain` traces, drawn as stacked bars of their categories.
     pub traces: &'a [crate::diagnose::explain::Trace],
+    /// Their flame graph (`diagnose::explain::functions::report_flame`).
+    pub flame: Option<&'a crate::diagnose::explain::functions::ReportFlame>,
 }
 
 /// The whole page.
@@ -159,7 +149,7 @@ pub fn html(page: &Page) -> String {
                 @if let Some(c) = page.compare { (PreEscaped(compare_section(c))) }
                 @for t in page.tests { (PreEscaped(tests_section(t))) }
                 @if let Some(d) = page.doctor { (PreEscaped(doctor_section(d))) }
-                @if !page.traces.is_empty() { (PreEscaped(traces_section(page.traces))) }
+                @if !page.traces.is_empty() { (PreEscaped(traces_section(page.traces, page.flame))) }
             }
         }
     }
@@ -567,8 +557,12 @@ pub fn single_chart(page: &Page) -> Result<String, String> {
 
 /// `tardy explain` traces: one stacked bar each, its categories (critical
 /// path, mean of the runs) in proportion to the longest wall time.
-pub(crate) fn traces_section(traces: &[crate::diagnose::explain::Trace]) -> String {
-    use crate::diagnose::explain::{CATEGORIES, compare::dur};
+pub(crate) fn traces_section(
+    traces: &[crate::diagnose::explain::Trace],
+    flame: Option<&crate::diagnose::explain::functions::ReportFlame>,
+) -> String {
+    use crate::diagnose::explain::CATEGORIES;
+    use crate::fmt::dur;
     const COLORS: [&str; 11] = [
         "#2f6fdb", "#7a5af8", "#f79009", "#d92d20", "#12b76a", "#0ba5ec", "#98a2b3", "#ee46bc",
         "#875bf7", "#667085", "#d0d5dd",
@@ -624,39 +618,33 @@ pub(crate) fn traces_section(traces: &[crate::diagnose::explain::Trace]) -> Stri
         }
     }
     out.push_str("</p></section>\n");
-    out.push_str(&flame_section(traces));
+    if let Some(f) = flame {
+        out.push_str(&flame_section(f));
+    }
     out
 }
 
-/// The traces' CPU profiles as flame graphs: B against A (the first two
-/// with profiles) as a differential one, or each alone.
-fn flame_section(traces: &[crate::diagnose::explain::Trace]) -> String {
-    use crate::diagnose::explain::functions::flame_tree;
-    let with: Vec<_> = traces
-        .iter()
-        .filter_map(|t| t.profile.as_ref().map(|p| (t, p)))
-        .filter(|(_, p)| p.samples > 0)
-        .collect();
+/// The traces' CPU profiles as a flame graph: B against A as a
+/// differential one, or one alone.
+fn flame_section(f: &crate::diagnose::explain::functions::ReportFlame) -> String {
     let mut out = String::new();
-    match with.as_slice() {
-        [] => {}
-        [(ta, a), (tb, b), ..] => {
+    match &f.a {
+        Some(a) => {
             out.push_str(&format!(
                 "<h2>Which code: B against A (sampled CPU)</h2>\n<section><p>A: {} &nbsp; B: {}. Width: B's CPU time a run; red: grew against A, blue: shrank (the deeper, the more). Hover a box for both times.</p>\n",
-                esc(&ta.command),
-                esc(&tb.command)
+                esc(a),
+                esc(&f.b)
             ));
-            out.push_str(&super::flame::svg(&flame_tree(Some(a), b), 880.0, true));
-            out.push_str("</section>\n");
+            out.push_str(&super::flame::svg(&f.tree, 880.0, true));
         }
-        [(t, p)] => {
+        None => {
             out.push_str(&format!(
                 "<h2>Which code: {} (sampled CPU)</h2>\n<section>\n",
-                esc(&t.command)
+                esc(&f.b)
             ));
-            out.push_str(&super::flame::svg(&flame_tree(None, p), 880.0, false));
-            out.push_str("</section>\n");
+            out.push_str(&super::flame::svg(&f.tree, 880.0, false));
         }
     }
+    out.push_str("</section>\n");
     out
 }

@@ -3,7 +3,19 @@
 
 use std::fmt::Write;
 
-use super::report::ResultSet;
+/// One set of a results file as drawn: its name, how many values it holds, their
+/// median, and the values drawn as dots (all of them, or at most [`STRIP_DOTS`]
+/// evenly spaced order statistics of a large set).
+pub struct ResultSet {
+    pub name: String,
+    pub n: usize,
+    pub median: f64,
+    pub dots: Vec<f64>,
+}
+
+/// The most dots drawn for one set: a strip of 20 million dots would make a
+/// report of gigabytes that no browser opens.
+pub const STRIP_DOTS: usize = 400;
 
 /// Escape text for XML content and attributes.
 pub fn esc(s: &str) -> String {

@@ -6,6 +6,13 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
+use std::collections::BTreeMap;
+
+use axum::http::{HeaderMap, StatusCode, header};
+
+use super::AppState;
+use super::error::ApiError;
+
 /// What a token may do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Scope {
@@ -141,6 +148,119 @@ pub fn new_token(scope: Scope, label: &str) -> std::io::Result<(String, String)>
         label
     );
     Ok((token, line.trim_end().to_string()))
+}
+
+// Access to the API and pages: tokens, the sign-in cookie, query
+// parameters and ids, shared by both (neither imports the other for them).
+
+/// The query's parameters; a name outside `allowed` is an error (a typo
+/// would otherwise be silently ignored).
+pub fn query_params(
+    raw: Option<&str>,
+    allowed: &[&str],
+) -> Result<BTreeMap<String, String>, ApiError> {
+    let mut out = BTreeMap::new();
+    for (k, v) in form_urlencoded::parse(raw.unwrap_or("").as_bytes()) {
+        if !allowed.contains(&k.as_ref()) {
+            return Err(ApiError::bad_request(format!(
+                "unknown query parameter '{}' (expected one of: {})",
+                k.chars().take(40).collect::<String>(),
+                allowed.join(", ")
+            )));
+        }
+        if v.chars().any(char::is_control) || v.len() > 512 {
+            return Err(ApiError::bad_request(format!(
+                "query parameter '{k}' must be at most 512 characters without control characters"
+            )));
+        }
+        if out.insert(k.to_string(), v.into_owned()).is_some() {
+            return Err(ApiError::bad_request(format!(
+                "query parameter '{k}' is given more than once"
+            )));
+        }
+    }
+    Ok(out)
+}
+
+fn bearer(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| {
+            // The scheme is case-insensitive (RFC 9110): Bearer, bearer, BEARER.
+            let (scheme, token) = v.trim_start().split_once(' ')?;
+            scheme.eq_ignore_ascii_case("bearer").then_some(token)
+        })
+        .map(|t| t.trim().to_string())
+}
+
+/// The session id in the `tardy_session` cookie the sign-in page sets.
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    let prefix = format!("{}=", super::session::COOKIE);
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|c| c.trim().strip_prefix(prefix.as_str()).map(str::to_string))
+}
+
+/// The live sign-in session of this request, if any.
+pub fn session_of(st: &AppState, headers: &HeaderMap) -> Option<super::session::Session> {
+    st.sessions.get(&session_cookie(headers)?)
+}
+
+/// May this request do `need`? Writes need a write token; reads need a
+/// token only when the server was started with `--read-token`. The sign-in
+/// cookie serves reads; writes through the API take `Authorization: Bearer` only.
+pub fn authorize(st: &AppState, headers: &HeaderMap, need: Scope) -> Result<(), ApiError> {
+    if need == Scope::Read && !st.opts.read_protected {
+        return Ok(());
+    }
+    if need == Scope::Write && st.opts.tokens.is_empty() {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "uploads_off",
+            "this server takes no writes: start `tardy serve` with --token-file (see `tardy token add`)",
+        ));
+    }
+    let Some(token) = bearer(headers) else {
+        if need == Scope::Read && session_of(st, headers).is_some() {
+            return Ok(());
+        }
+        return Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "missing token: send 'Authorization: Bearer <token>'",
+        ));
+    };
+    check_token(st, &token, need)
+}
+
+/// Whether `token` is known and may do `need`.
+pub fn check_token(st: &AppState, token: &str, need: Scope) -> Result<(), ApiError> {
+    match st.opts.tokens.check(token) {
+        None => Err(ApiError::new(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "unknown token",
+        )),
+        Some((scope, _)) if scope < need => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            "this token may only read",
+        )),
+        Some(_) => Ok(()),
+    }
+}
+
+pub fn alert_id(raw: &str) -> Result<i64, ApiError> {
+    raw.parse::<i64>().ok().filter(|&i| i > 0).ok_or_else(|| {
+        ApiError::not_found(format!(
+            "no alert '{}'",
+            raw.chars().take(40).collect::<String>()
+        ))
+    })
 }
 
 #[cfg(test)]

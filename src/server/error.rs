@@ -20,7 +20,7 @@ impl ApiError {
         ApiError {
             status,
             code,
-            message: crate::render::clip::message(&message.into()),
+            message: crate::fmt::clip::message(&message.into()),
         }
     }
 

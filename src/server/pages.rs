@@ -13,8 +13,8 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 
 use super::AppState;
-use super::api::{alert_id, authorize, check_token, query_params, session_of};
 use super::auth::Scope;
+use super::auth::{alert_id, authorize, check_token, query_params, session_of};
 use super::error::ApiError;
 use super::session;
 use crate::history::bisect::{bisect_plan, shell_line};

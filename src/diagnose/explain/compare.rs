@@ -199,30 +199,7 @@ fn function_rows(
     (rows, Some(total), sentence)
 }
 
-/// "2.31 s", "16.6 ms", "840 µs".
-pub fn dur(s: f64) -> String {
-    fn trim(x: String) -> String {
-        if x.contains('.') {
-            x.trim_end_matches('0').trim_end_matches('.').to_string()
-        } else {
-            x
-        }
-    }
-    let a = s.abs();
-    if !s.is_finite() {
-        "?".into()
-    } else if a >= 1.0 {
-        format!("{s:.2} s")
-    } else if a >= 1e-3 {
-        trim(format!("{:.2}", s * 1e3)) + " ms"
-    } else if a >= 1e-6 {
-        format!("{:.0} µs", s * 1e6)
-    } else if a == 0.0 {
-        "0".into()
-    } else {
-        format!("{:.0} ns", s * 1e9)
-    }
-}
+pub use crate::fmt::dur;
 
 fn size(bytes: Option<u64>) -> String {
     match bytes {

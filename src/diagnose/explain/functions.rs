@@ -347,7 +347,7 @@ pub fn wait_sentence(rows: &[WaitDelta], kind: &str) -> Option<String> {
         "{} {}{} a run (all threads): {:.0}% of it in {}",
         wait_words(kind),
         if total >= 0.0 { "+" } else { "-" },
-        super::compare::dur(total.abs()),
+        crate::fmt::dur(total.abs()),
         first.share * 100.0,
         name(&first.info)
     );
@@ -360,13 +360,7 @@ pub fn wait_sentence(rows: &[WaitDelta], kind: &str) -> Option<String> {
 
 /// "`checksum_blocks` (libfoo.so, src/sum.c:88)".
 pub fn name(f: &FunctionInfo) -> String {
-    let short: String = f.function.chars().take(80).collect();
-    let module = &f.module;
-    match (&f.file, f.line) {
-        (Some(file), Some(l)) => format!("`{short}` ({module}, {file}:{l})"),
-        (Some(file), None) => format!("`{short}` ({module}, {file})"),
-        _ => format!("`{short}` ({module})"),
-    }
+    crate::fmt::function_name(&f.function, &f.module, f.file.as_deref(), f.line)
 }
 
 /// One sentence tying the top functions to the CPU difference, or `None`
@@ -379,7 +373,7 @@ pub fn sentence(rows: &[FunctionDelta], total: f64, cpu_words: &str) -> Option<S
     let mut s = format!(
         "{cpu_words} {}{} a run: {:.0}% of it in {}",
         if total >= 0.0 { "+" } else { "-" },
-        super::compare::dur(total.abs()),
+        crate::fmt::dur(total.abs()),
         first.share * 100.0,
         name(&first.info)
     );
@@ -451,6 +445,37 @@ fn sort_tree(n: &mut FlameNode) {
     n.children.sort_by(|x, y| x.name.cmp(&y.name));
     for c in n.children.iter_mut() {
         sort_tree(c);
+    }
+}
+
+/// The flame graph a report draws of explain traces: B against A (the
+/// first two traces with profiles) as a differential one, or one alone.
+pub struct ReportFlame {
+    /// A's command, when B is drawn against it.
+    pub a: Option<String>,
+    pub b: String,
+    pub tree: FlameNode,
+}
+
+/// [`ReportFlame`] of `traces`, or `None` when none has a sampled profile.
+pub fn report_flame(traces: &[super::Trace]) -> Option<ReportFlame> {
+    let with: Vec<_> = traces
+        .iter()
+        .filter_map(|t| t.profile.as_ref().map(|p| (t, p)))
+        .filter(|(_, p)| p.samples > 0)
+        .collect();
+    match with.as_slice() {
+        [] => None,
+        [(ta, a), (tb, b), ..] => Some(ReportFlame {
+            a: Some(ta.command.clone()),
+            b: tb.command.clone(),
+            tree: flame_tree(Some(a), b),
+        }),
+        [(t, p)] => Some(ReportFlame {
+            a: None,
+            b: t.command.clone(),
+            tree: flame_tree(None, p),
+        }),
     }
 }
 

@@ -59,21 +59,28 @@ pub const FSYNC: usize = 8;
 pub const IO_WAIT: usize = 9;
 pub const OTHER: usize = 10;
 
-/// A category's words for sentences: "timed sleeps", "user CPU".
+/// Each category's words for sentences, in [`CATEGORIES`]' order: "timed
+/// sleeps", "user CPU". A table (data every floor may read), not a function.
+pub const CATEGORY_WORDS: [&str; NCAT] = [
+    "user CPU",
+    "system CPU",
+    "waiting for a CPU",
+    "timed sleeps",
+    "lock waits",
+    "event waits",
+    "waiting for a child beyond its own time (exit to reap)",
+    "process creation",
+    "fsync",
+    "block I/O",
+    "other (not attributed)",
+];
+
+/// A category's words ([`CATEGORY_WORDS`]), "other" past the table.
 pub fn category_words(i: usize) -> &'static str {
-    match i {
-        CPU_USER => "user CPU",
-        CPU_SYSTEM => "system CPU",
-        RUN_QUEUE => "waiting for a CPU",
-        TIMED_SLEEP => "timed sleeps",
-        LOCK_WAIT => "lock waits",
-        EVENT_WAIT => "event waits",
-        CHILD_WAIT => "waiting for a child beyond its own time (exit to reap)",
-        PROCESS_CREATION => "process creation",
-        FSYNC => "fsync",
-        IO_WAIT => "block I/O",
-        _ => "other (not attributed)",
-    }
+    CATEGORY_WORDS
+        .get(i)
+        .copied()
+        .unwrap_or("other (not attributed)")
 }
 
 /// Totals of one kind of traced syscall in one run (the whole tree).

@@ -24,7 +24,7 @@ pub(super) struct Feature {
     #[serde(default)]
     uri: Option<String>,
     #[serde(default)]
-    elements: Vec<super::jsondoc::Counted<Element>>,
+    elements: Vec<super::counted::Counted<Element>>,
 }
 
 #[derive(Deserialize)]

@@ -99,27 +99,7 @@ pub fn read(
     Ok(())
 }
 
-/// One test of a document, counted against the reading thread's cap on
-/// results as it is read ([`crate::ingest::limits`]): a small document of
-/// millions of tests stops at the cap, before it is all in memory.
-pub(super) struct Counted<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Counted<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let t = T::deserialize(d)?;
-        match crate::ingest::limits::one_result() {
-            Some(why) => Err(serde::de::Error::custom(why)),
-            None => Ok(Counted(t)),
-        }
-    }
-}
-
-impl<T> std::ops::Deref for Counted<T> {
-    type Target = T;
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
+pub(super) use super::counted::Counted;
 
 /// The directory every path shares, so that absolute paths from two checkouts match.
 fn common_dir<'a>(paths: impl Iterator<Item = &'a str>) -> String {

@@ -16,6 +16,7 @@
 
 pub mod allure;
 pub mod bounded;
+pub mod counted;
 pub mod cucumber;
 pub mod dart;
 pub mod duration;

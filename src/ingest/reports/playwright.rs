@@ -42,7 +42,7 @@ struct Spec {
     #[serde(default)]
     title: String,
     #[serde(default)]
-    tests: Vec<super::jsondoc::Counted<PwTest>>,
+    tests: Vec<super::counted::Counted<PwTest>>,
 }
 
 #[derive(Deserialize)]

@@ -6,10 +6,15 @@
 //! [`SCHEMA_VERSION`]. Raw per-run records are integers in nanoseconds and
 //! KiB; summaries are in seconds.
 
+mod fingerprint;
+mod metric;
+
+pub use fingerprint::{Fingerprint, Throttling};
+pub use metric::Metric;
+
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
-use crate::probe::Fingerprint;
 use crate::stats::trend::Trend;
 use crate::stats::{Estimate, Summary};
 
@@ -171,18 +176,14 @@ pub struct CountSummary {
 
 impl Run {
     /// This run's value of a count metric, when it was counted.
-    pub fn count(&self, m: crate::measure::counters::Metric) -> Option<f64> {
+    pub fn count(&self, m: Metric) -> Option<f64> {
         self.counts.as_ref().and_then(|c| m.of(c)).map(|v| v as f64)
     }
 }
 
 impl Benchmark {
     /// The counted runs' values of a count metric, in run order.
-    pub fn count_values(
-        &self,
-        m: crate::measure::counters::Metric,
-        include_failures: bool,
-    ) -> Vec<f64> {
+    pub fn count_values(&self, m: Metric, include_failures: bool) -> Vec<f64> {
         self.runs
             .iter()
             .filter(|r| r.counted(include_failures))
@@ -250,7 +251,7 @@ pub struct Run {
     /// Processes the run left behind after the command exited (killed unless
     /// `--keep-stragglers`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub stragglers: Vec<crate::measure::stragglers::Straggler>,
+    pub stragglers: Vec<Straggler>,
     /// The run's counts (instructions, cycles), when `--metric` asked for them.
     /// With cachegrind they come from a run of their own right after this
     /// one (its wall time is not this run's).
@@ -395,4 +396,14 @@ pub struct Comparison {
     /// (no test, `p_value` is null).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub exact: bool,
+}
+
+/// A process a run left behind.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Straggler {
+    pub pid: i32,
+    /// Its command name (`/proc/PID/comm`).
+    pub comm: String,
+    /// tardy killed it (the default; `--keep-stragglers` leaves it alive).
+    pub killed: bool,
 }
