@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use clap::{Args, Subcommand};
 
 use tardy::history::bisect::{bisect_plan, shell_line};
-use tardy::history::detect::{self, DetectOptions, Method};
+use tardy::history::detect::{DetectOptions, Method};
 use tardy::history::import::{self, Labels};
-use tardy::ingest::sniff::{self, Kind};
+use tardy::history::ops;
 use tardy::render::history as view;
 use tardy::render::style::Style;
 use tardy::server::pool::Backend;
-use tardy::store::history::{AlertState, Direction, PointFilter, Provenance, SeriesKind};
-use tardy::store::{Batch, DbError, History};
+use tardy::store::history::{AlertState, Direction, PointFilter, Provenance};
+use tardy::store::{DbError, History};
 
 use super::{EXIT_ERROR, fail};
 
@@ -399,91 +399,22 @@ fn json<T: serde::Serialize>(v: &T) -> String {
 }
 
 fn run(args: HistoryArgs) -> Result<i32, String> {
-    let err = |e: DbError| e.to_string();
+    let db = &args.db;
     match args.command {
         HistoryCommand::Analyze {
             file,
             time_column,
             cp,
             json: as_json,
-        } => analyze(&file, &time_column, &cp.options()?, as_json),
-        HistoryCommand::List { json: as_json } => {
-            let db = open(&args.db).map_err(err)?;
-            let list = db.list().map_err(err)?;
-            print(&if as_json {
-                json(&serde_json::json!({
-                    "schema": "tardy.history-list",
-                    "schema_version": 1,
-                    "series": list,
-                }))
-            } else {
-                view::list(&list, style())
-            });
-            Ok(0)
-        }
+        } => analyze(&file, &time_column, &cp, as_json),
+        HistoryCommand::List { json: as_json } => list(db, as_json),
         HistoryCommand::Show {
             series,
             test,
             filter,
             cp,
             json: as_json,
-        } => {
-            let opts = cp.options()?;
-            let db = open(&args.db).map_err(err)?;
-            let info = db
-                .series(&series)
-                .map_err(err)?
-                .ok_or_else(|| DbError::NoSeries(series.clone()).to_string())?;
-            let pf = filter.point_filter()?;
-            let points = match &test {
-                None => db.points(info.id, &pf).map_err(err)?,
-                Some(t) => {
-                    let mut found = None;
-                    db.for_each_test(info.id, &pf, &mut |id, p| {
-                        if &id.name == t {
-                            found = Some(p.to_vec());
-                        }
-                        Ok(())
-                    })
-                    .map_err(err)?;
-                    found.ok_or_else(|| format!("series '{series}' has no test '{t}'"))?
-                }
-            };
-            let values: Vec<f64> = points.iter().map(|p| p.value).collect();
-            let cps = opts.detect(&values);
-            let segments = detect::segments(&*db, &points, &cps).map_err(err)?;
-            if as_json {
-                #[derive(serde::Serialize)]
-                struct Out<'a> {
-                    series: &'a tardy::store::history::SeriesInfo,
-                    test: Option<&'a str>,
-                    points: &'a [tardy::store::history::Point],
-                    segments: &'a [detect::Segment],
-                }
-                print(&json(&Out {
-                    series: &info,
-                    test: test.as_deref(),
-                    points: &points,
-                    segments: &segments,
-                }));
-            } else {
-                let notes = db.annotations().map_err(err)?;
-                let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
-                print(&view::show(
-                    &view::ShowView {
-                        series: &info,
-                        test: test.as_deref(),
-                        values: &values,
-                        segments: &segments,
-                        annotations: &notes,
-                    },
-                    style(),
-                    tardy::render::plot::unicode_supported(),
-                    width,
-                ));
-            }
-            Ok(0)
-        }
+        } => show(db, &series, test.as_deref(), &filter, &cp, as_json),
         HistoryCommand::Detect {
             series,
             filter,
@@ -494,15 +425,6 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             fail_on_regression,
             json: as_json,
         } => {
-            if ends.is_some_and(|w| w < tardy::stats::rank_cusum::MIN_POINTS) {
-                return Err(format!(
-                    "--ends must be at least {} points (the end test's shortest tail and reference)",
-                    tardy::stats::rank_cusum::MIN_POINTS
-                ));
-            }
-            if !(fdr > 0.0 && fdr <= 1.0) {
-                return Err(format!("--fdr must be in (0, 1], got {fdr}"));
-            }
             let opts = DetectOptions {
                 changepoint: cp.options()?,
                 fdr,
@@ -511,163 +433,27 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
                 window: ends,
                 ..DetectOptions::default()
             };
-            let mut db = open(&args.db).map_err(err)?;
-            let report = detect::detect(db.as_mut(), &series, &opts).map_err(err)?;
-            if as_json {
-                print(&json(&report));
-            } else {
-                let mut out = format!(
-                    "{} series examined ({} incremental), {} change points, {} below the FDR bar, {} new alert{}\n",
-                    report.series,
-                    report.incremental,
-                    report.change_points,
-                    report.rejected_by_fdr,
-                    report.new_alerts.len(),
-                    if report.new_alerts.len() == 1 {
-                        ""
-                    } else {
-                        "s"
-                    }
-                );
-                if report.too_short > 0 {
-                    out.push_str(&format!(
-                        "{} series {} fewer than {} points: too few for the calibrated detector to call a change yet (`--otava` tests them with Otava's t-test, at the price of false alerts on noise)\n",
-                        report.too_short,
-                        if report.too_short == 1 { "has" } else { "have" },
-                        tardy::stats::rank_cusum::MIN_POINTS
-                    ));
-                }
-                for y in report.young.iter().take(10) {
-                    out.push_str(&view::young(y));
-                }
-                if report.young.len() > 10 {
-                    out.push_str(&format!(
-                        "... and {} more young series\n",
-                        report.young.len() - 10
-                    ));
-                }
-                for a in &report.new_alerts {
-                    out.push('\n');
-                    out.push_str(&view::alert(a, 5, style()));
-                }
-                for a in &report.retracted {
-                    out.push_str(&format!(
-                        "\nalert #{} retracted: {}\n",
-                        a.id,
-                        a.reason
-                            .as_deref()
-                            .unwrap_or("its change is no longer found")
-                    ));
-                }
-                for a in &report.reopened {
-                    out.push_str(&format!(
-                        "\nalert #{} reopened: its change is found again\n",
-                        a.id
-                    ));
-                }
-                print(&out);
-            }
-            if !fail_on_regression {
-                return Ok(0);
-            }
-            // Failing while a regression is open (not acknowledged or dismissed),
-            // not only in the run that found it: a CI job re-run stays red until
-            // someone looks.
-            let open: Vec<i64> = db
-                .alerts(&[AlertState::Open])
-                .map_err(err)?
-                .into_iter()
-                .filter(|a| a.environment.is_empty() && a.regressions() > 0)
-                .map(|a| a.id)
-                .collect();
-            if open.is_empty() {
-                return Ok(0);
-            }
-            let new = report
-                .new_alerts
-                .iter()
-                .filter(|a| open.contains(&a.id))
-                .count();
-            eprintln!(
-                "tardy: {} open regression alert{} ({}; {new} new): `tardy history ack ID` once handled, `tardy history dismiss ID` if not a regression",
-                open.len(),
-                if open.len() == 1 { "" } else { "s" },
-                open.iter()
-                    .map(|i| format!("#{i}"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            );
-            Ok(1)
+            detect(db, &series, &opts, fail_on_regression, as_json)
         }
         HistoryCommand::Alerts {
             all,
             top,
             json: as_json,
-        } => {
-            let db = open(&args.db).map_err(err)?;
-            let states: &[AlertState] = if all {
-                &[
-                    AlertState::Open,
-                    AlertState::Acknowledged,
-                    AlertState::Dismissed,
-                    AlertState::Retracted,
-                ]
-            } else {
-                &[AlertState::Open]
-            };
-            let alerts = db.alerts(states).map_err(err)?;
-            if as_json {
-                print(&json(&alerts));
-            } else if alerts.is_empty() {
-                print(if all {
-                    "no alerts\n"
-                } else {
-                    "no open alerts\n"
-                });
-            } else {
-                let text: Vec<String> = alerts
-                    .iter()
-                    .map(|a| view::alert(a, top, style()))
-                    .collect();
-                print(&text.join("\n"));
-            }
-            Ok(0)
-        }
-        HistoryCommand::Ack { ids } | HistoryCommand::Dismiss { ids } if ids.is_empty() => {
-            Err("name at least one alert".into())
-        }
-        HistoryCommand::Ack { ids } => set_state(&args.db, &ids, AlertState::Acknowledged),
-        HistoryCommand::Dismiss { ids } => set_state(&args.db, &ids, AlertState::Dismissed),
+        } => alerts(db, all, top, as_json),
+        HistoryCommand::Ack { ids } => set_state(db, &ids, AlertState::Acknowledged),
+        HistoryCommand::Dismiss { ids } => set_state(db, &ids, AlertState::Dismissed),
         HistoryCommand::Annotate {
             commit,
             until,
             series,
             text,
-        } => {
-            let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-            let resolve = |rev: &str| {
-                import::git_provenance(&here, Some(rev))
-                    .and_then(|p| p.commit)
-                    .unwrap_or_else(|| rev.to_string())
-            };
-            let mut db = open(&args.db).map_err(err)?;
-            let id = db
-                .annotate(
-                    series.as_deref(),
-                    &resolve(&commit),
-                    until.as_deref().map(resolve).as_deref(),
-                    &text,
-                )
-                .map_err(err)?;
-            println!("annotation #{id} saved");
-            Ok(0)
-        }
+        } => annotate(db, &commit, until.as_deref(), series.as_deref(), &text),
         HistoryCommand::Export {
             series,
             format,
             output,
             filter,
-        } => export(&args.db, &series, &format, output.as_deref(), &filter),
+        } => export(db, &series, &format, output.as_deref(), &filter),
         HistoryCommand::Import {
             files,
             series,
@@ -678,243 +464,242 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             time_column,
             higher_is_better,
         } => {
-            let mut provenance = match (&commit, &branch, &time) {
-                (None, None, None) => None,
-                _ => Some(provenance_now(commit.as_deref(), branch.as_deref())?),
-            };
-            if commit.is_none()
-                && let Some(p) = provenance.as_mut()
-            {
-                // Only a branch or a time: no commit of HEAD implied.
-                p.commit = None;
-                p.commit_time = None;
-            }
-            if let Some(t) = &time {
-                let t = import::parse_time(t).ok_or_else(|| {
-                    format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)")
-                })?;
-                if let Some(p) = provenance.as_mut() {
-                    p.run_time = t;
-                }
-            }
-            let labels = Labels {
+            let when = (commit.as_deref(), branch.as_deref(), time.as_deref());
+            import_files(
+                db,
+                &files,
+                &format,
+                &time_column,
                 series,
-                provenance,
-                fingerprint: None,
-                direction: higher_is_better.then_some(Direction::HigherIsBetter),
-            };
-            let mut db = open(&args.db).map_err(err)?;
-            let mut total = 0;
-            for file in &files {
-                let batches = import_batches(file, &format, &time_column, &labels)?;
-                let points: usize = batches.iter().map(|b| b.points.len()).sum();
-                db.save(&batches).map_err(|e| {
-                    format!("{}: {e} (nothing from this file was saved)", file.display())
-                })?;
-                println!(
-                    "{}: {points} point{} in {} series",
-                    file.display(),
-                    if points == 1 { "" } else { "s" },
-                    batches.len()
-                );
-                total += points;
-            }
-            if files.len() > 1 {
-                println!("{total} points imported");
-            }
-            Ok(0)
+                when,
+                higher_is_better,
+            )
         }
         HistoryCommand::Bisect {
             alert,
             series,
             dry_run,
             widen,
-        } => bisect(&args.db, alert, series.as_deref(), dry_run, widen),
+        } => bisect(db, alert, series.as_deref(), dry_run, widen),
     }
 }
 
-fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {
+fn analyze(file: &Path, time_column: &str, cp: &CpArgs, as_json: bool) -> Result<i32, String> {
+    let method = cp.options()?;
+    let a = ops::analyze(file, time_column, &method)?;
+    print(&if as_json {
+        json(&a.changes)
+    } else {
+        view::analyzed(&file.display().to_string(), &a, &method.describe())
+    });
+    Ok(0)
+}
+
+fn list(db: &DbArgs, as_json: bool) -> Result<i32, String> {
+    let list = open(db).and_then(|s| s.list()).map_err(|e| e.to_string())?;
+    print(&if as_json {
+        json(&serde_json::json!({
+            "schema": "tardy.history-list",
+            "schema_version": 1,
+            "series": list,
+        }))
+    } else {
+        view::list(&list, style())
+    });
+    Ok(0)
+}
+
+fn detect(
+    db: &DbArgs,
+    series: &[String],
+    opts: &DetectOptions,
+    fail_on_regression: bool,
+    as_json: bool,
+) -> Result<i32, String> {
     let mut store = open(db).map_err(|e| e.to_string())?;
-    for &id in ids {
-        store
-            .set_alert_state(id, state)
-            .map_err(|e| e.to_string())?;
-        println!("alert #{id} {}", state.as_str());
+    let d = ops::detect(store.as_mut(), series, opts, fail_on_regression)?;
+    print(&if as_json {
+        json(&d.report)
+    } else {
+        view::detect_summary(&d.report, style())
+    });
+    gate(&d)
+}
+
+fn alerts(db: &DbArgs, all: bool, top: usize, as_json: bool) -> Result<i32, String> {
+    let alerts = ops::alerts(&*open(db).map_err(|e| e.to_string())?, all)?;
+    if as_json {
+        print(&json(&alerts));
+    } else if alerts.is_empty() {
+        print(if all {
+            "no alerts\n"
+        } else {
+            "no open alerts\n"
+        });
+    } else {
+        let text: Vec<String> = alerts
+            .iter()
+            .map(|a| view::alert(a, top, style()))
+            .collect();
+        print(&text.join("\n"));
     }
     Ok(0)
 }
 
-/// The kind of a file from its first bytes (of the decompressed data, if gzipped).
-fn sniff_file(file: &Path) -> std::io::Result<Kind> {
-    use std::io::Read;
-    let mut head = Vec::new();
-    std::fs::File::open(file)?
-        .take(sniff::HEAD as u64)
-        .read_to_end(&mut head)?;
-    let kind = sniff::sniff(&head);
-    if kind != Kind::Gzip {
-        return Ok(kind);
-    }
-    let mut inner = Vec::new();
-    flate2::read::GzDecoder::new(std::fs::File::open(file)?)
-        .take(sniff::HEAD as u64)
-        .read_to_end(&mut inner)?;
-    Ok(match sniff::sniff(&inner) {
-        // Only test reports are read compressed.
-        Kind::TestReport => Kind::TestReport,
-        _ => Kind::Gzip,
-    })
+fn annotate(
+    db: &DbArgs,
+    commit: &str,
+    until: Option<&str>,
+    series: Option<&str>,
+    text: &str,
+) -> Result<i32, String> {
+    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    let mut store = open(db).map_err(|e| e.to_string())?;
+    let id = ops::annotate(store.as_mut(), &here, commit, until, series, text)?;
+    println!("annotation #{id} saved");
+    Ok(0)
 }
 
-fn import_batches(
-    file: &Path,
+/// `history import`: `when` is the --commit, --branch and --time given.
+fn import_files(
+    db: &DbArgs,
+    files: &[PathBuf],
     format: &str,
     time_column: &str,
-    labels: &Labels,
-) -> Result<Vec<Batch>, String> {
-    let name = file.display().to_string();
-    let kind = match format {
-        "auto" if file.is_dir() => "reports",
-        "auto" => match sniff_file(file).map_err(|e| format!("{name}: {e}"))? {
-            Kind::TestReport => "reports",
-            Kind::Csv => "csv",
-            Kind::ResultsJson | Kind::GoBench | Kind::Numbers => "results",
-            Kind::Empty => return Err(format!("{name}: is empty: nothing to import")),
-            other => {
-                return Err(format!(
-                    "{name}: is {}: expected tardy or hyperfine JSON, Go benchmark output, a CSV table (Otava's) or a test report",
-                    other.describe()
-                ));
-            }
-        },
-        "csv" | "results" | "reports" => format,
-        other => {
-            return Err(format!(
-                "--format must be auto, results, csv or reports, not '{other}'"
-            ));
-        }
+    series: Option<String>,
+    when: (Option<&str>, Option<&str>, Option<&str>),
+    higher_is_better: bool,
+) -> Result<i32, String> {
+    let labels = Labels {
+        series,
+        provenance: import_provenance(when.0, when.1, when.2)?,
+        fingerprint: None,
+        direction: higher_is_better.then_some(Direction::HigherIsBetter),
     };
-    match kind {
-        "csv" => {
-            let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
-            let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
-            if !table.text_columns.is_empty() {
-                eprintln!(
-                    "tardy: {name}: text columns left out (not metrics): {}",
-                    table.text_columns.join(", ")
-                );
-            }
-            Ok(import::csv_batches(&table, labels))
+    let spec = ops::ImportSpec {
+        format,
+        time_column,
+        labels,
+    };
+    let mut store = open(db).map_err(|e| e.to_string())?;
+    let total = ops::import(store.as_mut(), files, &spec, &mut |f| {
+        for w in &f.warnings {
+            eprintln!("tardy: warning: {}", tardy::fmt::clip::message(w));
         }
-        "reports" => {
-            let series = labels.series.as_deref().ok_or_else(|| {
-                format!("{name}: test reports need --series NAME (the suite's series)")
-            })?;
-            let (batch, warnings) =
-                import::reports_batch(series, &[file.to_path_buf()], false, labels)
-                    .map_err(|e| e.to_string())?;
-            for w in warnings {
-                eprintln!("tardy: warning: {}", tardy::fmt::clip::message(&w));
-            }
-            Ok(vec![batch])
-        }
-        _ => import::results_batches(&name, labels).map_err(|e| e.to_string()),
+        println!(
+            "{}: {} point{} in {} series",
+            f.file.display(),
+            f.points,
+            if f.points == 1 { "" } else { "s" },
+            f.series
+        );
+    })?;
+    if files.len() > 1 {
+        println!("{total} points imported");
     }
+    Ok(0)
 }
 
-fn analyze(file: &Path, time_column: &str, opts: &Method, as_json: bool) -> Result<i32, String> {
-    let name = file.display().to_string();
-    let text = std::fs::read_to_string(file).map_err(|e| format!("{name}: {e}"))?;
-    let table = import::read_csv(&text, &name, time_column).map_err(|e| e.to_string())?;
-    let results = import::table_change_points(&table, opts);
-    #[derive(serde::Serialize)]
-    struct Change<'a> {
-        metric: &'a str,
-        index: usize,
-        time: i64,
-        commit: Option<&'a str>,
-        forward_change_percent: f64,
-        magnitude: f64,
-        mean_before: f64,
-        stddev_before: f64,
-        mean_after: f64,
-        stddev_after: f64,
-        pvalue: f64,
-    }
-    let mut changes: Vec<Change> = Vec::new();
-    for (k, (metric, _)) in table.metrics.iter().enumerate() {
-        for c in &results[k] {
-            changes.push(Change {
-                metric,
-                index: c.index,
-                time: table.times[c.index],
-                commit: table.commits[c.index].as_deref(),
-                forward_change_percent: c.stats.forward_change() * 100.0,
-                magnitude: c.stats.magnitude(),
-                mean_before: c.stats.mean_before,
-                stddev_before: c.stats.std_before,
-                mean_after: c.stats.mean_after,
-                stddev_after: c.stats.std_after,
-                pvalue: c.stats.pvalue,
-            });
-        }
-    }
-    changes.sort_by(|a, b| a.index.cmp(&b.index).then(a.metric.cmp(b.metric)));
+fn show(
+    db: &DbArgs,
+    series: &str,
+    test: Option<&str>,
+    filter: &Filter,
+    cp: &CpArgs,
+    as_json: bool,
+) -> Result<i32, String> {
+    let store = open(db).map_err(|e| e.to_string())?;
+    let s = ops::show(
+        &*store,
+        series,
+        test,
+        &filter.point_filter()?,
+        &cp.options()?,
+    )?;
     if as_json {
-        print(&json(&changes));
+        #[derive(serde::Serialize)]
+        struct Out<'a> {
+            series: &'a tardy::store::history::SeriesInfo,
+            test: Option<&'a str>,
+            points: &'a [tardy::store::history::Point],
+            segments: &'a [tardy::history::detect::Segment],
+        }
+        print(&json(&Out {
+            series: &s.series,
+            test: s.test.as_deref(),
+            points: &s.points,
+            segments: &s.segments,
+        }));
+    } else {
+        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
+        let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
+        print(&view::show(
+            &view::ShowView {
+                series: &s.series,
+                test: s.test.as_deref(),
+                values: &values,
+                segments: &s.segments,
+                annotations: &s.annotations,
+            },
+            style(),
+            tardy::render::plot::unicode_supported(),
+            width,
+        ));
+    }
+    Ok(0)
+}
+
+/// `--fail-on-regression`: exit 1 while a regression alert is open (not
+/// acknowledged or dismissed), not only in the run that found it.
+fn gate(d: &ops::Detected) -> Result<i32, String> {
+    let open = &d.open_regressions;
+    if open.is_empty() {
         return Ok(0);
     }
-    let mut out = format!(
-        "{}: {} metrics x {} points, {} change points ({})\n",
-        name,
-        table.metrics.len(),
-        table.times.len(),
-        changes.len(),
-        opts.describe()
+    eprintln!(
+        "tardy: {} open regression alert{} ({}; {} new): `tardy history ack ID` once handled, `tardy history dismiss ID` if not a regression",
+        open.len(),
+        if open.len() == 1 { "" } else { "s" },
+        open.iter()
+            .map(|i| format!("#{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+        d.new_open
     );
-    let mut last_index = usize::MAX;
-    for c in &changes {
-        if c.index != last_index {
-            let _ = std::fmt::Write::write_fmt(
-                &mut out,
-                format_args!(
-                    "\n{} {} (point {})\n",
-                    view::date(c.time),
-                    c.commit.unwrap_or("-"),
-                    c.index
-                ),
-            );
-            last_index = c.index;
-        }
-        let _ = std::fmt::Write::write_fmt(
-            &mut out,
-            format_args!(
-                "  {:<20} {:>+8.1}%  {} -> {}  {}\n",
-                c.metric,
-                c.forward_change_percent,
-                tardy::render::cfmt::g(c.mean_before, 6),
-                tardy::render::cfmt::g(c.mean_after, 6),
-                tardy::render::units::p_value(c.pvalue)
-            ),
-        );
+    Ok(1)
+}
+
+/// The provenance `history import` stamps: HEAD's commit with `--commit`,
+/// or only a branch or a time (no commit of HEAD implied).
+fn import_provenance(
+    commit: Option<&str>,
+    branch: Option<&str>,
+    time: Option<&str>,
+) -> Result<Option<Provenance>, String> {
+    if commit.is_none() && branch.is_none() && time.is_none() {
+        return Ok(None);
     }
-    if let Method::Calibrated(o) = opts {
-        let young: Vec<_> = table
-            .metrics
-            .iter()
-            .filter_map(|(metric, values)| {
-                let v: Vec<f64> = values.iter().copied().filter(|x| x.is_finite()).collect();
-                detect::young(metric, &v, o)
-            })
-            .collect();
-        if !young.is_empty() {
-            out.push('\n');
-        }
-        for y in &young {
-            out.push_str(&view::young(y));
-        }
+    let mut p = provenance_now(commit, branch)?;
+    if commit.is_none() {
+        p.commit = None;
+        p.commit_time = None;
     }
-    print(&out);
+    if let Some(t) = time {
+        p.run_time = import::parse_time(t)
+            .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
+    }
+    Ok(Some(p))
+}
+
+fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {
+    if ids.is_empty() {
+        return Err("name at least one alert".into());
+    }
+    let mut store = open(db).map_err(|e| e.to_string())?;
+    ops::set_states(store.as_mut(), ids, state)?;
+    for id in ids {
+        println!("alert #{id} {}", state.as_str());
+    }
     Ok(0)
 }
 
@@ -925,66 +710,19 @@ fn export(
     output: Option<&Path>,
     filter: &Filter,
 ) -> Result<i32, String> {
-    let err = |e: DbError| e.to_string();
     if format != "csv" && format != "json" {
         return Err(format!("--format must be csv or json, not '{format}'"));
     }
-    let store = open(db).map_err(err)?;
-    let pf = filter.point_filter()?;
-    let all = store.list().map_err(err)?;
-    let selected: Vec<_> = if names.is_empty() {
-        all
-    } else {
-        let mut v = Vec::new();
-        for n in names {
-            v.push(
-                all.iter()
-                    .find(|s| &s.name == n)
-                    .cloned()
-                    .ok_or_else(|| DbError::NoSeries(n.clone()).to_string())?,
-            );
-        }
-        v
-    };
-    let mut table = tardy::render::csv::Table::new(&[
-        "series", "test", "time", "commit", "branch", "value", "unit",
-    ]);
-    let mut docs = Vec::new();
-    for s in &selected {
-        let points = store.points(s.id, &pf).map_err(err)?;
-        let mut rows = |test: Option<&str>, pts: &[tardy::store::history::Point]| {
-            for p in pts {
-                table.row([
-                    s.name.clone(),
-                    test.unwrap_or("").to_string(),
-                    chrono::DateTime::from_timestamp(p.time(), 0)
-                        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
-                        .unwrap_or_default(),
-                    p.commit.clone().unwrap_or_default(),
-                    p.branch.clone().unwrap_or_default(),
-                    p.value.to_string(),
-                    s.unit.clone(),
-                ]);
-            }
-        };
-        if format == "csv" {
-            rows(None, &points);
-            if s.kind == SeriesKind::Suite {
-                store
-                    .for_each_test(s.id, &pf, &mut |t, p| {
-                        rows(Some(&t.name), p);
-                        Ok(())
-                    })
-                    .map_err(err)?;
-            }
-        } else {
-            docs.push(serde_json::json!({ "series": s, "points": points }));
-        }
-    }
+    let store = open(db).map_err(|e| e.to_string())?;
+    let series = ops::export(&*store, names, &filter.point_filter()?, format == "csv")?;
     let text = if format == "json" {
+        let docs: Vec<_> = series
+            .iter()
+            .map(|e| serde_json::json!({ "series": e.series, "points": e.points }))
+            .collect();
         json(&docs)
     } else {
-        table.finish()
+        view::export_csv(&series)
     };
     match output {
         None => print(&text),

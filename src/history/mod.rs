@@ -9,6 +9,7 @@ pub mod bisect;
 pub mod detect;
 pub mod import;
 pub mod names;
+pub mod ops;
 pub mod simulate;
 pub mod upload;
 pub mod view;

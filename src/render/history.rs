@@ -338,3 +338,126 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
     }
     out
 }
+
+/// `tardy history detect`'s summary: what was examined and found, young
+/// series, new alerts (their top `5` tests), retractions and reopenings.
+pub fn detect_summary(report: &crate::history::detect::DetectReport, style: Style) -> String {
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    let mut out = format!(
+        "{} series examined ({} incremental), {} change points, {} below the FDR bar, {} new alert{}\n",
+        report.series,
+        report.incremental,
+        report.change_points,
+        report.rejected_by_fdr,
+        report.new_alerts.len(),
+        plural(report.new_alerts.len())
+    );
+    if report.too_short > 0 {
+        out.push_str(&format!(
+            "{} series {} fewer than {} points: too few for the calibrated detector to call a change yet (`--otava` tests them with Otava's t-test, at the price of false alerts on noise)\n",
+            report.too_short,
+            if report.too_short == 1 { "has" } else { "have" },
+            crate::stats::rank_cusum::MIN_POINTS
+        ));
+    }
+    for y in report.young.iter().take(10) {
+        out.push_str(&young(y));
+    }
+    if report.young.len() > 10 {
+        out.push_str(&format!(
+            "... and {} more young series\n",
+            report.young.len() - 10
+        ));
+    }
+    for a in &report.new_alerts {
+        out.push('\n');
+        out.push_str(&alert(a, 5, style));
+    }
+    for a in &report.retracted {
+        out.push_str(&format!(
+            "\nalert #{} retracted: {}\n",
+            a.id,
+            a.reason
+                .as_deref()
+                .unwrap_or("its change is no longer found")
+        ));
+    }
+    for a in &report.reopened {
+        out.push_str(&format!(
+            "\nalert #{} reopened: its change is found again\n",
+            a.id
+        ));
+    }
+    out
+}
+
+/// `tardy history analyze`'s text: the table's size, then each change
+/// point's metrics grouped by point, then the young metrics.
+pub fn analyzed(name: &str, a: &crate::history::ops::Analyzed, method: &str) -> String {
+    let mut out = format!(
+        "{}: {} metrics x {} points, {} change points ({})\n",
+        name,
+        a.metrics,
+        a.points,
+        a.changes.len(),
+        method
+    );
+    let mut last_index = usize::MAX;
+    for c in &a.changes {
+        if c.index != last_index {
+            out.push_str(&format!(
+                "\n{} {} (point {})\n",
+                date(c.time),
+                c.commit.as_deref().unwrap_or("-"),
+                c.index
+            ));
+            last_index = c.index;
+        }
+        out.push_str(&format!(
+            "  {:<20} {:>+8.1}%  {} -> {}  {}\n",
+            c.metric,
+            c.forward_change_percent,
+            super::cfmt::g(c.mean_before, 6),
+            super::cfmt::g(c.mean_after, 6),
+            super::units::p_value(c.pvalue)
+        ));
+    }
+    if !a.young.is_empty() {
+        out.push('\n');
+    }
+    for y in &a.young {
+        out.push_str(&young(y));
+    }
+    out
+}
+
+/// `tardy history export --format csv`: one row a point (a suite's tests'
+/// points after its own, named in the test column).
+pub fn export_csv(series: &[crate::history::ops::Exported]) -> String {
+    let mut table = super::csv::Table::new(&[
+        "series", "test", "time", "commit", "branch", "value", "unit",
+    ]);
+    for e in series {
+        let s = &e.series;
+        let mut rows = |test: &str, pts: &[crate::store::history::Point]| {
+            for p in pts {
+                table.row([
+                    s.name.clone(),
+                    test.to_string(),
+                    chrono::DateTime::from_timestamp(p.time(), 0)
+                        .map(|d| d.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))
+                        .unwrap_or_default(),
+                    p.commit.clone().unwrap_or_default(),
+                    p.branch.clone().unwrap_or_default(),
+                    p.value.to_string(),
+                    s.unit.clone(),
+                ]);
+            }
+        };
+        rows("", &e.points);
+        for (t, p) in &e.tests {
+            rows(t, p);
+        }
+    }
+    table.finish()
+}
