@@ -96,3 +96,89 @@ fn history_import_detect_show_export_and_alerts_are_library_calls() {
     );
     assert!(ops::set_states(&mut db, &[], AlertState::Dismissed).is_err());
 }
+
+#[test]
+fn run_and_explain_are_library_calls() {
+    use tardy::diagnose::explain::{job, session};
+    use tardy::measure::session::{Budget, Observer, Progress};
+    use tardy::measure::spec::{RunSpec, session_config};
+    // `tardy run`: a RunSpec (the flags as values) is a session; measuring
+    // it gives typed results, finished.
+    struct Quiet(usize);
+    impl Observer for Quiet {
+        fn phase(&mut self, _: &str) {}
+        fn after_run(&mut self, _: &tardy::model::Results, _: Progress) -> Result<(), String> {
+            self.0 += 1;
+            Ok(())
+        }
+    }
+    let budget = || Budget {
+        runs: Some(3),
+        min_runs: 3,
+        max_runs: None,
+        min_time: std::time::Duration::ZERO,
+        max_time: None,
+        precision: 0.01,
+        confidence: 0.95,
+        warmup: Some(0),
+        metrics: vec![tardy::model::Metric::Wall],
+        counter: None,
+    };
+    let spec = RunSpec {
+        commands: vec!["true".into()],
+        ..RunSpec::new(budget())
+    };
+    let cfg = session_config(&spec).unwrap();
+    let mut seen = Quiet(0);
+    let (results, error) = tardy::analyze::run::measure(&cfg, &mut seen).unwrap();
+    assert!(error.is_none());
+    assert_eq!(
+        results.benchmarks[0]
+            .runs
+            .iter()
+            .filter(|r| !r.warmup)
+            .count(),
+        3
+    );
+    assert!(
+        results.benchmarks[0].summary.is_some(),
+        "finished: statistics computed"
+    );
+    assert!(seen.0 >= 3);
+    // Typed errors, not prints.
+    let bad = RunSpec {
+        commands: vec!["true".into()],
+        env: vec!["NOEQUALS".into()],
+        ..RunSpec::new(budget())
+    };
+    assert!(session_config(&bad).is_err());
+    // `tardy explain`: sides from a request, recorded and compared.
+    let opts = tardy::record::RecordOptions {
+        env: Vec::new(),
+        cwd: None,
+        timeout: None,
+        straggler_wait: std::time::Duration::from_secs(1),
+        show_output: false,
+        trace: true,
+        profile_hz: 0,
+    };
+    let req = job::Request {
+        inputs: vec!["true".into(), "sleep 0.02".into()],
+        ..Default::default()
+    };
+    let sides = job::sides(&req, &opts).unwrap();
+    assert_eq!(sides.len(), 2);
+    let runs = session::Options {
+        runs: 2,
+        ignore_failure: false,
+        overhead_check: false,
+        recorder: tardy::record::Choice::Auto,
+        warmup: 0,
+    };
+    let mut events = 0;
+    let done = job::explain(sides, &runs, &mut |_| events += 1).unwrap();
+    assert_eq!(done.traces.len(), 2);
+    assert!(done.comparison.is_some());
+    assert!(events >= 4);
+    assert!(job::sides(&job::Request::default(), &opts).is_err());
+}

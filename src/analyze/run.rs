@@ -10,6 +10,19 @@ use crate::model::{
 };
 use crate::stats::{self, Estimate, compare, summary::quantile_sorted};
 
+/// `tardy run`'s job: measure the session `cfg` describes
+/// ([`crate::measure::spec::session_config`]), telling `observer` of each
+/// run, and finish its results (statistics, comparisons, warnings). An
+/// error after some runs comes back beside the results that hold them.
+pub fn measure(
+    cfg: &crate::measure::session::SessionConfig,
+    observer: &mut dyn crate::measure::session::Observer,
+) -> Result<(Results, Option<crate::measure::MeasureError>), crate::measure::MeasureError> {
+    let (mut results, error) = crate::measure::session::run(cfg, observer)?;
+    finalize(&mut results);
+    Ok((results, error))
+}
+
 /// Fill in `summary`, `resources` and `warnings` of every benchmark, and the
 /// comparisons of every candidate against the first benchmark.
 pub fn finalize(results: &mut Results) {

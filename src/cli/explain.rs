@@ -3,18 +3,16 @@
 //! thread), and compare two commands, two conditions or two saved traces.
 
 use std::io::IsTerminal;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use indicatif::ProgressBar;
 
 use super::{EXIT_INTERRUPTED, fail};
-use tardy::diagnose::explain::session::{self, Spec};
-use tardy::diagnose::explain::{self, Trace};
-use tardy::measure::command::{self, CommandLine};
+use tardy::diagnose::explain::session;
+use tardy::diagnose::explain::{Trace, job};
 use tardy::measure::interrupt;
-use tardy::model::Exec;
 use tardy::record::RecordOptions;
 use tardy::render::{self, style::Style};
 
@@ -138,120 +136,7 @@ enum RecorderArg {
     Ptrace,
 }
 
-/// One side of the comparison: a command to run, or a saved trace.
-enum Side {
-    Run(Spec),
-    Saved(Box<Trace>),
-}
-
-fn looks_like_trace(s: &str) -> bool {
-    let p = Path::new(s);
-    if !p.is_file() {
-        return false;
-    }
-    // A .json file, or a file that is not executable, is read as a trace
-    // (and refused as "not a tardy trace" when it is not one).
-    use std::os::unix::fs::PermissionsExt;
-    let executable = std::fs::metadata(p).is_ok_and(|m| m.permissions().mode() & 0o111 != 0);
-    if p.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("json"))
-        || !executable
-    {
-        return true;
-    }
-    let mut head = [0u8; 64];
-    let n = std::fs::File::open(p)
-        .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
-        .unwrap_or(0);
-    head[..n]
-        .iter()
-        .find(|b| !b.is_ascii_whitespace())
-        .is_some_and(|&b| b == b'{')
-}
-
-/// Read a saved trace: bounded size, versioned, validated.
-pub fn read_trace(path: &Path) -> Result<Trace, String> {
-    const MAX: u64 = 64 << 20;
-    let meta = std::fs::metadata(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    if meta.len() > MAX {
-        return Err(format!(
-            "{}: {} bytes is more than a trace summary holds (limit 64 MiB)",
-            path.display(),
-            meta.len()
-        ));
-    }
-    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let v: serde_json::Value = serde_json::from_slice(&text).map_err(|e| {
-        format!(
-            "{}:{}:{}: not a tardy trace: not JSON: {e}",
-            path.display(),
-            e.line(),
-            e.column()
-        )
-    })?;
-    let schema = v.get("schema").and_then(|s| s.as_str()).unwrap_or("");
-    if schema != explain::SCHEMA {
-        let hint = if schema == tardy::model::SCHEMA {
-            " (this is a `tardy run` results file; `tardy compare` reads those)"
-        } else {
-            ""
-        };
-        return Err(format!(
-            "{}: not a tardy trace: expected schema \"{}\", found {}{hint}",
-            path.display(),
-            explain::SCHEMA,
-            if schema.is_empty() {
-                "none".to_string()
-            } else {
-                format!("\"{schema}\"")
-            }
-        ));
-    }
-    if let Some(ver) = v.get("schema_version").and_then(|s| s.as_u64())
-        && ver > explain::SCHEMA_VERSION as u64
-    {
-        return Err(format!(
-            "{}: trace schema version {ver} is newer than this tardy reads ({}); upgrade tardy",
-            path.display(),
-            explain::SCHEMA_VERSION
-        ));
-    }
-    let t: Trace = serde_json::from_value(v).map_err(|e| format!("{}: {e}", path.display()))?;
-    t.validate()
-        .map_err(|e| format!("{}: {e}", path.display()))?;
-    Ok(t)
-}
-
-fn env_pairs(list: &[String]) -> Result<Vec<(String, String)>, String> {
-    list.iter()
-        .map(|kv| {
-            kv.split_once('=')
-                .filter(|(k, _)| !k.is_empty())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .ok_or_else(|| format!("--condition-b takes KEY=VALUE, not '{kv}'"))
-        })
-        .collect()
-}
-
-fn to_exec(cmd: &str, no_shell: bool) -> Result<Exec, String> {
-    Ok(
-        match command::parse(cmd, no_shell).map_err(|e| e.to_string())? {
-            CommandLine::Direct(argv) => Exec::Direct { argv },
-            CommandLine::Shell(script) => Exec::Shell {
-                shell: "sh".into(),
-                script,
-            },
-        },
-    )
-}
-
-fn run_side(display: &str, exec: &Exec, opts: &RecordOptions) -> Side {
-    Side::Run(Spec {
-        display: display.into(),
-        exec: exec.clone(),
-        options: opts.clone(),
-    })
-}
+pub use tardy::diagnose::explain::job::read_trace;
 
 pub fn main(args: ExplainArgs) -> i32 {
     match explain_main(args) {
@@ -261,127 +146,23 @@ pub fn main(args: ExplainArgs) -> i32 {
 }
 
 fn explain_main(args: ExplainArgs) -> Result<i32, String> {
-    if args.runs == 0 {
-        return Err("--runs must be at least 1".into());
-    }
-    if let Some(t) = args.timeout
-        && !(t.is_finite() && t > 0.0)
-    {
-        return Err(format!(
-            "--timeout must be a positive number of seconds, not {t}"
-        ));
-    }
-    if !(args.straggler_wait.is_finite() && args.straggler_wait >= 0.0) {
-        return Err("--straggler-wait must be a number of seconds".into());
-    }
-    let opts = RecordOptions {
-        env: Vec::new(),
+    let opts = record_options(&args)?;
+    let req = job::Request {
+        inputs: args.inputs.clone(),
+        argv: args.argv.clone(),
+        no_shell: args.no_shell,
         cwd: args.cwd.clone(),
-        timeout: args.timeout.map(Duration::from_secs_f64),
-        straggler_wait: Duration::from_secs_f64(args.straggler_wait.min(86_400.0)),
-        show_output: args.show_output,
-        trace: !args.no_trace,
-        profile_hz: args.profile_hz,
+        condition_b: args.condition_b.clone(),
+        prefix_b: args.prefix_b.clone(),
     };
-    if args.profile_hz > 100_000 {
-        return Err(format!(
-            "--profile-hz {} is more than the kernel samples (at most 100000)",
-            args.profile_hz
-        ));
-    }
-    let conditioned = !args.condition_b.is_empty() || args.prefix_b.is_some();
-    let mut sides: Vec<Side> = Vec::new();
-    if !args.argv.is_empty() {
-        if !args.inputs.is_empty() {
-            return Err("give the command either as strings or after --, not both".into());
-        }
-        let display = command::join_quoted(&args.argv);
-        sides.push(run_side(
-            &display,
-            &Exec::Direct {
-                argv: args.argv.clone(),
-            },
-            &opts,
-        ));
-    } else {
-        match args.inputs.len() {
-            0 => {
-                return Err(
-                    "nothing to explain: give a command, e.g. tardy explain -- ./suite, or two saved traces"
-                        .into(),
-                );
-            }
-            2 if !args.inputs.iter().any(|i| looks_like_trace(i))
-                && !args.inputs[1].contains(char::is_whitespace)
-                && command::resolve_program(&args.inputs[1], args.cwd.as_deref()).is_err() =>
-            {
-                return Err(format!(
-                    "'{}' is not a program: to explain one command with arguments, quote it (tardy explain '{} {}') or put it after -- (tardy explain -- {} {})",
-                    args.inputs[1], args.inputs[0], args.inputs[1], args.inputs[0], args.inputs[1]
-                ));
-            }
-            1 | 2 => {
-                for input in &args.inputs {
-                    if looks_like_trace(input) {
-                        sides.push(Side::Saved(Box::new(read_trace(Path::new(input))?)));
-                    } else {
-                        let exec = to_exec(input, args.no_shell)?;
-                        sides.push(run_side(input, &exec, &opts));
-                    }
-                }
-            }
-            n => {
-                return Err(format!(
-                    "tardy explain compares at most two commands or traces, not {n}"
-                ));
-            }
-        }
-    }
-    if conditioned {
-        if sides.len() != 1 {
-            return Err(
-                "--condition-b and --prefix-b compare one command with itself: give one command"
-                    .into(),
-            );
-        }
-        let base = match &sides[0] {
-            Side::Run(spec) => spec.display.clone(),
-            Side::Saved(_) => {
-                return Err(
-                    "--condition-b and --prefix-b need a command, not a saved trace".into(),
-                );
-            }
-        };
-        let cmd_b = match &args.prefix_b {
-            Some(p) => format!("{p} {base}"),
-            None => base.clone(),
-        };
-        let exec_b = if args.prefix_b.is_none() && !args.argv.is_empty() {
-            Exec::Direct {
-                argv: args.argv.clone(),
-            }
-        } else {
-            to_exec(&cmd_b, args.no_shell)?
-        };
-        let mut opts_b = opts.clone();
-        opts_b.env = env_pairs(&args.condition_b)?;
-        let mut label = cmd_b.clone();
-        for (k, v) in &opts_b.env {
-            label = format!("{k}={v} {label}");
-        }
-        sides.push(run_side(&label, &exec_b, &opts_b));
-    }
-
+    let sides = job::sides(&req, &opts)?;
     interrupt::install();
-    let specs: Vec<Spec> = sides
+    let commands = sides
         .iter()
-        .filter_map(|s| match s {
-            Side::Run(spec) => Some(spec.clone()),
-            Side::Saved(_) => None,
-        })
-        .collect();
-    let bar = if std::io::stderr().is_terminal() && !specs.is_empty() {
-        let b = ProgressBar::new(args.runs * specs.len() as u64);
+        .filter(|s| matches!(s, job::Side::Run(_)))
+        .count();
+    let bar = if std::io::stderr().is_terminal() && commands > 0 {
+        let b = ProgressBar::new(args.runs * commands as u64);
         b.set_message("explain");
         b
     } else {
@@ -398,40 +179,62 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
             RecorderArg::Ptrace => tardy::record::Choice::Ptrace,
         },
     };
-    let mut recorded = if specs.is_empty() {
-        session::Outcome {
-            traces: Vec::new(),
-            interrupted: false,
+    let done = job::explain(sides, &session_opts, &mut |ev| match ev {
+        session::Event::Run { display } => {
+            bar.set_message(display.chars().take(40).collect::<String>())
         }
-    } else {
-        session::record_set(&specs, &session_opts, &mut |ev| match ev {
-            session::Event::Run { display } => {
-                bar.set_message(display.chars().take(40).collect::<String>())
-            }
-            session::Event::Warmup { display } => bar.set_message(format!(
-                "warm-up: {}",
-                display.chars().take(32).collect::<String>()
-            )),
-            session::Event::Done => bar.inc(1),
-        })
-        .map_err(|e| match e {
-            session::SessionError::Failed(m) => {
-                format!("{m}; use --ignore-failure to explain failing runs")
-            }
-            e => e.to_string(),
-        })?
-    };
+        session::Event::Warmup { display } => bar.set_message(format!(
+            "warm-up: {}",
+            display.chars().take(32).collect::<String>()
+        )),
+        session::Event::Done => bar.inc(1),
+    });
     bar.finish_and_clear();
-    let interrupted = recorded.interrupted;
-    let mut fresh = recorded.traces.drain(..);
-    let mut traces: Vec<Trace> = Vec::new();
-    for side in sides {
-        match side {
-            Side::Saved(t) => traces.push(*t),
-            Side::Run(_) => traces.extend(fresh.next()),
-        }
+    let done = done?;
+    save(&args, &done.traces)?;
+    exports(&args, &done.traces)?;
+    print!("{}", text(&args, &done)?);
+    if done.interrupted {
+        eprintln!("tardy: interrupted; explained the runs completed so far");
+        return Ok(EXIT_INTERRUPTED);
     }
-    drop(fresh);
+    Ok(0)
+}
+
+/// How each run is recorded, from the flags (checked).
+fn record_options(args: &ExplainArgs) -> Result<RecordOptions, String> {
+    if args.runs == 0 {
+        return Err("--runs must be at least 1".into());
+    }
+    if let Some(t) = args.timeout
+        && !(t.is_finite() && t > 0.0)
+    {
+        return Err(format!(
+            "--timeout must be a positive number of seconds, not {t}"
+        ));
+    }
+    if !(args.straggler_wait.is_finite() && args.straggler_wait >= 0.0) {
+        return Err("--straggler-wait must be a number of seconds".into());
+    }
+    if args.profile_hz > 100_000 {
+        return Err(format!(
+            "--profile-hz {} is more than the kernel samples (at most 100000)",
+            args.profile_hz
+        ));
+    }
+    Ok(RecordOptions {
+        env: Vec::new(),
+        cwd: args.cwd.clone(),
+        timeout: args.timeout.map(Duration::from_secs_f64),
+        straggler_wait: Duration::from_secs_f64(args.straggler_wait.min(86_400.0)),
+        show_output: args.show_output,
+        trace: !args.no_trace,
+        profile_hz: args.profile_hz,
+    })
+}
+
+/// `--save` and `--save-b`: the traces as JSON.
+fn save(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
     for (path, t) in [(&args.save, traces.first()), (&args.save_b, traces.get(1))] {
         if let (Some(path), Some(t)) = (path, t) {
             let json = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
@@ -443,6 +246,11 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
             );
         }
     }
+    Ok(())
+}
+
+/// `--export-folded[-b]` and `--export-pprof[-b]`: a side's CPU profile.
+fn exports(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
     for (path, t, flag) in [
         (&args.export_folded, traces.first(), "--export-folded"),
         (&args.export_folded_b, traces.get(1), "--export-folded-b"),
@@ -472,32 +280,22 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         tardy::store::atomic::write_atomic(path, &data)
             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
     }
+    Ok(())
+}
+
+/// The explanation as text or JSON.
+fn text(args: &ExplainArgs, done: &job::Explained) -> Result<String, String> {
     let style = Style {
         color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
     };
-    let out = match traces.as_slice() {
-        [t] => {
-            if args.json {
-                serde_json::to_string_pretty(t).map_err(|e| e.to_string())? + "\n"
-            } else {
-                render::explain::single(t, style, args.top)
-            }
-        }
-        [a, b] => {
-            let c = explain::compare(a, b);
-            if args.json {
-                let v = render::explain::comparison_json(a, b, &c);
-                serde_json::to_string_pretty(&v).map_err(|e| e.to_string())? + "\n"
-            } else {
-                render::explain::comparison(a, b, &c, style, args.top)
-            }
-        }
+    let pretty = |r: serde_json::Result<String>| r.map(|s| s + "\n").map_err(|e| e.to_string());
+    Ok(match (done.traces.as_slice(), &done.comparison) {
+        ([t], _) if args.json => pretty(serde_json::to_string_pretty(t))?,
+        ([t], _) => render::explain::single(t, style, args.top),
+        ([a, b], Some(c)) if args.json => pretty(serde_json::to_string_pretty(
+            &render::explain::comparison_json(a, b, c),
+        ))?,
+        ([a, b], Some(c)) => render::explain::comparison(a, b, c, style, args.top),
         _ => return Err("nothing to explain".into()),
-    };
-    print!("{out}");
-    if interrupted {
-        eprintln!("tardy: interrupted; explained the runs completed so far");
-        return Ok(EXIT_INTERRUPTED);
-    }
-    Ok(0)
+    })
 }

@@ -8,14 +8,11 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use tardy::analyze;
-use tardy::measure::command::{self, CommandLine};
-use tardy::measure::plan::{self, Parameter};
-use tardy::measure::session::{self, Accept, BenchmarkSpec, Observer, Progress, SessionConfig};
-use tardy::measure::spawn::{ExecOptions, OutputMode};
+use tardy::measure::session::{Observer, Progress, SessionConfig};
+use tardy::measure::spec::{self, RunSpec};
 use tardy::measure::{MeasureError, interrupt};
-use tardy::model::{Exec, Results, SessionStatus};
+use tardy::model::{Results, SessionStatus};
 use tardy::render::{self, terminal::Style};
-use tardy::stats::rng::fresh_seed;
 use tardy::store;
 
 use super::{EXIT_INTERRUPTED, fail};
@@ -253,262 +250,36 @@ fn save_history(
     Ok(n)
 }
 
-/// The i-th of a per-command option given once (for all) or once per command.
-fn pick<'a>(
-    list: &'a [String],
-    i: usize,
-    n: usize,
-    name: &str,
-) -> Result<Option<&'a String>, MeasureError> {
-    match list.len() {
-        0 => Ok(None),
-        1 => Ok(list.first()),
-        len if len == n => Ok(list.get(i)),
-        len => Err(MeasureError::Option(format!(
-            "--{name} was given {len} times for {n} commands: give it once, or once per command"
-        ))),
-    }
-}
-
-struct Built {
-    config: SessionConfig,
-}
-
-fn build(args: &RunArgs) -> Result<Built, MeasureError> {
-    if !args.commands.is_empty() && !args.argv.is_empty() {
-        return Err(MeasureError::Option(
-            "give commands as strings or one program after `--`, not both".into(),
-        ));
-    }
-    if args.commands.is_empty() && args.argv.is_empty() {
-        return Err(MeasureError::Option(
-            "nothing to measure: give a command, e.g. tardy run 'sleep 0.1'".into(),
-        ));
-    }
-    let shell = match args.shell.as_deref() {
-        Some("none") => None,
-        Some("") => return Err(MeasureError::Option("--shell needs a shell name".into())),
-        Some(s) => Some(s.to_string()),
-        None => Some("sh".to_string()),
-    };
-    let force_direct = args.no_shell || shell.is_none();
-    let shell_name = shell.unwrap_or_else(|| "sh".into());
-    let to_exec = |cmd: &str| -> Result<Exec, MeasureError> {
-        Ok(match command::parse(cmd, force_direct)? {
-            CommandLine::Direct(argv) => Exec::Direct { argv },
-            CommandLine::Shell(script) => Exec::Shell {
-                shell: shell_name.clone(),
-                script,
-            },
-        })
-    };
-
-    let mut params: Vec<Parameter> = Vec::new();
-    for chunk in args.parameter_scan.chunks(3) {
-        if let [var, min, max] = chunk {
-            params.push(plan::scan(
-                var,
-                min,
-                max,
-                args.parameter_step_size.as_deref(),
-            )?);
-        }
-    }
-    if args.parameter_step_size.is_some() && args.parameter_scan.is_empty() {
-        return Err(MeasureError::Option(
-            "-D/--parameter-step-size needs -P/--parameter-scan".into(),
-        ));
-    }
-    for chunk in args.parameter_list.chunks(2) {
-        if let [var, values] = chunk {
-            params.push(plan::list(var, values)?);
-        }
-    }
-    let combos = plan::combinations(&params)?;
-
-    let sources: Vec<String> = if args.argv.is_empty() {
-        args.commands.clone()
-    } else {
-        vec![command::join_quoted(&args.argv)]
-    };
-    let n = sources.len();
-    if !args.names.is_empty() && args.names.len() != n {
-        return Err(MeasureError::Option(format!(
-            "{} names for {n} commands: give one --name per command",
-            args.names.len()
-        )));
-    }
-    let outputs: Vec<String> = if args.show_output {
-        vec!["inherit".into()]
-    } else {
-        args.output.clone()
-    };
-    let mut benchmarks = Vec::new();
-    for (i, source) in sources.iter().enumerate() {
-        let output: OutputMode = match pick(&outputs, i, n, "output")? {
-            Some(s) => s.parse().map_err(MeasureError::Option)?,
-            None => OutputMode::Null,
-        };
-        for combo in &combos {
-            let command = plan::substitute(source, combo);
-            let exec = if args.argv.is_empty() {
-                to_exec(&command)?
-            } else {
-                Exec::Direct {
-                    argv: args
-                        .argv
-                        .iter()
-                        .map(|w| plan::substitute(w, combo))
-                        .collect(),
-                }
-            };
-            if let Exec::Direct { argv } = &exec {
-                command::resolve_program(&argv[0], args.cwd.as_deref())?;
-            }
-            let hook = |list: &[String], name: &str| -> Result<Option<Exec>, MeasureError> {
-                pick(list, i, n, name)?
-                    .map(|h| to_exec(&plan::substitute(h, combo)))
-                    .transpose()
-            };
-            let name = match args.names.get(i) {
-                Some(name) => plan::substitute(name, combo),
-                None => command.clone(),
-            };
-            benchmarks.push(BenchmarkSpec {
-                name,
-                command,
-                exec,
-                parameters: combo.clone(),
-                setup: hook(&args.setup, "setup")?,
-                prepare: hook(&args.prepare, "prepare")?,
-                conclude: hook(&args.conclude, "conclude")?,
-                cleanup: hook(&args.cleanup, "cleanup")?,
-                output: output.clone(),
-                cwd: None,
-            });
-        }
-    }
-    if let Some(r) = &args.reference {
-        let at = benchmarks
-            .iter()
-            .position(|b| b.name == *r || b.command == *r)
-            .or_else(|| {
-                r.parse::<usize>()
-                    .ok()
-                    .filter(|&k| (1..=benchmarks.len()).contains(&k))
-                    .map(|k| k - 1)
-            });
-        match at {
-            Some(k) => {
-                let b = benchmarks.remove(k);
-                benchmarks.insert(0, b);
-            }
-            None => {
-                let exec = to_exec(r)?;
-                if let Exec::Direct { argv } = &exec {
-                    command::resolve_program(&argv[0], args.cwd.as_deref())?;
-                }
-                // A hook given once applies to the reference too.
-                let shared = |list: &[String]| match list {
-                    [one] => to_exec(one).map(Some),
-                    _ => Ok(None),
-                };
-                benchmarks.insert(
-                    0,
-                    BenchmarkSpec {
-                        name: r.clone(),
-                        command: r.clone(),
-                        exec,
-                        parameters: Default::default(),
-                        setup: shared(&args.setup)?,
-                        prepare: shared(&args.prepare)?,
-                        conclude: shared(&args.conclude)?,
-                        cleanup: shared(&args.cleanup)?,
-                        output: OutputMode::Null,
-                        cwd: None,
-                    },
-                );
-            }
-        }
-    }
-
-    let mut env = Vec::new();
-    for kv in &args.env {
-        match kv.split_once('=') {
-            Some((k, v)) if !k.is_empty() => env.push((k.to_string(), v.to_string())),
-            _ => {
-                return Err(MeasureError::Option(format!(
-                    "--env takes KEY=VALUE, not '{kv}'"
-                )));
-            }
-        }
-    }
-    if let Some(dir) = &args.cwd
-        && !dir.is_dir()
-    {
-        return Err(MeasureError::Option(format!(
-            "--cwd '{}' is not a directory",
-            dir.display()
-        )));
-    }
-    if let Some(input) = &args.input {
-        std::fs::File::open(input).map_err(|source| MeasureError::Open {
-            what: "input file",
-            path: input.clone(),
-            source,
-        })?;
-    }
-    let accept = match args.ignore_failure.as_deref() {
-        None => Accept::OnlyZero,
-        Some("all-non-zero") | Some("all") => Accept::AllNonZero,
-        Some(list) => Accept::Codes(
-            list.split(',')
-                .map(|c| {
-                    c.trim().parse::<i32>().map_err(|_| {
-                        MeasureError::Option(format!(
-                            "--ignore-failure takes exit codes like 1,2 or all-non-zero, not '{list}'"
-                        ))
-                    })
-                })
-                .collect::<Result<_, _>>()?,
-        ),
-    };
-    if (args.include_failures || args.exclude_failures) && args.ignore_failure.is_none() {
-        return Err(MeasureError::Option(
-            "--include-failures and --exclude-failures need --ignore-failure".into(),
-        ));
-    }
+fn build(args: &RunArgs) -> Result<SessionConfig, MeasureError> {
     let budget = args.budget.resolve().map_err(MeasureError::Option)?;
     let timeout = super::budget::seconds("timeout", args.timeout).map_err(MeasureError::Option)?;
-    if timeout == Some(Duration::ZERO) {
-        return Err(MeasureError::Option("--timeout must be above 0".into()));
-    }
-    let seed = args.seed.unwrap_or_else(fresh_seed);
-    let interleaved = !args.sequential;
-    let mut record = budget.record(seed, interleaved);
-    record.timeout_s = timeout.map(|d| d.as_secs_f64());
-    record.ignore_failure = args.ignore_failure.clone();
-    record.include_failures_in_stats = args.ignore_failure.is_some() && !args.exclude_failures;
-    record.env = args.env.clone();
-    record.cwd = args.cwd.as_ref().map(|p| p.display().to_string());
-    record.input = args.input.as_ref().map(|p| p.display().to_string());
-    Ok(Built {
-        config: SessionConfig {
-            benchmarks,
-            exec: ExecOptions {
-                env,
-                cwd: args.cwd.clone(),
-                input: args.input.clone(),
-                timeout,
-                keep_stragglers: args.keep_stragglers,
-                pmu: None,
-            },
-            budget,
-            seed,
-            interleaved,
-            accept,
-            record,
-        },
+    spec::session_config(&RunSpec {
+        commands: args.commands.clone(),
+        argv: args.argv.clone(),
+        shell: args.shell.clone(),
+        no_shell: args.no_shell,
+        parameter_scan: args.parameter_scan.clone(),
+        parameter_step_size: args.parameter_step_size.clone(),
+        parameter_list: args.parameter_list.clone(),
+        names: args.names.clone(),
+        show_output: args.show_output,
+        output: args.output.clone(),
+        setup: args.setup.clone(),
+        prepare: args.prepare.clone(),
+        conclude: args.conclude.clone(),
+        cleanup: args.cleanup.clone(),
+        reference: args.reference.clone(),
+        env: args.env.clone(),
+        cwd: args.cwd.clone(),
+        input: args.input.clone(),
+        ignore_failure: args.ignore_failure.clone(),
+        include_failures: args.include_failures,
+        exclude_failures: args.exclude_failures,
+        budget,
+        timeout,
+        seed: args.seed,
+        sequential: args.sequential,
+        keep_stragglers: args.keep_stragglers,
     })
 }
 
@@ -656,44 +427,16 @@ fn save_exports(args: &RunArgs, results: &Results) -> Result<(), store::StoreErr
 }
 
 pub fn main(args: RunArgs) -> i32 {
-    let built = match build(&args) {
-        Ok(b) => b,
-        Err(e) => return fail(e),
+    let (config, mut history_db) = match prepare(&args) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
-    if let Err(e) = args.history.check_used(
-        args.save.is_some() || args.push.is_some(),
-        "--save SERIES or --push URL",
-    ) {
-        return fail(e);
-    }
-    // Open the history database before measuring: a bad one fails now, not after.
-    let mut history_db = match &args.save {
-        None => None,
-        Some(_) => match super::history::open(&args.history.db) {
-            Ok(db) => Some(db),
-            Err(e) => return fail(e),
-        },
-    };
-    for p in [
-        &args.export_json,
-        &args.export_csv,
-        &args.export_markdown,
-        &args.export_asciidoc,
-        &args.export_orgmode,
-    ]
-    .into_iter()
-    .flatten()
-    {
-        if let Err(e) = store::check_writable(p) {
-            return fail(e);
-        }
-    }
     interrupt::install();
     let mut observer = CliObserver::new(
         args.quiet || matches!(args.style.as_str(), "basic" | "color" | "none"),
         args.export_json.clone(),
     );
-    let (mut results, error) = match session::run(&built.config, &mut observer) {
+    let (results, error) = match analyze::run::measure(&config, &mut observer) {
         Ok(r) => r,
         Err(e) => {
             observer.bar.finish_and_clear();
@@ -705,33 +448,83 @@ pub fn main(args: RunArgs) -> i32 {
         }
     };
     observer.bar.finish_and_clear();
-    analyze::finalize(&mut results);
-    if let Err(e) = save_exports(&args, &results) {
-        return fail(e);
+    if let Err(code) = keep(&args, history_db.as_mut(), &results) {
+        return code;
     }
-    if let (Some(name), Some(db)) = (&args.save, history_db.as_mut()) {
-        match save_history(&args, name, db.as_mut(), &results) {
-            Ok(n) => eprintln!(
-                "tardy: saved {n} point{} to {} (series {name})",
-                if n == 1 { "" } else { "s" },
-                super::history::backend(&args.history.db.db).describe()
-            ),
-            Err(e) => return fail(e),
-        }
+    report(&args, &results);
+    if let Some(e) = error {
+        return fail_run(e);
     }
-    let measured = results
+    if results.status == SessionStatus::Interrupted {
+        let kept: usize = results.benchmarks.iter().map(|b| b.runs.len()).sum();
+        eprintln!("tardy: interrupted; {kept} completed runs kept");
+        return EXIT_INTERRUPTED;
+    }
+    0
+}
+
+type Db = Box<dyn tardy::store::History + Send>;
+
+/// The session, and the history database opened before measuring (a bad
+/// one, or an export path that cannot be written, fails now, not after).
+fn prepare(args: &RunArgs) -> Result<(SessionConfig, Option<Db>), i32> {
+    let config = build(args).map_err(fail)?;
+    args.history
+        .check_used(
+            args.save.is_some() || args.push.is_some(),
+            "--save SERIES or --push URL",
+        )
+        .map_err(fail)?;
+    let db = match &args.save {
+        None => None,
+        Some(_) => Some(super::history::open(&args.history.db).map_err(fail)?),
+    };
+    for p in [
+        &args.export_json,
+        &args.export_csv,
+        &args.export_markdown,
+        &args.export_asciidoc,
+        &args.export_orgmode,
+    ]
+    .into_iter()
+    .flatten()
+    {
+        store::check_writable(p).map_err(fail)?;
+    }
+    Ok((config, db))
+}
+
+/// The exports, the history series and the push, as asked.
+fn keep(args: &RunArgs, db: Option<&mut Db>, results: &Results) -> Result<(), i32> {
+    save_exports(args, results).map_err(fail)?;
+    if let (Some(name), Some(db)) = (&args.save, db) {
+        let n = save_history(args, name, db.as_mut(), results).map_err(fail)?;
+        eprintln!(
+            "tardy: saved {n} point{} to {} (series {name})",
+            if n == 1 { "" } else { "s" },
+            super::history::backend(&args.history.db.db).describe()
+        );
+    }
+    if let Some(url) = &args.push
+        && measured(results)
+    {
+        push_results(args, url, results).map_err(fail)?;
+    }
+    Ok(())
+}
+
+fn measured(results: &Results) -> bool {
+    results
         .benchmarks
         .iter()
-        .any(|b| b.runs.iter().any(|r| !r.warmup));
-    if let Some(url) = &args.push
-        && measured
-        && let Err(e) = push_results(&args, url, &results)
-    {
-        return fail(e);
-    }
+        .any(|b| b.runs.iter().any(|r| !r.warmup))
+}
+
+/// The JSON or the terminal report on standard output.
+fn report(args: &RunArgs, results: &Results) {
     if args.json {
-        print!("{}", render::json::results(&results));
-    } else if measured && args.style != "none" {
+        print!("{}", render::json::results(results));
+    } else if measured(results) && args.style != "none" {
         let color = match args.style.as_str() {
             "full" | "color" => true,
             "basic" | "nocolor" => false,
@@ -739,24 +532,9 @@ pub fn main(args: RunArgs) -> i32 {
         };
         print!(
             "{}",
-            render::terminal::report_with(&results, Style { color }, &layout(&args))
+            render::terminal::report_with(results, Style { color }, &layout(args))
         );
     }
-    if let Some(e) = error {
-        return fail_run(e);
-    }
-    if results.status == SessionStatus::Interrupted {
-        eprintln!(
-            "tardy: interrupted; {} completed runs kept",
-            results
-                .benchmarks
-                .iter()
-                .map(|b| b.runs.len())
-                .sum::<usize>()
-        );
-        return EXIT_INTERRUPTED;
-    }
-    0
 }
 
 /// A benchmarked command that failed exits 1, as in hyperfine; 2 stays for

@@ -18,6 +18,7 @@ pub mod plan;
 pub mod session;
 pub mod spawn;
 pub mod spawner;
+pub mod spec;
 pub mod stragglers;
 pub mod trampoline;
 

@@ -13,6 +13,7 @@
 pub mod attribute;
 pub mod compare;
 pub mod functions;
+pub mod job;
 pub mod session;
 
 use std::collections::BTreeMap;
