@@ -157,7 +157,7 @@ pub fn sides(req: &Request, opts: &RecordOptions) -> Result<Vec<Side>, String> {
             &Exec::Direct {
                 argv: args.argv.clone(),
             },
-            &opts,
+            opts,
         ));
     } else {
         match args.inputs.len() {
@@ -182,7 +182,7 @@ pub fn sides(req: &Request, opts: &RecordOptions) -> Result<Vec<Side>, String> {
                         sides.push(Side::Saved(Box::new(read_trace(Path::new(input))?)));
                     } else {
                         let exec = to_exec(input, args.no_shell)?;
-                        sides.push(run_side(input, &exec, &opts));
+                        sides.push(run_side(input, &exec, opts));
                     }
                 }
             }
