@@ -5,6 +5,7 @@
 //! call `stats` and `diagnose`; neither measures, prints nor writes files.
 
 pub mod compare;
+pub mod files;
 pub mod run;
 pub mod select;
 pub mod suite;

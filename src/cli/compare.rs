@@ -5,8 +5,9 @@ use std::io::{IsTerminal, Write};
 
 use clap::Args;
 
-use tardy::analyze::compare::{self, Report, Row, Side};
-use tardy::ingest::{self, Format, NumberOptions};
+use tardy::analyze::compare::{Report, Row};
+use tardy::analyze::files;
+use tardy::ingest::{Format, NumberOptions};
 use tardy::render::{self, style::Style};
 use tardy::stats::compare::{Correction, Options, TestChoice};
 
@@ -192,7 +193,16 @@ pub fn main(args: CompareArgs) -> i32 {
     }
 }
 
-fn run(args: &CompareArgs) -> Result<i32, String> {
+/// The flags' values, checked.
+struct Settings {
+    confidence: f64,
+    target_effect: Option<f64>,
+    fail_pct: Option<f64>,
+    test: TestChoice,
+    format: Format,
+}
+
+fn settings(args: &CompareArgs) -> Result<Settings, String> {
     if args.ministat {
         return Err(
             "--ministat must come first, right after `compare`: tardy compare --ministat [ministat options] FILES"
@@ -240,14 +250,31 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
     if args.col != ".file" && !args.vs.is_empty() {
         return Err("--col regroups every input by a key; it cannot be used with --vs".into());
     }
+    Ok(Settings {
+        confidence,
+        target_effect,
+        fail_pct,
+        test,
+        format,
+    })
+}
+
+fn run(args: &CompareArgs) -> Result<i32, String> {
+    let Settings {
+        confidence,
+        target_effect,
+        fail_pct,
+        test,
+        format,
+    } = settings(args)?;
     let filter = args
         .filter
         .as_deref()
-        .map(tardy::analyze::select::Filter::parse)
+        .map(|f| tardy::analyze::select::Filter::parse(f).map(|p| (p, f)))
         .transpose()
         .map_err(|e| format!("--filter: {e}"))?;
     // benchstat's labels: NAME=FILE, when the whole argument is not itself a file.
-    let labelled: Vec<(Option<&str>, &str)> = args
+    let files: Vec<(Option<&str>, &str)> = args
         .files
         .iter()
         .chain(&args.vs)
@@ -258,85 +285,35 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
             _ => (None, f.as_str()),
         })
         .collect();
-    let all: Vec<&str> = labelled.iter().map(|(_, f)| *f).collect();
-    if all.iter().filter(|f| **f == "-").count() > 1 {
-        return Err("standard input (-) can be read only once".into());
-    }
-    // A file compared with itself: say so (any verdict is "same", by
-    // construction, and says nothing about the program).
-    let mut seen: Vec<(std::path::PathBuf, &str)> = Vec::new();
-    for f in &all {
-        if *f == "-" {
-            continue;
-        }
-        if let Ok(p) = std::fs::canonicalize(f) {
-            if let Some((_, first)) = seen.iter().find(|(q, _)| *q == p) {
-                eprintln!(
-                    "tardy: warning: {} and {} are the same file: it is compared with itself, \
-                     so the samples are identical and any verdict is \"same\"",
-                    tardy::fmt::clip::quote(first),
-                    tardy::fmt::clip::quote(f)
-                );
-            } else {
-                seen.push((p, f));
-            }
-        }
-    }
-    let numbers = NumberOptions {
-        column: args.column,
-        delimiters: args.delimiter.clone(),
-    };
-    // Read the inputs in parallel: large files parse in a fraction of the time.
-    let read = |f: &str| ingest::read_path(f, format, &numbers).map_err(|e| e.to_string());
-    let mut datasets = std::thread::scope(|scope| {
-        let handles: Vec<_> = all.iter().map(|&f| scope.spawn(move || read(f))).collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("reading an input failed".to_string()))
-            })
-            .collect::<Result<Vec<_>, String>>()
+    let done = tardy::analyze::files::compare(files::Request {
+        files,
+        baseline_files: (!args.vs.is_empty()).then_some(args.files.len()),
+        format,
+        numbers: NumberOptions {
+            column: args.column,
+            delimiters: args.delimiter.clone(),
+        },
+        filter,
+        col: &args.col,
+        ignore: &args.ignore,
+        options: Options {
+            confidence,
+            test,
+            target_effect: target_effect.unwrap_or(Options::default().target_effect),
+            count_target_effect: target_effect.unwrap_or(Options::default().count_target_effect),
+            seed: args.seed,
+            resamples: args.resamples,
+        },
+        correction: correction(args)?,
     })?;
-    for (d, (label, _)) in datasets.iter_mut().zip(&labelled) {
-        if let Some(l) = label {
-            d.source = l.to_string();
-        }
+    for w in &done.warnings {
+        eprintln!("tardy: warning: {w}");
     }
-    if let Some(f) = &filter {
-        tardy::analyze::select::filter(&mut datasets, f);
-        if datasets.iter().all(|d| d.series.is_empty()) {
-            return Err(format!(
-                "--filter '{}' keeps no benchmark of the inputs",
-                args.filter.as_deref().unwrap_or("")
-            ));
-        }
-    }
-    if args.col != ".file" {
-        datasets = tardy::analyze::select::columns(datasets, &args.col);
-        if datasets.len() < 2 {
-            return Err(format!(
-                "--col {}: every benchmark has the same value of it ('{}'), so there is nothing to compare",
-                args.col,
-                datasets.first().map_or("", |d| d.source.as_str())
-            ));
-        }
-    }
-    let sides: Vec<Side> = if args.vs.is_empty() {
-        datasets.into_iter().map(|d| Side::new(vec![d])).collect()
-    } else {
-        let candidates = datasets.split_off(args.files.len());
-        vec![Side::new(datasets), Side::new(candidates)]
-    };
-    let opts = Options {
-        confidence,
-        test,
-        target_effect: target_effect.unwrap_or(Options::default().target_effect),
-        count_target_effect: target_effect.unwrap_or(Options::default().count_target_effect),
-        seed: args.seed,
-        resamples: args.resamples,
-    };
-    let correction = match (args.fdr, args.correction.as_deref()) {
+    print_and_gate(args, &done.report, fail_pct)
+}
+
+fn correction(args: &CompareArgs) -> Result<Correction, String> {
+    Ok(match (args.fdr, args.correction.as_deref()) {
         (true, _) | (_, None | Some("bh" | "fdr" | "benjamini-hochberg")) => {
             Correction::BenjaminiHochberg
         }
@@ -347,23 +324,29 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
                 "--correction takes holm, bh or none, not '{other}'"
             ));
         }
-    };
-    compare::check_config(&sides, &args.ignore).map_err(|e| e.to_string())?;
-    let report = compare::compare(&sides, &opts, correction).map_err(|e| e.to_string())?;
+    })
+}
 
+/// The report in the format asked, GitHub's annotations and summary, and
+/// exit 1 when a comparison is proven slower than `--fail-if-slower`.
+fn print_and_gate(
+    args: &CompareArgs,
+    report: &Report,
+    fail_pct: Option<f64>,
+) -> Result<i32, String> {
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
     let text = match args.format.as_str() {
-        "json" => serde_json::to_string_pretty(&report).map_err(|e| e.to_string())? + "\n",
-        "markdown" => render::compare::markdown(&report),
-        "csv" => render::compare::csv(&report),
+        "json" => serde_json::to_string_pretty(report).map_err(|e| e.to_string())? + "\n",
+        "markdown" => render::compare::markdown(report),
+        "csv" => render::compare::csv(report),
         _ => {
             let style = Style {
                 color: tty && std::env::var_os("NO_COLOR").is_none(),
             };
             let unicode = !args.ascii && render::plot::unicode_supported();
             let width = super::terminal_width().unwrap_or(80);
-            render::compare::text(&report, style, !args.no_plot, unicode, width)
+            render::compare::text(report, style, !args.no_plot, unicode, width)
         }
     };
     let failing = |r: &Row| {
@@ -372,8 +355,8 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
     let mut out = stdout.lock();
     let _ = out.write_all(text.as_bytes());
     if args.github {
-        let _ = out.write_all(render::compare::github_annotations(&report, &failing).as_bytes());
-        write_summary(&report)?;
+        let _ = out.write_all(render::compare::github_annotations(report, &failing).as_bytes());
+        write_summary(report)?;
     }
     let failed: Vec<&Row> = report.rows.iter().filter(|r| failing(r)).collect();
     if !failed.is_empty() {

@@ -98,169 +98,13 @@ pub fn main(args: ReportArgs) -> i32 {
 }
 
 fn run(args: &ReportArgs) -> Result<(), String> {
-    let err = |e: DbError| e.to_string();
-    let mut series = Vec::new();
-    let mut alerts = Vec::new();
-    // A SQLite file must exist (a report never creates one); a PostgreSQL
-    // URL is simply used.
-    let exists = match super::history::backend(&args.db.db) {
-        Backend::Sqlite(path) => {
-            if !args.no_history && args.db.db.is_some() && !path.exists() {
-                return Err(format!("no history database at '{}'", path.display()));
-            }
-            path.exists()
-        }
-        Backend::Postgres(_) => true,
-    };
-    let use_history = !args.no_history && (exists || !args.series.is_empty());
-    if use_history {
-        let store = super::history::open(&args.db).map_err(err)?;
-        let all = store.list().map_err(err)?;
-        for name in &args.series {
-            if !all.iter().any(|s| &s.name == name) {
-                return Err(DbError::NoSeries(name.clone()).to_string());
-            }
-        }
-        let filter = PointFilter {
-            branch: args.branch.clone(),
-            since: None,
-        };
-        for info in all
-            .into_iter()
-            .filter(|s| args.series.is_empty() || args.series.contains(&s.name))
-        {
-            series.push(view::series_view(&*store, info, &filter).map_err(err)?);
-        }
-        alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
-    }
-    // What was given, by kind, for the summary line.
-    let mut given = [0usize; 4]; // results, test reports, doctor reports, traces
-    let mut results = Vec::new();
-    let mut datasets = Vec::new();
-    let mut test_reports = Vec::new();
-    let mut doctors = Vec::new();
-    let mut traces = Vec::new();
-    for f in &args.files {
-        let kind = kind_of(f)?;
-        given[match kind {
-            Kind::Results => 0,
-            Kind::Tests => 1,
-            Kind::Doctor => 2,
-            Kind::Trace => 3,
-        }] += 1;
-        match kind {
-            Kind::Trace => {
-                traces.push(super::explain::read_trace(std::path::Path::new(f))?);
-                continue;
-            }
-            Kind::Tests => {
-                let r = reports::read_run(&[PathBuf::from(f)], false).map_err(|e| e.to_string())?;
-                test_reports.push((f.clone(), r));
-                continue;
-            }
-            Kind::Doctor => {
-                doctors.push((f.clone(), super::doctor::load(std::path::Path::new(f))?));
-                continue;
-            }
-            Kind::Results => {}
-        }
-        let data = ingest::read_path(f, Format::Auto, &NumberOptions::default())
-            .map_err(|e| e.to_string())?;
-        datasets.push(data);
-    }
-    // One chart per unit, every file's sets in it side by side (a set is
-    // named by its file when there are several files).
-    let several = datasets.len() > 1;
-    for d in &datasets {
-        let file = std::path::Path::new(&d.source)
-            .file_name()
-            .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
-        for s in &d.series {
-            let set = ResultSet {
-                name: if several {
-                    format!("{file}: {}", s.name)
-                } else {
-                    s.name.clone()
-                },
-                n: s.values.len(),
-                median: if s.values.is_empty() {
-                    f64::NAN
-                } else {
-                    median_by_selection(&mut s.values.clone())
-                },
-                dots: spaced_order_statistics(&s.values, STRIP_DOTS),
-            };
-            match results
-                .iter_mut()
-                .find(|r: &&mut ResultsView| r.unit == s.unit)
-            {
-                Some(r) => {
-                    r.sets.push(set);
-                    if !r.source.split(", ").any(|x| x == file) {
-                        r.source = format!("{}, {file}", r.source);
-                    }
-                }
-                None => results.push(ResultsView {
-                    source: file.clone(),
-                    unit: s.unit.clone(),
-                    sets: vec![set],
-                }),
-            }
-        }
-    }
-    // Two or more result files: every later one against the first.
-    let verdicts = if datasets.len() >= 2 {
-        let sides: Vec<Side> = datasets.into_iter().map(|d| Side::new(vec![d])).collect();
-        Some(
-            compare::compare(
-                &sides,
-                &CompareOptions::default(),
-                Correction::BenjaminiHochberg,
-            )
-            .map_err(|e| e.to_string())?,
-        )
-    } else {
-        None
-    };
-    let tests = match test_reports.len() {
-        0 => Vec::new(),
-        1 => {
-            let (source, r) = test_reports.remove(0);
-            vec![TestsView::One {
-                source,
-                show: suite::show(&r, 25),
-            }]
-        }
-        2 => {
-            let (after, a) = test_reports.remove(1);
-            let (before, b) = test_reports.remove(0);
-            vec![TestsView::Diff {
-                before,
-                after,
-                diff: suite::diff(&[b], &[a]),
-            }]
-        }
-        n => {
-            return Err(format!(
-                "{n} test reports given: a report shows one, or the difference of two (before, after)"
-            ));
-        }
-    };
-    let doctor = match doctors.len() {
-        0 => None,
-        2 => Some(machine::compare(
-            &doctors[0].1,
-            &doctors[1].1,
-            &doctors[0].0,
-            &doctors[1].0,
-        )),
-        n => {
-            return Err(format!(
-                "{n} doctor report{} given: a report compares two (`tardy doctor --save` on each machine)",
-                if n == 1 { "" } else { "s" }
-            ));
-        }
-    };
+    let (series, alerts) = history_part(args)?;
+    let inputs = read_files(&args.files)?;
+    let results = result_views(&inputs.datasets);
+    let verdicts = verdicts(inputs.datasets)?;
+    let tests = tests_view(inputs.test_reports)?;
+    let doctor = doctor_view(&inputs.doctors)?;
+    let traces = inputs.traces;
     if series.is_empty()
         && results.is_empty()
         && tests.is_empty()
@@ -291,9 +135,11 @@ fn run(args: &ReportArgs) -> Result<(), String> {
     tardy::store::write_atomic(&args.output, html.as_bytes()).map_err(|e| e.to_string())?;
     let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
     let mut parts = vec![format!("{} history series", series.len())];
-    for (n, what) in given
-        .into_iter()
-        .zip(["result file", "test report", "doctor report", "trace"])
+    for (n, what) in
+        inputs
+            .given
+            .into_iter()
+            .zip(["result file", "test report", "doctor report", "trace"])
     {
         if n > 0 || what == "result file" {
             parts.push(count(n, what));
@@ -306,4 +152,188 @@ fn run(args: &ReportArgs) -> Result<(), String> {
         html.len().div_ceil(1024)
     );
     Ok(())
+}
+
+type Alerts = Vec<tardy::store::history::Alert>;
+
+/// The history's series (all, or those named) and its open alerts; none
+/// without a database (a SQLite file must exist: a report never creates
+/// one; a PostgreSQL URL is simply used).
+fn history_part(args: &ReportArgs) -> Result<(Vec<view::SeriesView>, Alerts), String> {
+    let err = |e: DbError| e.to_string();
+    let exists = match super::history::backend(&args.db.db) {
+        Backend::Sqlite(path) => {
+            if !args.no_history && args.db.db.is_some() && !path.exists() {
+                return Err(format!("no history database at '{}'", path.display()));
+            }
+            path.exists()
+        }
+        Backend::Postgres(_) => true,
+    };
+    if args.no_history || !(exists || !args.series.is_empty()) {
+        return Ok((Vec::new(), Vec::new()));
+    }
+    let store = super::history::open(&args.db).map_err(err)?;
+    let all = store.list().map_err(err)?;
+    for name in &args.series {
+        if !all.iter().any(|s| &s.name == name) {
+            return Err(DbError::NoSeries(name.clone()).to_string());
+        }
+    }
+    let filter = PointFilter {
+        branch: args.branch.clone(),
+        since: None,
+    };
+    let mut series = Vec::new();
+    for info in all
+        .into_iter()
+        .filter(|s| args.series.is_empty() || args.series.contains(&s.name))
+    {
+        series.push(view::series_view(&*store, info, &filter).map_err(err)?);
+    }
+    let alerts = store.alerts(&[AlertState::Open]).map_err(err)?;
+    Ok((series, alerts))
+}
+
+/// The files given, read by kind.
+struct Inputs {
+    /// How many of each: results, test reports, doctor reports, traces.
+    given: [usize; 4],
+    datasets: Vec<tardy::ingest::Dataset>,
+    test_reports: Vec<(String, reports::Report)>,
+    doctors: Vec<(String, tardy::probe::result::DoctorReport)>,
+    traces: Vec<tardy::diagnose::explain::Trace>,
+}
+
+fn read_files(files: &[String]) -> Result<Inputs, String> {
+    let mut inputs = Inputs {
+        given: [0; 4],
+        datasets: Vec::new(),
+        test_reports: Vec::new(),
+        doctors: Vec::new(),
+        traces: Vec::new(),
+    };
+    for f in files {
+        let kind = kind_of(f)?;
+        let path = std::path::Path::new(f);
+        match kind {
+            Kind::Trace => inputs.traces.push(super::explain::read_trace(path)?),
+            Kind::Tests => {
+                let r = reports::read_run(&[PathBuf::from(f)], false).map_err(|e| e.to_string())?;
+                inputs.test_reports.push((f.clone(), r));
+            }
+            Kind::Doctor => inputs.doctors.push((f.clone(), super::doctor::load(path)?)),
+            Kind::Results => inputs.datasets.push(
+                ingest::read_path(f, Format::Auto, &NumberOptions::default())
+                    .map_err(|e| e.to_string())?,
+            ),
+        }
+        inputs.given[match kind {
+            Kind::Results => 0,
+            Kind::Tests => 1,
+            Kind::Doctor => 2,
+            Kind::Trace => 3,
+        }] += 1;
+    }
+    Ok(inputs)
+}
+
+/// One chart per unit, every file's sets in it side by side (a set is
+/// named by its file when there are several files).
+fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
+    let mut results: Vec<ResultsView> = Vec::new();
+    let several = datasets.len() > 1;
+    for d in datasets {
+        let file = std::path::Path::new(&d.source)
+            .file_name()
+            .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
+        for s in &d.series {
+            let set = ResultSet {
+                name: if several {
+                    format!("{file}: {}", s.name)
+                } else {
+                    s.name.clone()
+                },
+                n: s.values.len(),
+                median: if s.values.is_empty() {
+                    f64::NAN
+                } else {
+                    median_by_selection(&mut s.values.clone())
+                },
+                dots: spaced_order_statistics(&s.values, STRIP_DOTS),
+            };
+            match results.iter_mut().find(|r| r.unit == s.unit) {
+                Some(r) => {
+                    r.sets.push(set);
+                    if !r.source.split(", ").any(|x| x == file) {
+                        r.source = format!("{}, {file}", r.source);
+                    }
+                }
+                None => results.push(ResultsView {
+                    source: file.clone(),
+                    unit: s.unit.clone(),
+                    sets: vec![set],
+                }),
+            }
+        }
+    }
+    results
+}
+
+/// Two or more result files: every later one against the first.
+fn verdicts(
+    datasets: Vec<tardy::ingest::Dataset>,
+) -> Result<Option<tardy::analyze::compare::Report>, String> {
+    if datasets.len() < 2 {
+        return Ok(None);
+    }
+    let sides: Vec<Side> = datasets.into_iter().map(|d| Side::new(vec![d])).collect();
+    compare::compare(
+        &sides,
+        &CompareOptions::default(),
+        Correction::BenjaminiHochberg,
+    )
+    .map(Some)
+    .map_err(|e| e.to_string())
+}
+
+fn tests_view(mut test_reports: Vec<(String, reports::Report)>) -> Result<Vec<TestsView>, String> {
+    Ok(match test_reports.len() {
+        0 => Vec::new(),
+        1 => {
+            let (source, r) = test_reports.remove(0);
+            vec![TestsView::One {
+                source,
+                show: suite::show(&r, 25),
+            }]
+        }
+        2 => {
+            let (after, a) = test_reports.remove(1);
+            let (before, b) = test_reports.remove(0);
+            vec![TestsView::Diff {
+                before,
+                after,
+                diff: suite::diff(&[b], &[a]),
+            }]
+        }
+        n => {
+            return Err(format!(
+                "{n} test reports given: a report shows one, or the difference of two (before, after)"
+            ));
+        }
+    })
+}
+
+fn doctor_view(
+    doctors: &[(String, tardy::probe::result::DoctorReport)],
+) -> Result<Option<tardy::diagnose::machine::MachineComparison>, String> {
+    match doctors {
+        [] => Ok(None),
+        [(a_src, a), (b_src, b)] => Ok(Some(machine::compare(a, b, a_src, b_src))),
+        _ => Err(format!(
+            "{} doctor report{} given: a report compares two (`tardy doctor --save` on each machine)",
+            doctors.len(),
+            if doctors.len() == 1 { "" } else { "s" }
+        )),
+    }
 }
