@@ -343,3 +343,30 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
         warnings,
     }
 }
+
+/// Whether the suite grew by more than `pct` (0.05: 5%) from the runs
+/// `before` to the runs `after`: with two runs or more a side, Welch's test
+/// on their total times must prove it (the interval's low end above `pct`);
+/// with one, the totals' ratio says it.
+pub fn slower_than(
+    before: &[crate::ingest::reports::Report],
+    after: &[crate::ingest::reports::Report],
+    d: &Diff,
+    pct: f64,
+) -> bool {
+    if before.len() >= 2 && after.len() >= 2 {
+        let totals = |runs: &[crate::ingest::reports::Report]| {
+            runs.iter()
+                .map(crate::ingest::reports::Report::total_s)
+                .collect::<Vec<_>>()
+        };
+        let opts = crate::stats::compare::Options {
+            test: crate::stats::compare::TestChoice::Welch,
+            ..crate::stats::compare::Options::default()
+        };
+        crate::stats::compare::compare(&totals(before), &totals(after), &opts)
+            .is_ok_and(|e| e.proven_slower() && e.ci_low.is_some_and(|lo| lo - 1.0 > pct))
+    } else {
+        d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct
+    }
+}

@@ -98,6 +98,51 @@ pub fn main(args: CiArgs) -> i32 {
 }
 
 fn run(args: CiArgs) -> Result<i32, String> {
+    let (o, gate) = options(&args)?;
+    for p in [&args.markdown, &args.export_json].into_iter().flatten() {
+        store::check_writable(p).map_err(|e| e.to_string())?;
+    }
+    interrupt::install();
+    let quiet = args.quiet || args.json;
+    let mut observer = super::run::CliObserver::new(quiet, args.export_json.clone());
+    // The steps go to stderr, with --json too; -q silences them.
+    let mut say = |line: &str| {
+        if !args.quiet {
+            eprintln!("tardy: {line}");
+        }
+    };
+    let outcome = match ci::run(&o, gate, &mut say, &mut observer) {
+        Ok(o) => o,
+        Err(e) => {
+            observer.bar.finish_and_clear();
+            if interrupt::requested() {
+                eprintln!("tardy: interrupted before measuring started");
+                return Ok(EXIT_INTERRUPTED);
+            }
+            return Err(e.to_string());
+        }
+    };
+    observer.bar.finish_and_clear();
+    if let Some(p) = &args.export_json {
+        store::write_atomic(p, render::json::results(&outcome.results).as_bytes())
+            .map_err(|e| e.to_string())?;
+    }
+    // Why head is slower, while both worktrees are still there.
+    let explained = explain_if_slower(&args, &o, &outcome);
+    write_and_print(&args, &outcome, explained.as_ref())?;
+    if args.keep_worktrees {
+        eprintln!(
+            "tardy: the worktrees stay in {} for the next run",
+            outcome.prepared.state_dir.display()
+        );
+    } else {
+        ci::remove_worktrees(&outcome.prepared);
+    }
+    finish(outcome)
+}
+
+/// The library's options from the flags.
+fn options(args: &CiArgs) -> Result<(Options, Option<f64>), String> {
     let command = match args.command.as_slice() {
         [one] => one.clone(),
         words => join_quoted(words),
@@ -131,57 +176,38 @@ fn run(args: CiArgs) -> Result<i32, String> {
         env,
         tests: args.tests.clone(),
     };
-    for p in [&args.markdown, &args.export_json].into_iter().flatten() {
-        store::check_writable(p).map_err(|e| e.to_string())?;
-    }
-    interrupt::install();
-    let quiet = args.quiet || args.json;
-    let mut observer = super::run::CliObserver::new(quiet, args.export_json.clone());
-    // The steps go to stderr, with --json too; -q silences them.
-    let mut say = |line: &str| {
-        if !args.quiet {
-            eprintln!("tardy: {line}");
-        }
-    };
-    let outcome = match ci::run(&o, gate, &mut say, &mut observer) {
-        Ok(o) => o,
-        Err(e) => {
-            observer.bar.finish_and_clear();
-            if interrupt::requested() {
-                eprintln!("tardy: interrupted before measuring started");
-                return Ok(EXIT_INTERRUPTED);
-            }
-            return Err(e.to_string());
-        }
-    };
-    observer.bar.finish_and_clear();
-    let ci::Outcome {
-        prepared,
-        results,
-        judgement,
-        error,
-    } = outcome;
-    if let Some(p) = &args.export_json {
-        store::write_atomic(p, render::json::results(&results).as_bytes())
-            .map_err(|e| e.to_string())?;
-    }
-    // Why head is slower, while both worktrees are still there.
-    let slower = judgement
+    Ok((o, gate))
+}
+
+type Explained = Result<ci::Explained, String>;
+
+/// `--explain`: where head's time went, when it is proven slower.
+fn explain_if_slower(args: &CiArgs, o: &Options, outcome: &ci::Outcome) -> Option<Explained> {
+    let slower = outcome
+        .judgement
         .estimate
         .as_ref()
         .is_some_and(|e| e.proven_slower());
-    let explained = if args.explain && slower && error.is_none() {
-        if !args.quiet {
-            eprintln!(
-                "tardy: explaining: {} traced runs of each side, interleaved",
-                args.explain_runs
-            );
-        }
-        Some(ci::explain(&o, &prepared, args.explain_runs))
-    } else {
-        None
-    };
-    let explain_text = match &explained {
+    if !(args.explain && slower && outcome.error.is_none()) {
+        return None;
+    }
+    if !args.quiet {
+        eprintln!(
+            "tardy: explaining: {} traced runs of each side, interleaved",
+            args.explain_runs
+        );
+    }
+    Some(ci::explain(o, &outcome.prepared, args.explain_runs).map_err(|e| e.to_string()))
+}
+
+/// The Markdown summary, GitHub's, and the JSON or the text on stdout.
+fn write_and_print(
+    args: &CiArgs,
+    outcome: &ci::Outcome,
+    explained: Option<&Explained>,
+) -> Result<(), String> {
+    let (judgement, results) = (&outcome.judgement, &outcome.results);
+    let explain_text = match explained {
         Some(Ok(x)) => Some(format!(
             "Where the time went (tardy explain, {} traced runs each, interleaved; A = base, B = head):\n{}",
             x.base.runs.len().min(x.head.runs.len()),
@@ -190,8 +216,8 @@ fn run(args: CiArgs) -> Result<i32, String> {
         Some(Err(e)) => Some(format!("Where the time went: not explained: {e}\n")),
         None => None,
     };
-    let mut md = render::ci::markdown(&judgement, &results);
-    match &explained {
+    let mut md = render::ci::markdown(judgement, results);
+    match explained {
         Some(Ok(x)) => md.push_str(&render::ci::explained_markdown(x)),
         Some(Err(_)) => md.push_str(explain_text.as_deref().unwrap_or_default()),
         None => {}
@@ -200,11 +226,11 @@ fn run(args: CiArgs) -> Result<i32, String> {
         store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;
     }
     if args.github {
-        github(&judgement, &md)?;
+        github(judgement, &md)?;
     }
     if args.json {
-        let mut v = serde_json::to_value(&judgement).map_err(|e| e.to_string())?;
-        if let (Some(obj), Some(x)) = (v.as_object_mut(), &explained) {
+        let mut v = serde_json::to_value(judgement).map_err(|e| e.to_string())?;
+        if let (Some(obj), Some(x)) = (v.as_object_mut(), explained) {
             obj.insert(
                 "explain".into(),
                 match x {
@@ -223,22 +249,19 @@ fn run(args: CiArgs) -> Result<i32, String> {
         };
         print!(
             "{}",
-            render::terminal::report_with(&results, style, &Default::default())
+            render::terminal::report_with(results, style, &Default::default())
         );
-        print!("{}", render::ci::text(&judgement, style));
+        print!("{}", render::ci::text(judgement, style));
         if let Some(t) = &explain_text {
             print!("\n{t}");
         }
     }
-    if args.keep_worktrees {
-        eprintln!(
-            "tardy: the worktrees stay in {} for the next run",
-            prepared.state_dir.display()
-        );
-    } else {
-        ci::remove_worktrees(&prepared);
-    }
-    if let Some(e) = error {
+    Ok(())
+}
+
+/// The exit code: the command failing, Ctrl-C, or the verdict.
+fn finish(outcome: ci::Outcome) -> Result<i32, String> {
+    if let Some(e) = outcome.error {
         let code = if matches!(e, MeasureError::CommandFailed { .. }) {
             1
         } else {
@@ -247,11 +270,11 @@ fn run(args: CiArgs) -> Result<i32, String> {
         fail(e);
         return Ok(code);
     }
-    if results.status == SessionStatus::Interrupted {
+    if outcome.results.status == SessionStatus::Interrupted {
         eprintln!("tardy: interrupted; the verdict is on the runs completed");
         return Ok(EXIT_INTERRUPTED);
     }
-    Ok(if judgement.regression { 1 } else { 0 })
+    Ok(if outcome.judgement.regression { 1 } else { 0 })
 }
 
 /// The job summary and one annotation line for the log.

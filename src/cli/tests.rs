@@ -8,7 +8,6 @@ use clap::{Args, Subcommand};
 use tardy::analyze::suite;
 use tardy::ingest::reports::{self, Report};
 use tardy::render::{self, style::Style};
-use tardy::stats::compare::{self as engine, Options, TestChoice};
 
 use super::fail;
 
@@ -110,126 +109,126 @@ fn run(args: TestsArgs) -> Result<i32, String> {
             save,
             time,
             history,
-        } => {
-            history.check_used(save.is_some(), "--save SUITE")?;
-            let mut db = match &save {
-                Some(_) => Some(super::history::open(&history.db).map_err(|e| e.to_string())?),
-                None => None,
-            };
-            let report = reports::read_run(&paths, common.keep_going).map_err(|e| e.to_string())?;
-            if let (Some(name), Some(db)) = (&save, db.as_mut()) {
-                let mut provenance = history.provenance()?;
-                if let Some(t) = &time {
-                    provenance.run_time =
-                        tardy::history::import::parse_time(t).ok_or_else(|| {
-                            format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)")
-                        })?;
-                }
-                let labels = tardy::history::import::Labels {
-                    provenance: Some(provenance),
-                    fingerprint: Some(tardy::probe::Fingerprint::capture()),
-                    ..Default::default()
-                };
-                let batch = tardy::history::import::suite_batch(name, &report, &labels);
-                let tests = batch.points[0].tests.len();
-                db.save(&[batch]).map_err(|e| e.to_string())?;
-                eprintln!(
-                    "tardy: saved suite {name} ({tests} tests) to {}",
-                    super::history::backend(&history.db.db).describe()
-                );
-            }
-            let s = suite::show(&report, common.top);
-            match common.format.as_str() {
-                "json" => {
-                    emit(&(serde_json::to_string_pretty(&s).map_err(|e| e.to_string())? + "\n"))
-                }
-                "text" => emit(&render::suite::show_text(&s, style())),
-                other => {
-                    return Err(format!(
-                        "--format for `tests show` is text or json, not '{other}'"
-                    ));
-                }
-            }
-            Ok(0)
-        }
+        } => show(&paths, &common, save.as_deref(), time.as_deref(), &history),
         TestsCommand::Diff {
             before,
             vs,
             fail_if_slower,
             github,
             common,
-        } => {
-            let pct = fail_if_slower
-                .map(|s| super::percent("fail-if-slower", &s, false))
-                .transpose()?;
-            let read = |paths: &[PathBuf]| -> Result<Vec<Report>, String> {
-                paths
-                    .iter()
-                    .map(|p| {
-                        reports::read_run(std::slice::from_ref(p), common.keep_going)
-                            .map_err(|e| e.to_string())
-                    })
-                    .collect()
-            };
-            let (b, a) = (read(&before)?, read(&vs)?);
-            let d = suite::diff(&b, &a);
-            match common.format.as_str() {
-                "json" => {
-                    emit(&(serde_json::to_string_pretty(&d).map_err(|e| e.to_string())? + "\n"))
-                }
-                "markdown" => emit(&render::suite::diff_markdown(&d, common.top)),
-                "csv" => emit(&render::suite::diff_csv(&d)),
-                "text" => emit(&render::suite::diff_text(&d, style(), common.top)),
-                other => {
-                    return Err(format!(
-                        "--format takes text, json, markdown or csv, not '{other}'"
-                    ));
-                }
-            }
-            if github {
-                match std::env::var_os("GITHUB_STEP_SUMMARY") {
-                    Some(path) => {
-                        let body = format!(
-                            "### tardy tests diff\n\n{}\n",
-                            render::suite::diff_markdown(&d, common.top)
-                        );
-                        std::fs::OpenOptions::new()
-                            .create(true)
-                            .append(true)
-                            .open(&path)
-                            .and_then(|mut f| f.write_all(body.as_bytes()))
-                            .map_err(|e| format!("cannot write the job summary: {e}"))?;
-                    }
-                    None => {
-                        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written")
-                    }
-                }
-            }
-            if let Some(pct) = pct {
-                let slower = if b.len() >= 2 && a.len() >= 2 {
-                    let totals =
-                        |runs: &[Report]| runs.iter().map(Report::total_s).collect::<Vec<_>>();
-                    let opts = Options {
-                        test: TestChoice::Welch,
-                        ..Options::default()
-                    };
-                    engine::compare(&totals(&b), &totals(&a), &opts).is_ok_and(|e| {
-                        e.proven_slower() && e.ci_low.is_some_and(|lo| lo - 1.0 > pct)
-                    })
-                } else {
-                    d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct
-                };
-                if slower {
-                    eprintln!(
-                        "tardy: the sum of test times grew from {} to {}, more than {}",
-                        render::units::time(d.total_before_s),
-                        render::units::time(d.total_after_s),
-                        render::units::percent(pct)
-                    );
-                    return Ok(1);
-                }
-            }
-            Ok(0)
+        } => diff(&before, &vs, fail_if_slower, github, &common),
+    }
+}
+
+fn show(
+    paths: &[PathBuf],
+    common: &Common,
+    save: Option<&str>,
+    time: Option<&str>,
+    history: &super::history::SaveMeta,
+) -> Result<i32, String> {
+    history.check_used(save.is_some(), "--save SUITE")?;
+    let mut db = match save {
+        Some(_) => Some(super::history::open(&history.db).map_err(|e| e.to_string())?),
+        None => None,
+    };
+    let report = reports::read_run(paths, common.keep_going).map_err(|e| e.to_string())?;
+    if let (Some(name), Some(db)) = (save, db.as_mut()) {
+        let mut provenance = history.provenance()?;
+        if let Some(t) = time {
+            provenance.run_time = tardy::history::import::parse_time(t)
+                .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
+        }
+        let labels = tardy::history::import::Labels {
+            provenance: Some(provenance),
+            fingerprint: Some(tardy::probe::Fingerprint::capture()),
+            ..Default::default()
+        };
+        let batch = tardy::history::import::suite_batch(name, &report, &labels);
+        let tests = batch.points[0].tests.len();
+        db.save(&[batch]).map_err(|e| e.to_string())?;
+        eprintln!(
+            "tardy: saved suite {name} ({tests} tests) to {}",
+            super::history::backend(&history.db.db).describe()
+        );
+    }
+    let s = suite::show(&report, common.top);
+    match common.format.as_str() {
+        "json" => emit(&(serde_json::to_string_pretty(&s).map_err(|e| e.to_string())? + "\n")),
+        "text" => emit(&render::suite::show_text(&s, style())),
+        other => {
+            return Err(format!(
+                "--format for `tests show` is text or json, not '{other}'"
+            ));
+        }
+    }
+    Ok(0)
+}
+
+fn diff(
+    before: &[PathBuf],
+    vs: &[PathBuf],
+    fail_if_slower: Option<String>,
+    github: bool,
+    common: &Common,
+) -> Result<i32, String> {
+    let pct = fail_if_slower
+        .map(|s| super::percent("fail-if-slower", &s, false))
+        .transpose()?;
+    let read = |paths: &[PathBuf]| -> Result<Vec<Report>, String> {
+        paths
+            .iter()
+            .map(|p| {
+                reports::read_run(std::slice::from_ref(p), common.keep_going)
+                    .map_err(|e| e.to_string())
+            })
+            .collect()
+    };
+    let (b, a) = (read(before)?, read(vs)?);
+    let d = suite::diff(&b, &a);
+    match common.format.as_str() {
+        "json" => emit(&(serde_json::to_string_pretty(&d).map_err(|e| e.to_string())? + "\n")),
+        "markdown" => emit(&render::suite::diff_markdown(&d, common.top)),
+        "csv" => emit(&render::suite::diff_csv(&d)),
+        "text" => emit(&render::suite::diff_text(&d, style(), common.top)),
+        other => {
+            return Err(format!(
+                "--format takes text, json, markdown or csv, not '{other}'"
+            ));
+        }
+    }
+    if github {
+        job_summary(&render::suite::diff_markdown(&d, common.top))?;
+    }
+    if let Some(pct) = pct
+        && suite::slower_than(&b, &a, &d, pct)
+    {
+        eprintln!(
+            "tardy: the sum of test times grew from {} to {}, more than {}",
+            render::units::time(d.total_before_s),
+            render::units::time(d.total_after_s),
+            render::units::percent(pct)
+        );
+        return Ok(1);
+    }
+    Ok(0)
+}
+
+/// GitHub's job summary, when there is one.
+fn job_summary(markdown: &str) -> Result<(), String> {
+    match std::env::var_os("GITHUB_STEP_SUMMARY") {
+        Some(path) => {
+            let body = format!("### tardy tests diff\n\n{markdown}\n");
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .and_then(|mut f| f.write_all(body.as_bytes()))
+                .map_err(|e| format!("cannot write the job summary: {e}"))
+        }
+        None => {
+            eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
+            Ok(())
         }
     }
 }
