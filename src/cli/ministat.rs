@@ -85,6 +85,34 @@ fn strerror(e: &std::io::Error) -> String {
 
 /// Run ministat on `args` (without the program name).
 pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome {
+    let (flags, opts, files) = match options(args, default_width) {
+        Ok(o) => o,
+        Err(e) => return e,
+    };
+    let sets = match read_sets(&files, &opts, stdin) {
+        Ok(s) => s,
+        Err(e) => return e,
+    };
+    if flags.width == 1 && !flags.summary_only && !flags.no_plot {
+        return Outcome {
+            stdout: String::new(),
+            stderr: "tardy: error: ministat crashes when plotting with -w 1; use -w 0, -w 2 or wider, or -A\n".into(),
+            code: 2,
+        };
+    }
+    Outcome {
+        stdout: report(&sets, flags),
+        stderr: String::new(),
+        code: 0,
+    }
+}
+
+/// ministat's options as its getopt reads them: the flags, how to read
+/// numbers, and the files (standard input when none).
+fn options(
+    args: &[String],
+    default_width: i64,
+) -> Result<(Flags, NumberOptions, Vec<String>), Outcome> {
     let mut flags = Flags {
         summary_only: false,
         no_plot: false,
@@ -118,45 +146,47 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
                             i += 1;
                             args[i].clone()
                         } else {
-                            return usage(
+                            return Err(usage(
                                 &format!("ministat: option requires an argument -- '{c}'\n"),
                                 "Unknown option",
-                            );
+                            ));
                         };
                         match c {
                             'C' => {
                                 let (v, whole) = strtol(&optarg);
                                 if !whole {
-                                    return usage("", "Invalid column number.");
+                                    return Err(usage("", "Invalid column number."));
                                 }
                                 if v <= 0 {
-                                    return usage("", "Column number should be positive.");
+                                    return Err(usage("", "Column number should be positive."));
                                 }
                                 column = v as usize;
                             }
                             'c' => {
                                 let (v, used) = strtod(&optarg);
                                 if used != optarg.len() {
-                                    return usage("", "Not a floating point number");
+                                    return Err(usage("", "Not a floating point number"));
                                 }
                                 match LEVELS.iter().position(|&l| l == v) {
                                     Some(level) => flags.level = level,
-                                    None => return usage("", "No support for confidence level"),
+                                    None => {
+                                        return Err(usage("", "No support for confidence level"));
+                                    }
                                 }
                             }
                             'd' => {
                                 if optarg.is_empty() {
-                                    return usage("", "Can't use empty delimiter string");
+                                    return Err(usage("", "Can't use empty delimiter string"));
                                 }
                                 delims = optarg;
                             }
                             _ => {
                                 let (v, whole) = strtol(&optarg);
                                 if !whole {
-                                    return usage("", "Invalid width, not a number.");
+                                    return Err(usage("", "Invalid width, not a number."));
                                 }
                                 if v < 0 {
-                                    return usage("", "Unable to move beyond left margin.");
+                                    return Err(usage("", "Unable to move beyond left margin."));
                                 }
                                 flags.width = v;
                             }
@@ -164,10 +194,10 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
                         break;
                     }
                     other => {
-                        return usage(
+                        return Err(usage(
                             &format!("ministat: invalid option -- '{other}'\n"),
                             "Unknown option",
-                        );
+                        ));
                     }
                 }
                 k += 1;
@@ -178,7 +208,7 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
         i += 1;
     }
     if files.len() > 7 {
-        return usage("", "Too many datasets.");
+        return Err(usage("", "Too many datasets."));
     }
     if files.is_empty() {
         files.push("-".to_string());
@@ -187,8 +217,18 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
         column,
         delimiters: delims,
     };
+    Ok((flags, opts, files))
+}
+
+/// Each file's numbers as a set (at least 3, all finite), or ministat's
+/// own message and exit code.
+fn read_sets(
+    files: &[String],
+    opts: &NumberOptions,
+    stdin: &mut dyn Read,
+) -> Result<Vec<Set>, Outcome> {
     let mut sets = Vec::new();
-    for f in &files {
+    for f in files {
         let name = if f == "-" {
             "<stdin>".to_string()
         } else {
@@ -203,53 +243,42 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
             std::fs::read(f).map(|b| bytes = b)
         };
         if let Err(e) = read {
-            return Outcome {
+            return Err(Outcome {
                 stdout: String::new(),
                 stderr: format!("ministat: Cannot open {name}: {}\n", strerror(&e)),
                 code: 1,
-            };
+            });
         }
         let text = String::from_utf8_lossy(&bytes);
-        let values = match numbers::read_strict(&text, &opts) {
+        let values = match numbers::read_strict(&text, opts) {
             Ok(v) => v,
             Err(line) => {
-                return Outcome {
+                return Err(Outcome {
                     stdout: String::new(),
                     stderr: format!("ministat: Invalid data on line {line} in {name}\n"),
                     code: 2,
-                };
+                });
             }
         };
         if values.len() < 3 {
-            return Outcome {
+            return Err(Outcome {
                 stdout: String::new(),
                 stderr: format!("Dataset {name} must contain at least 3 data points\n"),
                 code: 2,
-            };
+            });
         }
         if values.iter().any(|v| !v.is_finite()) {
-            return Outcome {
+            return Err(Outcome {
                 stdout: String::new(),
                 stderr: format!(
                     "tardy: error: {name} holds inf or nan, on which ministat crashes; remove those values\n"
                 ),
                 code: 2,
-            };
+            });
         }
         sets.push(Set::new(&name, &values));
     }
-    if flags.width == 1 && !flags.summary_only && !flags.no_plot {
-        return Outcome {
-            stdout: String::new(),
-            stderr: "tardy: error: ministat crashes when plotting with -w 1; use -w 0, -w 2 or wider, or -A\n".into(),
-            code: 2,
-        };
-    }
-    Outcome {
-        stdout: report(&sets, flags),
-        stderr: String::new(),
-        code: 0,
-    }
+    Ok(sets)
 }
 
 /// The process entry point for the ministat mode.
