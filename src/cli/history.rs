@@ -425,14 +425,7 @@ fn run(args: HistoryArgs) -> Result<i32, String> {
             fail_on_regression,
             json: as_json,
         } => {
-            let opts = DetectOptions {
-                changepoint: cp.options()?,
-                fdr,
-                filter: filter.point_filter()?,
-                full,
-                window: ends,
-                ..DetectOptions::default()
-            };
+            let opts = detect_options(&cp, fdr, &filter, full, ends)?;
             detect(db, &series, &opts, fail_on_regression, as_json)
         }
         HistoryCommand::Alerts {
@@ -507,6 +500,23 @@ fn list(db: &DbArgs, as_json: bool) -> Result<i32, String> {
         view::list(&list, style())
     });
     Ok(0)
+}
+
+fn detect_options(
+    cp: &CpArgs,
+    fdr: f64,
+    filter: &Filter,
+    full: bool,
+    ends: Option<usize>,
+) -> Result<DetectOptions, String> {
+    Ok(DetectOptions {
+        changepoint: cp.options()?,
+        fdr,
+        filter: filter.point_filter()?,
+        full,
+        window: ends,
+        ..DetectOptions::default()
+    })
 }
 
 fn detect(

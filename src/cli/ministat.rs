@@ -107,6 +107,57 @@ pub fn run(args: &[String], stdin: &mut dyn Read, default_width: i64) -> Outcome
     }
 }
 
+/// The value of option `c` (-C column, -c level, -d delimiters, -w width).
+fn set_option(
+    c: char,
+    optarg: String,
+    flags: &mut Flags,
+    column: &mut usize,
+    delims: &mut String,
+) -> Result<(), Outcome> {
+    match c {
+        'C' => {
+            let (v, whole) = strtol(&optarg);
+            if !whole {
+                return Err(usage("", "Invalid column number."));
+            }
+            if v <= 0 {
+                return Err(usage("", "Column number should be positive."));
+            }
+            *column = v as usize;
+        }
+        'c' => {
+            let (v, used) = strtod(&optarg);
+            if used != optarg.len() {
+                return Err(usage("", "Not a floating point number"));
+            }
+            match LEVELS.iter().position(|&l| l == v) {
+                Some(level) => flags.level = level,
+                None => {
+                    return Err(usage("", "No support for confidence level"));
+                }
+            }
+        }
+        'd' => {
+            if optarg.is_empty() {
+                return Err(usage("", "Can't use empty delimiter string"));
+            }
+            *delims = optarg;
+        }
+        _ => {
+            let (v, whole) = strtol(&optarg);
+            if !whole {
+                return Err(usage("", "Invalid width, not a number."));
+            }
+            if v < 0 {
+                return Err(usage("", "Unable to move beyond left margin."));
+            }
+            flags.width = v;
+        }
+    }
+    Ok(())
+}
+
 /// ministat's options as its getopt reads them: the flags, how to read
 /// numbers, and the files (standard input when none).
 fn options(
@@ -151,46 +202,7 @@ fn options(
                                 "Unknown option",
                             ));
                         };
-                        match c {
-                            'C' => {
-                                let (v, whole) = strtol(&optarg);
-                                if !whole {
-                                    return Err(usage("", "Invalid column number."));
-                                }
-                                if v <= 0 {
-                                    return Err(usage("", "Column number should be positive."));
-                                }
-                                column = v as usize;
-                            }
-                            'c' => {
-                                let (v, used) = strtod(&optarg);
-                                if used != optarg.len() {
-                                    return Err(usage("", "Not a floating point number"));
-                                }
-                                match LEVELS.iter().position(|&l| l == v) {
-                                    Some(level) => flags.level = level,
-                                    None => {
-                                        return Err(usage("", "No support for confidence level"));
-                                    }
-                                }
-                            }
-                            'd' => {
-                                if optarg.is_empty() {
-                                    return Err(usage("", "Can't use empty delimiter string"));
-                                }
-                                delims = optarg;
-                            }
-                            _ => {
-                                let (v, whole) = strtol(&optarg);
-                                if !whole {
-                                    return Err(usage("", "Invalid width, not a number."));
-                                }
-                                if v < 0 {
-                                    return Err(usage("", "Unable to move beyond left margin."));
-                                }
-                                flags.width = v;
-                            }
-                        }
+                        set_option(c, optarg, &mut flags, &mut column, &mut delims)?;
                         break;
                     }
                     other => {

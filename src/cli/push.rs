@@ -156,45 +156,56 @@ pub fn report(url: &str, name: &str, p: &Pushed) -> bool {
             {
                 eprintln!("tardy: {name}: warning: {}", tardy::fmt::clip::message(w));
             }
-            let mut regression = false;
-            for a in &alerts {
-                let kind = a.get("kind").and_then(|k| k.as_str()).unwrap_or("change");
-                regression |= kind == "regression" || kind == "mixed";
-                eprintln!(
-                    "tardy: new alert: {kind} in {} series between {} and {}: {}{}",
-                    a.get("series").and_then(|s| s.as_u64()).unwrap_or(0),
-                    a.get("from_commit").and_then(|s| s.as_str()).unwrap_or("?"),
-                    a.get("to_commit").and_then(|s| s.as_str()).unwrap_or("?"),
-                    url.trim_end_matches('/'),
-                    a.get("url").and_then(|s| s.as_str()).unwrap_or("")
-                );
-            }
-            let new: Vec<u64> = alerts
-                .iter()
-                .filter_map(|a| a.get("id").and_then(|i| i.as_u64()))
-                .collect();
-            let open = b
-                .get("open_regressions")
-                .and_then(|a| a.as_array())
-                .cloned()
-                .unwrap_or_default();
-            for a in &open {
-                let id = a.get("id").and_then(|i| i.as_u64()).unwrap_or(0);
-                if new.contains(&id) {
-                    continue;
-                }
-                regression = true;
-                eprintln!(
-                    "tardy: open regression alert #{id} (not acknowledged) between {} and {}: {}{}",
-                    a.get("from_commit").and_then(|s| s.as_str()).unwrap_or("?"),
-                    a.get("to_commit").and_then(|s| s.as_str()).unwrap_or("?"),
-                    url.trim_end_matches('/'),
-                    a.get("url").and_then(|s| s.as_str()).unwrap_or("")
-                );
-            }
-            regression
+            alerts_said(url, b, &alerts)
         }
     }
+}
+
+/// Say the answer's new alerts and the regressions still open; true when
+/// there is a regression.
+fn alerts_said(url: &str, b: &serde_json::Value, alerts: &[serde_json::Value]) -> bool {
+    let url = url.trim_end_matches('/');
+    let text = |a: &serde_json::Value, k: &str| {
+        a.get(k)
+            .and_then(|s| s.as_str())
+            .unwrap_or(if k == "url" { "" } else { "?" })
+            .to_string()
+    };
+    let mut regression = false;
+    for a in alerts {
+        let kind = a.get("kind").and_then(|k| k.as_str()).unwrap_or("change");
+        regression |= kind == "regression" || kind == "mixed";
+        eprintln!(
+            "tardy: new alert: {kind} in {} series between {} and {}: {url}{}",
+            a.get("series").and_then(|s| s.as_u64()).unwrap_or(0),
+            text(a, "from_commit"),
+            text(a, "to_commit"),
+            text(a, "url")
+        );
+    }
+    let new: Vec<u64> = alerts
+        .iter()
+        .filter_map(|a| a.get("id").and_then(|i| i.as_u64()))
+        .collect();
+    let open = b
+        .get("open_regressions")
+        .and_then(|a| a.as_array())
+        .cloned()
+        .unwrap_or_default();
+    for a in &open {
+        let id = a.get("id").and_then(|i| i.as_u64()).unwrap_or(0);
+        if new.contains(&id) {
+            continue;
+        }
+        regression = true;
+        eprintln!(
+            "tardy: open regression alert #{id} (not acknowledged) between {} and {}: {url}{}",
+            text(a, "from_commit"),
+            text(a, "to_commit"),
+            text(a, "url")
+        );
+    }
+    regression
 }
 
 /// The options of an upload with `token`.
@@ -229,6 +240,39 @@ pub fn options(
     })
 }
 
+/// One file's upload: its body (a folder's reports as one run), its kind
+/// and the metadata it goes with.
+fn upload_of(
+    args: &PushArgs,
+    f: &std::path::Path,
+    meta: &UploadMeta,
+) -> Result<(Vec<u8>, UploadKind, UploadMeta), String> {
+    let name = f.display().to_string();
+    let (body, folder) = if f.is_dir() {
+        // A results folder (Allure's, or many report files): one run.
+        let (body, warnings) = tardy::server::client::folder_body(f)?;
+        for w in warnings {
+            eprintln!("tardy: {name}: warning: {}", tardy::fmt::clip::message(&w));
+        }
+        (body, true)
+    } else {
+        let body = std::fs::read(f).map_err(|e| format!("cannot read '{name}': {e}"))?;
+        (body, false)
+    };
+    let kind = match args.kind.as_deref() {
+        _ if folder => UploadKind::Tests,
+        Some("tests") => UploadKind::Tests,
+        Some("points") => UploadKind::Points,
+        Some(_) => UploadKind::Runs,
+        None => guess_kind(&name, &body),
+    };
+    let mut meta = meta.clone();
+    if kind == UploadKind::Tests && !args.no_fingerprint {
+        meta.fingerprint = Some(Fingerprint::capture());
+    }
+    Ok((body, kind, meta))
+}
+
 fn run(args: &PushArgs) -> Result<i32, String> {
     if !(args.url.starts_with("http://") || args.url.starts_with("https://")) {
         return Err(format!(
@@ -253,28 +297,7 @@ fn run(args: &PushArgs) -> Result<i32, String> {
     let mut answers = Vec::new();
     for f in &args.files {
         let name = f.display().to_string();
-        let (body, folder) = if f.is_dir() {
-            // A results folder (Allure's, or many report files): one run.
-            let (body, warnings) = tardy::server::client::folder_body(f)?;
-            for w in warnings {
-                eprintln!("tardy: {name}: warning: {}", tardy::fmt::clip::message(&w));
-            }
-            (body, true)
-        } else {
-            let body = std::fs::read(f).map_err(|e| format!("cannot read '{name}': {e}"))?;
-            (body, false)
-        };
-        let kind = match args.kind.as_deref() {
-            _ if folder => UploadKind::Tests,
-            Some("tests") => UploadKind::Tests,
-            Some("points") => UploadKind::Points,
-            Some(_) => UploadKind::Runs,
-            None => guess_kind(&name, &body),
-        };
-        let mut meta = meta.clone();
-        if kind == UploadKind::Tests && !args.no_fingerprint {
-            meta.fingerprint = Some(Fingerprint::capture());
-        }
+        let (body, kind, meta) = upload_of(args, f, &meta)?;
         let mut tell = |r: tardy::server::client::Retry| eprintln!("{}", retry_line(&name, &r));
         match push_with(
             &args.url,
