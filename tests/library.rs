@@ -182,3 +182,52 @@ fn run_and_explain_are_library_calls() {
     assert!(events >= 4);
     assert!(job::sides(&job::Request::default(), &opts).is_err());
 }
+
+#[test]
+fn compare_is_a_library_call() {
+    use tardy::analyze::files::{Request, compare};
+    use tardy::ingest::{Format, NumberOptions};
+    use tardy::stats::compare::{Correction, Options};
+    let bench = |n: &str| {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/data/bench")
+            .join(n)
+            .display()
+            .to_string()
+    };
+    let (a, b) = (bench("jmh-before.json"), bench("jmh-after.json"));
+    let done = compare(Request {
+        files: vec![(None, a.as_str()), (Some("after"), b.as_str())],
+        baseline_files: None,
+        format: Format::Auto,
+        numbers: NumberOptions::default(),
+        filter: None,
+        col: ".file",
+        ignore: &[],
+        options: Options::default(),
+        correction: Correction::BenjaminiHochberg,
+    })
+    .unwrap();
+    let sum = done
+        .report
+        .rows
+        .iter()
+        .find(|r| r.name == "bench.Calc.sum/n=100")
+        .unwrap();
+    assert_eq!(sum.verdict, tardy::stats::Verdict::Slower);
+    assert!(done.warnings.is_empty());
+    // The same file twice: said, not hidden.
+    let same = compare(Request {
+        files: vec![(None, a.as_str()), (None, a.as_str())],
+        baseline_files: None,
+        format: Format::Auto,
+        numbers: NumberOptions::default(),
+        filter: None,
+        col: ".file",
+        ignore: &[],
+        options: Options::default(),
+        correction: Correction::BenjaminiHochberg,
+    })
+    .unwrap();
+    assert_eq!(same.warnings.len(), 1);
+}

@@ -204,6 +204,57 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         1 => a.cmd[0].clone(),
         _ => join_quoted(&a.cmd),
     };
+    let metric = metric_of(a)?;
+    let conditions = conditions_of(a)?;
+    let versions = versions_of(a)?;
+    let confidence = super::confidence("confidence", &a.confidence).map_err(BisectError::Input)?;
+    if confidence < 0.5 {
+        return Err(BisectError::Input(format!(
+            "--confidence must be at least 50% (95, 95% or 0.95), not '{}'",
+            a.confidence
+        )));
+    }
+    let (mode, repo, good, bad) = mode_of(a, versions)?;
+    let threshold = a
+        .threshold
+        .as_deref()
+        .map(|t| percent("threshold", t, false))
+        .transpose()
+        .map_err(BisectError::Input)?;
+    if a.explain && a.explain_runs == 0 {
+        return Err(BisectError::Input(
+            "--explain-runs must be at least 1".into(),
+        ));
+    }
+    if a.max_runs < 6 {
+        return Err(BisectError::Input("--max-runs must be at least 6".into()));
+    }
+    Ok(Config {
+        repo,
+        good,
+        bad,
+        mode,
+        build: a.build.clone(),
+        prepare: a.prepare.clone(),
+        command,
+        metric,
+        conditions,
+        threshold,
+        invert: a.invert,
+        policy: Policy {
+            max_runs: a.max_runs,
+            confidence,
+            ..Policy::default()
+        },
+        seed: a.seed,
+        timeout_s: a.timeout,
+        jobs: a.jobs as usize,
+    })
+}
+
+/// `--metric`, `--metric-regex` or `--metric-junit` (checked now: a count
+/// this machine cannot take is said before the first build).
+fn metric_of(a: &BisectArgs) -> Result<Metric, BisectError> {
     let metric = match (&a.metric_regex, &a.metric_junit, a.metric.as_str()) {
         (Some(_), Some(_), _) => {
             return Err(BisectError::Input(
@@ -245,6 +296,10 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
             )));
         }
     };
+    Ok(metric)
+}
+
+fn conditions_of(a: &BisectArgs) -> Result<Option<Conditions>, BisectError> {
     let conditions = if a.condition_a.is_empty()
         && a.condition_b.is_empty()
         && a.prefix_a.is_none()
@@ -259,6 +314,11 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
             b_prefix: a.prefix_b.clone(),
         })
     };
+    Ok(conditions)
+}
+
+/// `--versions a,b,c` or `--versions-file`: the versions, oldest first.
+fn versions_of(a: &BisectArgs) -> Result<Option<Vec<String>>, BisectError> {
     let versions = match (&a.versions, &a.versions_file) {
         (Some(v), _) => Some(
             v.split(',')
@@ -276,13 +336,14 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
         ),
         (None, None) => None,
     };
-    let confidence = super::confidence("confidence", &a.confidence).map_err(BisectError::Input)?;
-    if confidence < 0.5 {
-        return Err(BisectError::Input(format!(
-            "--confidence must be at least 50% (95, 95% or 0.95), not '{}'",
-            a.confidence
-        )));
-    }
+    Ok(versions)
+}
+
+/// Commits of the repository here, or the versions given; and the ends.
+fn mode_of(
+    a: &BisectArgs,
+    versions: Option<Vec<String>>,
+) -> Result<(Mode, std::path::PathBuf, String, String), BisectError> {
     let cwd = std::env::current_dir()
         .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
     let (mode, repo, good, bad) = match versions {
@@ -316,89 +377,13 @@ fn config(a: &BisectArgs) -> Result<Config, BisectError> {
             )
         }
     };
-    let threshold = a
-        .threshold
-        .as_deref()
-        .map(|t| percent("threshold", t, false))
-        .transpose()
-        .map_err(BisectError::Input)?;
-    if a.explain && a.explain_runs == 0 {
-        return Err(BisectError::Input(
-            "--explain-runs must be at least 1".into(),
-        ));
-    }
-    if a.max_runs < 6 {
-        return Err(BisectError::Input("--max-runs must be at least 6".into()));
-    }
-    Ok(Config {
-        repo,
-        good,
-        bad,
-        mode,
-        build: a.build.clone(),
-        prepare: a.prepare.clone(),
-        command,
-        metric,
-        conditions,
-        threshold,
-        invert: a.invert,
-        policy: Policy {
-            max_runs: a.max_runs,
-            confidence,
-            ..Policy::default()
-        },
-        seed: a.seed,
-        timeout_s: a.timeout,
-        jobs: a.jobs as usize,
-    })
+    Ok((mode, repo, good, bad))
 }
 
 fn run(args: BisectArgs) -> Result<i32, BisectError> {
     match &args.command {
-        Some(BisectCommand::Log { state: dir, format }) => {
-            let dir = default_state(dir.clone())?;
-            let st = state::load(&dir)?;
-            if format == "json" {
-                println!(
-                    "{}",
-                    serde_json::to_string_pretty(&st)
-                        .map_err(|e| BisectError::Input(e.to_string()))?
-                );
-                return Ok(0);
-            }
-            println!(
-                "Bisection in {} ({} candidates, {} runs so far{})",
-                dir.display(),
-                st.candidates.len(),
-                st.total_runs,
-                if st.finished {
-                    ", finished"
-                } else {
-                    ", unfinished"
-                }
-            );
-            if let Some(e) = &st.endpoints {
-                println!(
-                    "Endpoints: bad/good = {}, {}",
-                    ratio(e.ratio, e.ci_low, e.ci_high),
-                    tardy::render::units::p_value(e.p_value)
-                );
-            }
-            for (i, s) in st.steps.iter().enumerate() {
-                println!("{}", step_line(i, s));
-            }
-            return Ok(0);
-        }
-        Some(BisectCommand::Reset { state: dir }) => {
-            let dir = default_state(dir.clone())?;
-            let removed = engine::reset(&dir)?;
-            println!(
-                "removed {} worktree(s) and the state in {}",
-                removed.len(),
-                dir.display()
-            );
-            return Ok(0);
-        }
+        Some(BisectCommand::Log { state: dir, format }) => return log(dir.clone(), format),
+        Some(BisectCommand::Reset { state: dir }) => return reset(dir.clone()),
         None => {}
     }
     if !matches!(args.format.as_str(), "text" | "json") {
@@ -407,29 +392,140 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             args.format
         )));
     }
-    let dir = default_state(args.state.clone())?;
-    let mut st = if args.resume {
-        state::load(&dir)?
-    } else {
-        let cfg = config(&args)?;
-        if state::state_file(&dir).exists()
-            && let Ok(old) = state::load(&dir)
-            && !old.finished
-        {
-            return Err(BisectError::Input(format!(
-                "an unfinished bisection is saved in {}: continue it with --resume, or remove it with `tardy bisect reset`",
-                dir.display()
-            )));
-        }
-        let (st, cache) = engine::new_state(cfg, &dir, !args.no_cache)?;
-        if let Some(line) = cache_line(&cache) {
-            eprintln!("{line}");
-        }
-        st
-    };
+    let (dir, mut st) = start(&args)?;
     interrupt::install();
     let tty = std::io::stderr().is_terminal();
     let quiet = args.format == "json" && !tty;
+    // Steps printed live in this session need not be listed again in the report.
+    let steps_shown = !quiet && st.steps.is_empty();
+    let report = search(&args, &mut st, &dir, quiet, tty)?;
+    let code = if report.reproduced { 0 } else { 1 };
+    let json = args.format == "json";
+    if !args.explain || report.last_good.is_none() {
+        if args.explain && !quiet {
+            eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
+        }
+        if json {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report)
+                    .map_err(|e| BisectError::Input(e.to_string()))?
+            );
+        } else {
+            print!("{}", text(&report, &st, steps_shown));
+        }
+        worktrees_note(&dir, quiet);
+        return Ok(code);
+    }
+    if !json {
+        // The culprit first: the explanation takes a while.
+        print!("{}", text(&report, &st, steps_shown));
+        let _ = std::io::Write::flush(&mut std::io::stdout());
+    }
+    let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
+    let (code, interrupted) = match &explained {
+        Ok(e) if e.interrupted => (EXIT_INTERRUPTED, true),
+        Ok(_) => (code, false),
+        Err(ExplainFailure::Interrupted(_)) => (EXIT_INTERRUPTED, true),
+        Err(ExplainFailure::Failed(_)) => (super::EXIT_ERROR, false),
+    };
+    print_explained(json, &report, &st, &explained)?;
+    match &explained {
+        Err(ExplainFailure::Failed(m)) => {
+            eprintln!("tardy: error: bisect --explain: {m}");
+        }
+        Err(ExplainFailure::Interrupted(m)) => eprintln!("tardy: {m}"),
+        Ok(_) if interrupted => {
+            eprintln!("tardy: interrupted; explained the runs completed so far")
+        }
+        Ok(_) => {}
+    }
+    worktrees_note(&dir, quiet);
+    Ok(code)
+}
+
+/// `tardy bisect log`: the saved bisection, step by step.
+fn log(dir: Option<std::path::PathBuf>, format: &str) -> Result<i32, BisectError> {
+    let dir = default_state(dir)?;
+    let st = state::load(&dir)?;
+    if format == "json" {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&st).map_err(|e| BisectError::Input(e.to_string()))?
+        );
+        return Ok(0);
+    }
+    println!(
+        "Bisection in {} ({} candidates, {} runs so far{})",
+        dir.display(),
+        st.candidates.len(),
+        st.total_runs,
+        if st.finished {
+            ", finished"
+        } else {
+            ", unfinished"
+        }
+    );
+    if let Some(e) = &st.endpoints {
+        println!(
+            "Endpoints: bad/good = {}, {}",
+            ratio(e.ratio, e.ci_low, e.ci_high),
+            tardy::render::units::p_value(e.p_value)
+        );
+    }
+    for (i, s) in st.steps.iter().enumerate() {
+        println!("{}", step_line(i, s));
+    }
+    Ok(0)
+}
+
+/// `tardy bisect reset`: worktrees and state removed.
+fn reset(dir: Option<std::path::PathBuf>) -> Result<i32, BisectError> {
+    let dir = default_state(dir)?;
+    let removed = engine::reset(&dir)?;
+    println!(
+        "removed {} worktree(s) and the state in {}",
+        removed.len(),
+        dir.display()
+    );
+    Ok(0)
+}
+
+/// The state directory and the bisection: resumed, or new (refusing to
+/// overwrite an unfinished one).
+fn start(args: &BisectArgs) -> Result<(std::path::PathBuf, state::State), BisectError> {
+    let dir = default_state(args.state.clone())?;
+    if args.resume {
+        let st = state::load(&dir)?;
+        return Ok((dir, st));
+    }
+    let cfg = config(args)?;
+    if state::state_file(&dir).exists()
+        && let Ok(old) = state::load(&dir)
+        && !old.finished
+    {
+        return Err(BisectError::Input(format!(
+            "an unfinished bisection is saved in {}: continue it with --resume, or remove it with `tardy bisect reset`",
+            dir.display()
+        )));
+    }
+    let (st, cache) = engine::new_state(cfg, &dir, !args.no_cache)?;
+    if let Some(line) = cache_line(&cache) {
+        eprintln!("{line}");
+    }
+    Ok((dir, st))
+}
+
+/// The search, with its live line; a new bisection that could not even
+/// measure its ends leaves nothing worth resuming (its worktrees and state
+/// are removed).
+fn search(
+    args: &BisectArgs,
+    st: &mut state::State,
+    dir: &std::path::Path,
+    quiet: bool,
+    tty: bool,
+) -> Result<engine::Report, BisectError> {
     // The live line (indicatif: drawn only on a terminal); lines above it print
     // through the bar so that it is redrawn below them.
     let bar = indicatif::ProgressBar::new_spinner();
@@ -447,8 +543,6 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
         }
     };
     let mut steps_seen = st.steps.len();
-    // Steps printed live in this session need not be listed again in the report.
-    let steps_shown = !quiet && steps_seen == 0;
     let started = std::time::Instant::now();
     let mut session_runs = 0u64;
     let mut warned = std::collections::BTreeSet::new();
@@ -495,53 +589,27 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             }
         }
     };
-    let report = match engine::run(&mut st, &dir, &mut on) {
-        Ok(r) => r,
-        Err(e) => {
-            bar.finish_and_clear();
-            // A new bisection that could not even measure its ends leaves nothing
-            // worth resuming: clean up its worktrees and state.
-            if !args.resume && st.endpoints.is_none() && !matches!(e, BisectError::Interrupted) {
-                let _ = engine::reset(&dir);
-            }
-            return Err(e);
-        }
-    };
+    let report = engine::run(st, dir, &mut on);
     bar.finish_and_clear();
-    let code = if report.reproduced { 0 } else { 1 };
-    let json = args.format == "json";
-    if !args.explain || report.last_good.is_none() {
-        if args.explain && !quiet {
-            eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
+    report.inspect_err(|e| {
+        if !args.resume && st.endpoints.is_none() && !matches!(e, BisectError::Interrupted) {
+            let _ = engine::reset(dir);
         }
-        if json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report)
-                    .map_err(|e| BisectError::Input(e.to_string()))?
-            );
-        } else {
-            print!("{}", text(&report, &st, steps_shown));
-        }
-        worktrees_note(&dir, quiet);
-        return Ok(code);
-    }
-    if !json {
-        // The culprit first: the explanation takes a while.
-        print!("{}", text(&report, &st, steps_shown));
-        let _ = std::io::Write::flush(&mut std::io::stdout());
-    }
-    let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
-    let (code, interrupted) = match &explained {
-        Ok(e) if e.interrupted => (EXIT_INTERRUPTED, true),
-        Ok(_) => (code, false),
-        Err(ExplainFailure::Interrupted(_)) => (EXIT_INTERRUPTED, true),
-        Err(ExplainFailure::Failed(_)) => (super::EXIT_ERROR, false),
-    };
+    })
+}
+
+/// The report with its explanation: JSON, or the explanation's text after
+/// the culprit already printed.
+fn print_explained(
+    json: bool,
+    report: &engine::Report,
+    st: &state::State,
+    explained: &Result<Explained, ExplainFailure>,
+) -> Result<(), BisectError> {
     if json {
-        let mut v = serde_json::to_value(&report).map_err(|e| BisectError::Input(e.to_string()))?;
+        let mut v = serde_json::to_value(report).map_err(|e| BisectError::Input(e.to_string()))?;
         if let Some(obj) = v.as_object_mut() {
-            match &explained {
+            match explained {
                 Ok(e) => {
                     let mut ex = tardy::render::explain::comparison_json(&e.a, &e.b, &e.comparison);
                     if let Some(m) = ex.as_object_mut() {
@@ -595,18 +663,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             );
         }
     }
-    match &explained {
-        Err(ExplainFailure::Failed(m)) => {
-            eprintln!("tardy: error: bisect --explain: {m}");
-        }
-        Err(ExplainFailure::Interrupted(m)) => eprintln!("tardy: {m}"),
-        Ok(_) if interrupted => {
-            eprintln!("tardy: interrupted; explained the runs completed so far")
-        }
-        Ok(_) => {}
-    }
-    worktrees_note(&dir, quiet);
-    Ok(code)
+    Ok(())
 }
 
 /// Say where the candidates' worktrees stay and how to remove them.
@@ -644,6 +701,44 @@ impl ExplainFailure {
             ExplainFailure::Interrupted(m) | ExplainFailure::Failed(m) => m,
         }
     }
+}
+
+/// The two traces saved where `tardy bisect` keeps them; the paths saved
+/// (relative to here when under it). A path that cannot be written is a
+/// warning, not a failure.
+fn save_traces(
+    paths: &[std::path::PathBuf],
+    traces: [&tardy::diagnose::explain::Trace; 2],
+    quiet: bool,
+) -> Result<Vec<String>, ExplainFailure> {
+    let mut saved = Vec::new();
+    for (path, t) in paths.iter().zip(traces) {
+        let text =
+            serde_json::to_string_pretty(t).map_err(|e| ExplainFailure::Failed(e.to_string()))?;
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                tardy::store::atomic::write_atomic(path, format!("{text}\n").as_bytes())
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => {
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
+                    .unwrap_or_else(|| path.clone());
+                saved.push(shown.display().to_string())
+            }
+            Err(e) => {
+                if !quiet {
+                    eprintln!("tardy: warning: cannot save {}: {e}", path.display());
+                }
+            }
+        }
+    }
+    Ok(saved)
 }
 
 fn explain_culprit(
@@ -707,33 +802,7 @@ fn explain_culprit(
         ));
     };
     let comparison = tardy::diagnose::explain::compare(&a, &b);
-    let mut saved = Vec::new();
-    for (path, t) in explain::trace_paths(dir, &pair).iter().zip([&a, &b]) {
-        let text =
-            serde_json::to_string_pretty(t).map_err(|e| ExplainFailure::Failed(e.to_string()))?;
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .map_err(|e| e.to_string())
-            .and_then(|_| {
-                tardy::store::atomic::write_atomic(path, format!("{text}\n").as_bytes())
-                    .map_err(|e| e.to_string())
-            });
-        match written {
-            Ok(()) => {
-                let shown = std::env::current_dir()
-                    .ok()
-                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
-                    .unwrap_or_else(|| path.clone());
-                saved.push(shown.display().to_string())
-            }
-            Err(e) => {
-                if !quiet {
-                    eprintln!("tardy: warning: cannot save {}: {e}", path.display());
-                }
-            }
-        }
-    }
+    let saved = save_traces(&explain::trace_paths(dir, &pair), [&a, &b], quiet)?;
     Ok(Explained {
         good: pair.good.label,
         bad: pair.bad.label,

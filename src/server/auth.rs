@@ -13,29 +13,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use super::AppState;
 use super::error::ApiError;
 
-/// What a token may do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Scope {
-    Read,
-    Write,
-}
-
-impl Scope {
-    pub fn parse(s: &str) -> Option<Scope> {
-        match s {
-            "read" => Some(Scope::Read),
-            "write" => Some(Scope::Write),
-            _ => None,
-        }
-    }
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Read => "read",
-            Scope::Write => "write",
-        }
-    }
-}
+pub use super::scope::Scope;
 
 /// The tokens a server accepts.
 #[derive(Debug, Clone, Default)]

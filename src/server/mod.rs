@@ -18,6 +18,7 @@ pub mod client;
 pub mod error;
 pub mod pages;
 pub mod pool;
+pub mod scope;
 pub mod session;
 
 use std::net::SocketAddr;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 
-use super::auth::Scope;
+use super::scope::Scope;
 
 /// How long a session lives after sign-in.
 pub const TTL: Duration = Duration::from_secs(12 * 3600);
