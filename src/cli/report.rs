@@ -170,7 +170,7 @@ fn history_part(args: &ReportArgs) -> Result<(Vec<view::SeriesView>, Alerts), St
         }
         Backend::Postgres(_) => true,
     };
-    if args.no_history || !(exists || !args.series.is_empty()) {
+    if args.no_history || (!exists && args.series.is_empty()) {
         return Ok((Vec::new(), Vec::new()));
     }
     let store = super::history::open(&args.db).map_err(err)?;
