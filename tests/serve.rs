@@ -1764,3 +1764,52 @@ fn push_of_a_results_folder_and_a_utf16_report() {
     );
     assert!(err.contains("stored 1 point in 1 series"), "{err}");
 }
+
+/// `/healthz` says ok (and the schema version) and nothing about the
+/// database, even with reads protected; a write token sees the details.
+fn health_says_nothing_about_the_database(url: &str, write: &str, secret: &str) {
+    let a = get(&format!("{url}/healthz"), &[]);
+    assert_eq!(a.status, 200);
+    let v = a.json();
+    assert_eq!(v["status"], "ok");
+    assert!(v["schema_version"].as_i64().unwrap() >= 1);
+    let text = v.to_string();
+    assert!(
+        !text.contains(secret) && v.get("database").is_none(),
+        "{text}"
+    );
+    let auth = bearer(write);
+    let d = get(
+        &format!("{url}/healthz"),
+        &[("Authorization", auth.as_str())],
+    )
+    .json();
+    assert!(d["database"].as_str().is_some(), "{d}");
+}
+
+#[test]
+fn healthz_is_a_constant_answer_without_database_details() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, read) = tokens(dir.path());
+    let _ = read;
+    let s = sqlite_server(dir.path(), &["--read-token"]);
+    health_says_nothing_about_the_database(&s.url, &write, "h.db");
+}
+
+#[test]
+fn sigterm_stops_a_postgres_server_cleanly() {
+    // The postgres crate's blocking client panicked when dropped inside the
+    // async runtime: a supervisor's SIGTERM ended in a panic.
+    let Some(pg) = common::temp_postgres("serve_sigterm") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _read) = tokens(dir.path());
+    let s = Server::start(
+        dir.path(),
+        &["--db", pg.url.as_str(), "--token-file", "tokens"],
+    );
+    health_says_nothing_about_the_database(&s.url, &write, "tardy_t_");
+    let status = s.stop();
+    assert!(status.success(), "tardy serve exited {status:?} on SIGTERM");
+}

@@ -453,3 +453,73 @@ fn a_subtest_that_slowed_is_one_change_not_two() {
         "{top}"
     );
 }
+
+/// A gzip "report" of 1.2 million identical test cases (a few hundred KiB
+/// on disk, 58 MB inflated).
+fn junit_bomb(dir: &Path) -> PathBuf {
+    use std::io::Write;
+    let p = dir.join("bomb.xml.gz");
+    let f = std::fs::File::create(&p).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+    gz.write_all(b"<testsuite name=\"s\">\n").unwrap();
+    let line = b"<testcase classname=\"c\" name=\"t\" time=\"0.001\"/>\n".repeat(10_000);
+    for _ in 0..120 {
+        gz.write_all(&line).unwrap();
+    }
+    gz.write_all(b"</testsuite>\n").unwrap();
+    gz.finish().unwrap();
+    p
+}
+
+#[test]
+fn every_cli_reader_is_bounded_and_says_which_flag_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let bomb = junit_bomb(dir.path());
+    // The default caps: a million results.
+    let out = tardy().args(["tests", "show"]).arg(&bomb).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-results") && err.contains("1000000"),
+        "{err}"
+    );
+    // history import reads through the same caps.
+    let out = tardy()
+        .current_dir(dir.path())
+        .args(["history", "--db", "h.db", "import", "--series", "s"])
+        .arg(&bomb)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--max-results"));
+    // Inflation: a lower cap stops the same file by its size.
+    let out = tardy()
+        .args(["--max-inflated-mib", "4", "tests", "show"])
+        .arg(&bomb)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-inflated-mib") && err.contains("4 MiB"),
+        "{err}"
+    );
+    // Raised, it reads.
+    let out = tardy()
+        .args([
+            "--max-results",
+            "2000000",
+            "tests",
+            "show",
+            "--format",
+            "json",
+        ])
+        .arg(&bomb)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

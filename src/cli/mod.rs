@@ -34,6 +34,15 @@ and with what certainty, and explains what in the machine makes them slow.",
     after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run --runs 50 --export-json r.json -- ./build/app --input big.txt"
 )]
 struct Cli {
+    /// Bytes (MiB) a compressed input may inflate to when tardy reads it
+    /// (test reports, results); put it before the subcommand:
+    /// `tardy --max-inflated-mib 4096 tests show big.xml.gz`.
+    #[arg(long, value_name = "MIB", env = "TARDY_MAX_INFLATED_MIB", default_value_t = tardy::ingest::limits::CLI_INFLATED_MIB)]
+    max_inflated_mib: u64,
+    /// Test results one input may hold (a JUnit file of a million test cases
+    /// reads with the default).
+    #[arg(long, value_name = "N", env = "TARDY_MAX_RESULTS", default_value_t = tardy::ingest::limits::CLI_RESULTS)]
+    max_results: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -196,6 +205,10 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_ERROR } else { 0 };
         }
     };
+    tardy::ingest::limits::set_default(tardy::ingest::limits::Limits::cli(
+        cli.max_inflated_mib,
+        cli.max_results,
+    ));
     match cli.command {
         Command::Run(args) => run::main(*args),
         Command::Compare(args) => compare::main(*args),

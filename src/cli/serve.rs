@@ -175,6 +175,7 @@ fn run(args: ServeArgs) -> Result<(), String> {
         );
     }
     opts.limits = tardy::ingest::limits::Limits {
+        cli: false,
         inflated: (inflated_mib as u64).saturating_mul(1 << 20),
         results: args.max_results,
         names: args.max_tests,

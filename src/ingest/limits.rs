@@ -21,6 +21,9 @@ use std::io::{self, Read};
 /// The caps of one read. Any may be `u64::MAX` (no cap).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// The command line's own defaults ([`cli`]), named with its flags in
+    /// errors; else a server's, named with its options.
+    pub cli: bool,
     /// Bytes a compressed input may inflate to.
     pub inflated: u64,
     /// Test results one read may produce.
@@ -30,6 +33,37 @@ pub struct Limits {
     /// Series one upload may store (columns of a CSV, benchmarks of a
     /// results file): each costs its own statements and its own check.
     pub series: u64,
+}
+
+/// The process's limits for threads that set none (the command line sets
+/// them once; its reading threads inherit them).
+static DEFAULT: std::sync::OnceLock<Limits> = std::sync::OnceLock::new();
+
+impl Limits {
+    /// The command line's defaults: generous for real reports (a JUnit file
+    /// of a million test cases reads, 1 GiB inflated), and memory bounded
+    /// whatever the input (a gzip bomb of ten million test cases is refused
+    /// within its first hundred MiB of results).
+    pub fn cli(inflated_mib: u64, results: u64) -> Limits {
+        Limits {
+            cli: true,
+            inflated: inflated_mib.saturating_mul(1 << 20),
+            results,
+            names: results,
+            series: 100_000,
+        }
+    }
+}
+
+/// The command line's default inflation cap, MiB.
+pub const CLI_INFLATED_MIB: u64 = 1024;
+/// The command line's default cap on results of one read.
+pub const CLI_RESULTS: u64 = 1_000_000;
+
+/// Set the limits of every thread that sets none (once; later calls are
+/// ignored).
+pub fn set_default(limits: Limits) {
+    let _ = DEFAULT.set(limits);
 }
 
 thread_local! {
@@ -48,8 +82,12 @@ pub enum Which {
 }
 
 impl Which {
-    /// What was over, and the server option that sets it.
+    /// What was over, and the server option that sets it (or the command
+    /// line's flag, when `cli`).
     pub fn message(self) -> String {
+        if current().is_some_and(|l| l.cli) {
+            return self.cli_message();
+        }
         match self {
             Which::Inflated(n) => format!(
                 "inflates to more than {} MiB, this server's limit for a compressed body \
@@ -67,6 +105,23 @@ impl Which {
             Which::Series(n) => format!(
                 "holds more than {n} series (columns of a CSV, benchmarks), this server's \
                  limit for one upload (--max-series); nothing was stored"
+            ),
+        }
+    }
+}
+
+impl Which {
+    fn cli_message(self) -> String {
+        match self {
+            Which::Inflated(n) => format!(
+                "inflates to more than {} MiB, tardy's limit for a compressed input (raise it with `tardy --max-inflated-mib N ...`)",
+                n >> 20
+            ),
+            Which::Results(n) | Which::Names(n) => format!(
+                "holds more than {n} test results, tardy's limit for one input (raise it with `tardy --max-results N ...`)"
+            ),
+            Which::Series(n) => format!(
+                "holds more than {n} series (columns of a CSV, benchmarks), tardy's limit for one input"
             ),
         }
     }
@@ -93,9 +148,9 @@ pub fn start(limits: Limits) -> Guard {
     }
 }
 
-/// This thread's limits, if any were set.
+/// This thread's limits, if any were set (or the process's default).
 pub fn current() -> Option<Limits> {
-    LIMITS.with(|l| l.get())
+    LIMITS.with(|l| l.get()).or_else(|| DEFAULT.get().copied())
 }
 
 /// The first limit a read on this thread ran into since [`start`].
@@ -201,6 +256,7 @@ mod tests {
         assert_eq!(results(usize::MAX), None);
         {
             let _g = start(Limits {
+                cli: false,
                 inflated: 1 << 20,
                 results: 3,
                 names: 2,
@@ -224,5 +280,11 @@ mod tests {
         }
         assert_eq!(current(), None);
         assert_eq!(one_result(), None);
+        // The command line's limits name its flags.
+        let _g = start(Limits::cli(1, 2));
+        assert!(results(3).unwrap().contains("--max-results"));
+        let mut r = Inflated::new(io::repeat(b'x'));
+        let e = r.read_to_end(&mut Vec::new()).unwrap_err();
+        assert!(e.to_string().contains("--max-inflated-mib"), "{e}");
     }
 }

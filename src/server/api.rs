@@ -454,15 +454,32 @@ pub async fn upload_points(
     upload(st, req, UploadKind::Points).await
 }
 
-pub async fn health(State(st): State<Arc<AppState>>) -> Result<Response, ApiError> {
-    let series = st.db(|s| s.list()).await?.len();
-    Ok(Json(json!({
-        "status": "ok",
-        "version": env!("CARGO_PKG_VERSION"),
-        "database": st.pool.backend().describe(),
-        "series": series,
-    }))
-    .into_response())
+/// `/healthz`: ok or not, and the schema version, from the last background
+/// check (constant time, no database work per request); with a write
+/// token, the details (tardy's version, the database, when it was checked).
+pub async fn health(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    use std::sync::atomic::Ordering::Relaxed;
+    let ok = st.health.ok.load(Relaxed);
+    let mut body = json!({
+        "status": if ok { "ok" } else { "unavailable" },
+        "schema_version": st.health.schema_version.load(Relaxed),
+    });
+    let details = headers.contains_key(header::AUTHORIZATION)
+        && authorize(&st, &headers, Scope::Write).is_ok();
+    if details && let Some(o) = body.as_object_mut() {
+        o.insert("version".into(), env!("CARGO_PKG_VERSION").into());
+        o.insert("database".into(), st.pool.backend().describe().into());
+        o.insert(
+            "checked_at".into(),
+            st.health.checked_at.load(Relaxed).into(),
+        );
+    }
+    let code = if ok {
+        StatusCode::OK
+    } else {
+        StatusCode::SERVICE_UNAVAILABLE
+    };
+    (code, Json(body)).into_response()
 }
 
 pub async fn series(

@@ -15,14 +15,20 @@ pub struct PushOptions {
     pub token: Option<String>,
     /// Attempts after the first.
     pub retries: u32,
-    /// The first pause between attempts; doubled each time, capped at 30 s.
+    /// The first pause between attempts; doubled each time, capped at
+    /// [`MAX_PAUSE`].
     pub backoff: Duration,
     /// Per attempt.
     pub timeout: Duration,
-    /// Keep trying for at least this long (more attempts than `retries` when
-    /// the pauses would not cover it): a short outage is ridden out.
+    /// Keep trying for this long (when not zero, the window decides, not
+    /// `retries`): a short outage is ridden out, and no pause runs past the
+    /// window's end.
     pub retry_for: Duration,
 }
+
+/// The longest pause between two attempts: a server that comes back is
+/// reached within 5 s (a 30 s cap left uploads waiting 26 s after it had).
+pub const MAX_PAUSE: Duration = Duration::from_secs(5);
 
 impl Default for PushOptions {
     fn default() -> Self {
@@ -104,34 +110,36 @@ fn content_type(kind: UploadKind, body: &[u8]) -> &'static str {
     }
 }
 
-/// A pause of `base * 2^attempt` (at most 30 s), with +-25% jitter so
-/// runners that failed together do not retry together.
+/// A pause of `base * 2^attempt` (at most [`MAX_PAUSE`]), with +-25%
+/// jitter so runners that failed together do not retry together (never
+/// past the cap).
 fn backoff(base: Duration, attempt: u32) -> Duration {
-    let d = base
-        .saturating_mul(1u32 << attempt.min(16))
-        .min(Duration::from_secs(30));
+    let d = base.saturating_mul(1u32 << attempt.min(16)).min(MAX_PAUSE);
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |t| t.subsec_nanos());
     let jitter = 0.75 + (nanos % 1000) as f64 / 2000.0;
-    d.mul_f64(jitter)
+    d.mul_f64(jitter).min(MAX_PAUSE)
 }
 
-/// How many attempts `opts` allows: `retries` after the first, and more
-/// when their pauses (exponential, at their shortest jitter) would not
-/// cover `retry_for`.
+/// How many attempts `opts` allows: with a window (`retry_for`), as many as
+/// its pauses (exponential, at their shortest jitter) take to cover it (the
+/// loop also stops at the window's end); else `retries` after the first.
 pub fn attempts(opts: &PushOptions) -> u32 {
+    if opts.retry_for.is_zero() {
+        return opts.retries.saturating_add(1);
+    }
     let mut pauses = 0u32;
     let mut covered = Duration::ZERO;
     while covered < opts.retry_for && pauses < 1000 {
         covered += opts
             .backoff
             .saturating_mul(1u32 << pauses.min(16))
-            .min(Duration::from_secs(30))
+            .min(MAX_PAUSE)
             .mul_f64(0.75);
         pauses += 1;
     }
-    (pauses + 1).max(opts.retries.saturating_add(1))
+    pauses + 1
 }
 
 /// Bodies from this size are preceded by an empty request, whose answer
@@ -261,15 +269,25 @@ pub fn push_with(
     let mut last = String::new();
     let mut retry_after: Option<u64> = None;
     let of = attempts(opts);
+    let window_end =
+        (!opts.retry_for.is_zero()).then(|| std::time::Instant::now() + opts.retry_for);
     for attempt in 0..of {
         if attempt > 0 {
             // The server's Retry-After is a floor under the backoff, never
             // the whole pause: a "1" must not spend every attempt in seconds.
-            let wait = backoff(opts.backoff, attempt - 1).max(
+            let mut wait = backoff(opts.backoff, attempt - 1).max(
                 retry_after
                     .take()
                     .map_or(Duration::ZERO, |s| Duration::from_secs(s.min(60))),
             );
+            // No pause past the window's end; none left, no more attempts.
+            if let Some(end) = window_end {
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                wait = wait.min(left);
+            }
             on_retry(Retry {
                 failed: attempt,
                 of,
@@ -377,7 +395,7 @@ mod tests {
             retry_for: Duration::from_secs(60),
             ..PushOptions::default()
         };
-        // 0.5, 1, 2, 4, 8, 16, 30, 30 s (at 0.75 of each: 68 s): 9 attempts.
+        // 0.5, 1, 2, 4, 5, 5, ... s (at 0.75 of each): enough to cover 60 s.
         let n = attempts(&o);
         assert!(n > 6, "{n}");
         let mut covered = Duration::ZERO;
@@ -385,10 +403,20 @@ mod tests {
             covered += o
                 .backoff
                 .saturating_mul(1 << k)
-                .min(Duration::from_secs(30))
+                .min(MAX_PAUSE)
                 .mul_f64(0.75);
         }
         assert!(covered >= Duration::from_secs(60), "{covered:?}");
+        // A short window is a short window: 2 s is a few attempts, not 6.
+        let short = PushOptions {
+            retry_for: Duration::from_secs(2),
+            ..PushOptions::default()
+        };
+        assert!(attempts(&short) <= 4, "{}", attempts(&short));
+        // No pause is longer than 5 s, whatever the attempt.
+        for k in 0..30 {
+            assert!(backoff(Duration::from_millis(500), k) <= MAX_PAUSE);
+        }
         // A count alone (no window) is the count.
         let plain = PushOptions {
             retries: 2,
@@ -411,6 +439,6 @@ mod tests {
         );
         assert_eq!(guess_kind("r.json", br#"{"results":[]}"#), UploadKind::Runs);
         assert_eq!(ascii_json(&"é"), "\"\\u00e9\"");
-        assert!(backoff(Duration::from_millis(500), 20) <= Duration::from_millis(37_500));
+        assert!(backoff(Duration::from_millis(500), 20) <= MAX_PAUSE);
     }
 }

@@ -76,6 +76,7 @@ impl ServeOptions {
             body_timeout: Duration::from_secs(60),
             read_budget: Duration::from_secs(20),
             limits: crate::ingest::limits::Limits {
+                cli: false,
                 inflated: 4 * (32 << 20),
                 results: 500_000,
                 names: 250_000,
@@ -117,7 +118,38 @@ pub struct AppState {
     /// Each suite's newest points, held so an upload's check reads only
     /// its own.
     pub windows: Arc<crate::history::window::Windows>,
+    /// The database's state as last checked (every few seconds, off the
+    /// requests): `/healthz` answers from it at once, whatever the pool.
+    pub health: Health,
 }
+
+/// The database's health as a background check last found it.
+#[derive(Default)]
+pub struct Health {
+    pub ok: std::sync::atomic::AtomicBool,
+    /// The newest schema migration applied.
+    pub schema_version: std::sync::atomic::AtomicI64,
+    /// When it was checked (Unix seconds).
+    pub checked_at: std::sync::atomic::AtomicI64,
+}
+
+impl Health {
+    /// Check the database now (one query on a pooled store) and remember.
+    async fn check(st: &Arc<AppState>) {
+        use std::sync::atomic::Ordering::Relaxed;
+        let found = st.db(|s| s.schema_version()).await;
+        st.health.ok.store(found.is_ok(), Relaxed);
+        if let Ok(v) = found {
+            st.health.schema_version.store(v, Relaxed);
+        }
+        st.health
+            .checked_at
+            .store(crate::history::import::now_s(), Relaxed);
+    }
+}
+
+/// Seconds between health checks.
+const HEALTH_EVERY: Duration = Duration::from_secs(5);
 
 /// The body size from which an upload waits for its turn.
 pub const LARGE_UPLOAD: u64 = 1 << 20;
@@ -237,8 +269,26 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             windows,
             sessions: session::Sessions::default(),
             large_uploads: tokio::sync::Semaphore::new(1),
+            health: Health::default(),
         });
-        accept_loop(listener, state).await;
+        Health::check(&state).await;
+        let checker = {
+            let st = state.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(HEALTH_EVERY).await;
+                    Health::check(&st).await;
+                }
+            })
+        };
+        accept_loop(listener, state.clone()).await;
+        checker.abort();
+        // The stores are closed on a blocking thread: dropping PostgreSQL's
+        // blocking client on an async worker panics ("Cannot start a runtime
+        // from within a runtime"), and a supervisor's SIGTERM must end the
+        // server cleanly.
+        let stores = state.pool.drain();
+        let _ = tokio::task::spawn_blocking(move || drop(stores)).await;
         Ok::<(), ServeError>(())
     })?;
     // Blocking work still running (a read past its checks) is not waited

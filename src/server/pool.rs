@@ -64,6 +64,16 @@ impl Pool {
         &self.backend
     }
 
+    /// Take every idle store out (to close them where a blocking client may
+    /// be dropped: PostgreSQL's blocking client panics when dropped on an
+    /// async worker thread). Later calls of [`Pool::with`] open new ones.
+    pub fn drain(&self) -> Vec<Box<dyn History + Send>> {
+        self.idle
+            .lock()
+            .map(|mut v| std::mem::take(&mut *v))
+            .unwrap_or_default()
+    }
+
     /// Run `f` with a store; the store goes back to the pool unless the
     /// connection failed.
     pub fn with<T>(

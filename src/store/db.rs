@@ -106,6 +106,9 @@ pub trait History {
     /// oldest first.
     fn machines(&self) -> Result<Vec<MachineInfo>, DbError>;
     fn list(&self) -> Result<Vec<SeriesInfo>, DbError>;
+    /// The newest schema migration applied: one cheap query, the server's
+    /// health check.
+    fn schema_version(&self) -> Result<i64, DbError>;
     fn series(&self, name: &str) -> Result<Option<SeriesInfo>, DbError>;
     /// Points of a series, oldest first (commit time, else run time).
     fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError>;

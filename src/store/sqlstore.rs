@@ -778,6 +778,15 @@ impl<C: Conn> History for SqlStore<C> {
         self.series_where("1 = ?2", Value::Int(1))
     }
 
+    fn schema_version(&self) -> Result<i64, DbError> {
+        self.conn
+            .query_one(
+                "SELECT COALESCE(MAX(version), 0) FROM schema_migrations",
+                &[],
+            )?
+            .i64(0)
+    }
+
     fn series(&self, name: &str) -> Result<Option<SeriesInfo>, DbError> {
         Ok(self
             .series_where("s.name = ?2", Value::from(name))?
