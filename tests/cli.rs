@@ -69,6 +69,9 @@ fn a_command_given_first_is_pointed_to_run_and_a_hyperfine_csv_to_its_json() {
     let (code, err) = stderr_of(d.path(), &["sleep", "0.1"]);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("tardy run 'sleep 0.1'"), "{err}");
+    // And the tip comes first, without clap's "similar subcommand: serve".
+    assert!(!err.contains("serve"), "{err}");
+    assert!(err.starts_with("error: 'sleep' is a program"), "{err}");
     // A misspelt subcommand gets clap's suggestion, not the tip.
     let (code, err) = stderr_of(d.path(), &["comapre", "a", "b"]);
     assert_eq!(code, Some(2), "{err}");
@@ -269,4 +272,113 @@ fn man_pages_for_tardy_and_every_subcommand() {
     } else {
         eprintln!("SKIPPED rendering: man is not installed");
     }
+}
+
+/// Every subcommand's `--help` (nested ones too) ends with examples, and
+/// each example's flags are flags of that subcommand (run with `--help`
+/// appended, which parses them and prints the help).
+#[test]
+fn every_subcommand_teaches_with_examples_that_parse() {
+    fn help(path: &[String]) -> String {
+        let out = tardy_cmd().args(path).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{path:?} --help failed");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+    fn subcommands(text: &str) -> Vec<String> {
+        let Some(at) = text.find("Commands:") else {
+            return Vec::new();
+        };
+        text[at..]
+            .lines()
+            .skip(1)
+            .take_while(|l| l.starts_with("  ") || l.is_empty())
+            // A command's own line: two spaces, then its name (wrapped
+            // descriptions are indented further).
+            .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+            .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+            .filter(|c| c != "help")
+            .collect()
+    }
+    /// Shell words of an example (single quotes kept together), up to a
+    /// redirection or a trailing note in parentheses.
+    fn words(line: &str) -> Vec<String> {
+        let line = line.split("   (").next().unwrap_or(line);
+        let mut out = Vec::new();
+        let mut cur = String::new();
+        let mut quoted = false;
+        for c in line.chars() {
+            match c {
+                '\'' => quoted = !quoted,
+                ' ' if !quoted => {
+                    if !cur.is_empty() {
+                        out.push(std::mem::take(&mut cur));
+                    }
+                }
+                _ => cur.push(c),
+            }
+        }
+        if !cur.is_empty() {
+            out.push(cur);
+        }
+        out.into_iter()
+            .take_while(|w| w != ">" && w != "|" && w != "&&" && !w.starts_with('#'))
+            .collect()
+    }
+    let mut queue: Vec<Vec<String>> = subcommands(&help(&[]))
+        .into_iter()
+        .map(|c| vec![c])
+        .collect();
+    let mut checked = 0;
+    let mut problems = Vec::new();
+    while let Some(path) = queue.pop() {
+        if path[0] == "ministat" {
+            continue; // ministat's own getopt arguments, not clap's
+        }
+        let text = help(&path);
+        let subs = subcommands(&text);
+        for s in &subs {
+            let mut p = path.clone();
+            p.push(s.clone());
+            queue.push(p);
+        }
+        if !subs.is_empty() {
+            continue;
+        }
+        let Some(at) = text.find("Examples:") else {
+            problems.push(format!("tardy {} --help has no examples", path.join(" ")));
+            continue;
+        };
+        for line in text[at..].lines().skip(1).map(str::trim) {
+            let Some(rest) = line.strip_prefix("tardy ") else {
+                continue;
+            };
+            if rest.contains("--ministat") {
+                continue;
+            }
+            let mut w = words(rest);
+            // `--help` before any `--` (after it, it is the measured
+            // command's argument, and the example would run).
+            let at = w.iter().position(|x| x == "--").unwrap_or(w.len());
+            w.insert(at, "--help".into());
+            w.truncate(at + 1);
+            let out = tardy_cmd().args(&w).output().unwrap();
+            if !out.status.success() {
+                problems.push(format!(
+                    "tardy {}: example `{line}` does not parse: {}",
+                    path.join(" "),
+                    String::from_utf8_lossy(&out.stderr)
+                        .lines()
+                        .next()
+                        .unwrap_or("")
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+    assert!(checked > 40, "{checked} examples checked");
+}
+
+fn tardy_cmd() -> std::process::Command {
+    std::process::Command::new(assert_cmd::cargo::cargo_bin("tardy"))
 }

@@ -338,8 +338,10 @@ fn from_a_saved_run_to_the_culprit_commit() {
     git(&["config", "user.name", "t"]);
     let mut commits = Vec::new();
     for i in 0..16 {
-        // Commit 10 makes the script 8x slower.
-        let ms = if i >= 10 { 0.04 } else { 0.005 };
+        // Commit 10 makes the script 30x slower: a step no load of 8-17
+        // beside the test can hide (at 8x, one loaded sample of commit 9 once
+        // made the bisection name it).
+        let ms = if i >= 10 { 0.15 } else { 0.005 };
         std::fs::write(d.join("app.sh"), format!("#!/bin/sh\nsleep {ms}\n# {i}\n")).unwrap();
         git(&["add", "app.sh"]);
         git(&[
@@ -365,11 +367,11 @@ fn from_a_saved_run_to_the_culprit_commit() {
     }
     git(&["checkout", "-q", "main"]);
     // Six points are too few for the calibrated detector (it says so); Otava's
-    // t-test calls the 8x step.
+    // t-test calls the 30x step.
     let out = run_ok(d, &["detect"]);
     assert!(out.contains("1 series has fewer than 19 points"), "{out}");
     let report = json(d, &["detect", "--otava", "--json"]);
-    // The 8x step, whatever else the noise of a loaded machine adds.
+    // The 30x step, whatever else the noise of a loaded machine adds.
     let alert = report["new_alerts"]
         .as_array()
         .unwrap()

@@ -904,3 +904,28 @@ fn reference_sort_time_unit_and_table_exports_as_hyperfine_has_them() {
     );
     assert!(text.contains("Benchmark 2: true"), "{text}");
 }
+
+#[test]
+fn every_run_failing_under_ignore_failure_is_said() {
+    // hyperfine warns when every run failed; tardy printed a median as if
+    // nothing had.
+    let out = tardy()
+        .args(["run", "-i", "--runs", "3", "--warmup", "0", "false"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("every run failed"), "{text}");
+    let r = run_json(&["-i", "--runs", "3", "--warmup", "0", "false"]);
+    let w = &r["benchmarks"][0]["warnings"];
+    let counted = w
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|w| w["kind"] == "failures_counted")
+        .unwrap_or_else(|| panic!("{w}"));
+    assert_eq!(
+        (counted["failed"].as_u64(), counted["runs"].as_u64()),
+        (Some(3), Some(3))
+    );
+}

@@ -43,7 +43,7 @@ pub fn finalize(results: &mut Results) {
         let counts = RunCounts::of(&b.runs);
         b.summary = stats::summarize(&times, confidence);
         b.resources = resources(&counted, counts, shell_cpu);
-        b.warnings = diag::excluded_runs(counts, include).into_iter().collect();
+        b.warnings = diag::excluded_runs(counts, include);
         b.warnings.extend(diag::stragglers(&b.runs));
         if let Some(s) = &b.summary {
             b.warnings.extend(diag::timing_warnings(&times, s, floor));

@@ -147,6 +147,9 @@ pub struct BisectArgs {
 #[derive(Subcommand)]
 enum BisectCommand {
     /// Show every step of the saved bisection with its numbers.
+    #[command(
+        after_help = "Examples:\n  tardy bisect log\n  tardy bisect log --format json\n  tardy bisect log --state .tardy/bisect"
+    )]
     Log {
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,
@@ -154,6 +157,9 @@ enum BisectCommand {
         format: String,
     },
     /// Remove the worktrees and state of the saved bisection (the sample cache stays).
+    #[command(
+        after_help = "Examples:\n  tardy bisect reset\n  tardy bisect reset --state .tardy/bisect"
+    )]
     Reset {
         #[arg(long, value_name = "DIR")]
         state: Option<PathBuf>,

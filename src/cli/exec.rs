@@ -12,7 +12,8 @@ use super::fail;
 #[derive(Args)]
 #[command(
     about = "Run a command with a different timer slack (Linux), e.g. to reproduce a coarse timer",
-    after_help = "Example:\n  tardy exec --timer-slack 15600000 -- pytest -q     # every short sleep may end up to 15.6 ms late"
+    after_help = "Examples:\n  tardy exec --timer-slack 15600000 -- pytest -q     # every short sleep may end up to 15.6 ms late\n  \
+tardy run 'pytest -q' 'tardy exec --timer-slack 15600000 -- pytest -q'     # the two side by side"
 )]
 pub struct ExecArgs {
     /// Timer slack in nanoseconds (Linux default: 50000).

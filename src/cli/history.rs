@@ -142,11 +142,15 @@ fn parse_since(s: &str) -> Result<i64, String> {
 #[derive(Subcommand)]
 enum HistoryCommand {
     /// Every series with its point count, last value and open alerts.
+    #[command(after_help = "Examples:\n  tardy history list\n  tardy history list --json")]
     List {
         #[arg(long)]
         json: bool,
     },
     /// A series over time: a sparkline with change points marked, and its segments.
+    #[command(
+        after_help = "Examples:\n  tardy history show nightly/build\n  tardy history show unit --test 'tests::slow_query' --since 30d\n  tardy history show nightly/build --json"
+    )]
     Show {
         series: String,
         /// One test of a suite series.
@@ -200,6 +204,9 @@ alert is open, new or not, until it is acknowledged or dismissed.",
         json: bool,
     },
     /// Open alerts (--all: acknowledged and dismissed too).
+    #[command(
+        after_help = "Examples:\n  tardy history alerts\n  tardy history alerts --all --top 10\n  tardy history alerts --json"
+    )]
     Alerts {
         #[arg(long)]
         all: bool,
@@ -210,16 +217,21 @@ alert is open, new or not, until it is acknowledged or dismissed.",
         json: bool,
     },
     /// Acknowledge alerts: known, being handled.
+    #[command(after_help = "Examples:\n  tardy history ack 3\n  tardy history ack 3 4 5")]
     Ack {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
     /// Dismiss alerts: not a real change.
+    #[command(after_help = "Examples:\n  tardy history dismiss 3")]
     Dismiss {
         #[arg(required = true)]
         ids: Vec<i64>,
     },
     /// Note on a commit or a commit range, e.g. "runner image changed".
+    #[command(
+        after_help = "Examples:\n  tardy history annotate --commit HEAD 'runner image changed'\n  tardy history annotate --commit abc123 --until def456 --series nightly/build 'new compiler'"
+    )]
     Annotate {
         /// The commit (or the first of the range).
         #[arg(long, value_name = "REV")]
@@ -233,6 +245,9 @@ alert is open, new or not, until it is acknowledged or dismissed.",
         text: String,
     },
     /// Write series (all, or those named) as CSV or JSON.
+    #[command(
+        after_help = "Examples:\n  tardy history export --format csv > history.csv\n  tardy history export nightly/build --format json --output build.json --since 30d"
+    )]
     Export {
         series: Vec<String>,
         /// csv or json.
@@ -282,6 +297,9 @@ series named by --series, with every test's duration.\n\n\
         higher_is_better: bool,
     },
     /// Change points of an Otava CSV file, without a database (like `otava analyze`).
+    #[command(
+        after_help = "Examples:\n  tardy history analyze examples/data/nightly.csv\n  tardy history analyze results.csv --otava --p-value 0.001 --json"
+    )]
     Analyze {
         file: PathBuf,
         #[arg(long, default_value = "time", value_name = "NAME")]
@@ -292,6 +310,9 @@ series named by --series, with every test's duration.\n\n\
         json: bool,
     },
     /// Start `tardy bisect` on an alert's commit range with the series' command.
+    #[command(
+        after_help = "Examples:\n  tardy history bisect 1 --dry-run\n  tardy history bisect 1\n  tardy history bisect 1 --widen 1        (two measured points further out on each side)"
+    )]
     Bisect {
         alert: i64,
         /// The series of the alert to bisect (default: the one that changed most).
@@ -338,6 +359,21 @@ pub fn open(args: &DbArgs) -> Result<Box<dyn History + Send>, DbError> {
         ignore_dir(path);
     }
     Ok(store)
+}
+
+/// Open a database that must exist already: commands that only read (or
+/// change alerts) never create one (`history show --db typo.db` made an
+/// empty `typo.db`).
+pub fn open_existing(args: &DbArgs) -> Result<Box<dyn History + Send>, String> {
+    if let Backend::Sqlite(path) = backend(&args.db)
+        && !path.exists()
+    {
+        return Err(format!(
+            "no history database at '{}' (`tardy run --save` and `tardy history import` make one)",
+            path.display()
+        ));
+    }
+    open(args).map_err(|e| e.to_string())
 }
 
 /// Keep `git status` clean: a `.gitignore` of `*` in a `.tardy` directory we made.
@@ -618,7 +654,7 @@ fn show(
     cp: &CpArgs,
     as_json: bool,
 ) -> Result<i32, String> {
-    let store = open(db).map_err(|e| e.to_string())?;
+    let store = open_existing(db)?;
     let s = ops::show(
         &*store,
         series,
@@ -723,7 +759,7 @@ fn export(
     if format != "csv" && format != "json" {
         return Err(format!("--format must be csv or json, not '{format}'"));
     }
-    let store = open(db).map_err(|e| e.to_string())?;
+    let store = open_existing(db)?;
     let series = ops::export(&*store, names, &filter.point_filter()?, format == "csv")?;
     let text = if format == "json" {
         let docs: Vec<_> = series
@@ -748,7 +784,7 @@ fn bisect(
     dry_run: bool,
     widen: u32,
 ) -> Result<i32, String> {
-    let store = open(db).map_err(|e| e.to_string())?;
+    let store = open_existing(db)?;
     let alert = store
         .alert(id)
         .map_err(|e| e.to_string())?

@@ -166,10 +166,11 @@ fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
     args
 }
 
-pub fn main() -> i32 {
+/// `tardy compare --ministat ...` and `tardy ministat ...`: ministat's own
+/// arguments, past clap; `None` for every other command line.
+fn ministat_mode(args: &[String]) -> Option<i32> {
     // `tardy compare --ministat ...` and `tardy ministat ...` take ministat's own
     // arguments (getopt-style), so they bypass clap.
-    let args: Vec<String> = std::env::args().collect();
     match (
         args.get(1).map(String::as_str),
         args.get(2).map(String::as_str),
@@ -187,23 +188,46 @@ pub fn main() -> i32 {
                 if let Some(m) = cmd.find_subcommand_mut("ministat") {
                     let _ = m.print_long_help();
                 }
-                return 0;
+                return Some(0);
             }
-            return ministat::main(rest);
+            Some(ministat::main(rest))
         }
-        _ => {}
+        _ => None,
+    }
+}
+
+/// clap's error, with the tip for a program given where a subcommand goes.
+fn parse_error(mut e: clap::Error, args: &[String]) -> i32 {
+    // A program where a subcommand goes (`tardy sleep 0.1`): say how
+    // to measure it first, not a subcommand that merely looks alike.
+    if let Some(tip) = run_tip(&e, args)
+        && args
+            .get(1)
+            .is_some_and(|w| w.split_whitespace().next().is_some_and(program_on_path))
+    {
+        eprintln!(
+            "error: '{}' is a program, not a tardy subcommand\n\n{tip}\n\nThe subcommands: tardy --help",
+            args[1]
+        );
+        return EXIT_ERROR;
+    }
+    suggest(&mut e, args);
+    let _ = e.print();
+    if let Some(tip) = run_tip(&e, args) {
+        eprintln!("\n{tip}");
+    }
+    if e.use_stderr() { EXIT_ERROR } else { 0 }
+}
+
+pub fn main() -> i32 {
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(code) = ministat_mode(&args) {
+        return code;
     }
     let args = benchstat_flags(args);
     let cli = match Cli::try_parse_from(&args) {
         Ok(cli) => cli,
-        Err(mut e) => {
-            suggest(&mut e, &args);
-            let _ = e.print();
-            if let Some(tip) = run_tip(&e, &args) {
-                eprintln!("\n{tip}");
-            }
-            return if e.use_stderr() { EXIT_ERROR } else { 0 };
-        }
+        Err(e) => return parse_error(e, &args),
     };
     tardy::ingest::limits::set_default(tardy::ingest::limits::Limits::cli(
         cli.max_inflated_mib,

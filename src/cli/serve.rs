@@ -120,6 +120,9 @@ pub struct TokenArgs {
 #[derive(Subcommand)]
 enum TokenCommand {
     /// Make a token, print it once, and append its SHA-256 hash to the token file.
+    #[command(
+        after_help = "Examples:\n  tardy token add --token-file tokens --label ci\n  tardy token add --token-file tokens --scope read --label dashboard"
+    )]
     Add {
         /// The token file of `tardy serve --token-file` (created 0600 if missing).
         #[arg(long, value_name = "FILE")]

@@ -24,8 +24,10 @@ enum TestsCommand {
     #[command(
         after_help = "Reports: JUnit XML (Surefire, Gradle, pytest, go-junit-report, gotestsum, nextest, jest-junit, \
 GoogleTest, PHPUnit, RSpec, mocha, CTest), NUnit 3 and 2, TRX, xUnit.net v2, `go test -json`, mocha --reporter json, \
-jest --json, RSpec --format json, Dart/Flutter --reporter json; files, .gz files or directories.\n\n\
-Example:\n  tardy tests show build/test-results/"
+jest --json, RSpec --format json, CTRF, Allure 1 and 2, Cucumber JSON, Playwright's JSON reporter, TAP, \
+Dart/Flutter --reporter json; files, .gz files or directories.\n\n\
+Examples:\n  tardy tests show build/test-results/\n  tardy tests show report.xml --top 20 --format json\n  \
+tardy tests show allure-results/ --save unit      (and keep the run in the history)"
     )]
     Show {
         /// Report files or directories (all together are one run).
@@ -203,12 +205,17 @@ fn diff(
     if let Some(pct) = pct
         && suite::slower_than(&b, &a, &d, pct)
     {
-        eprintln!(
-            "tardy: the sum of test times grew from {} to {}, more than {}",
+        let why = format!(
+            "the sum of test times grew from {} to {}, more than {}",
             render::units::time(d.total_before_s),
             render::units::time(d.total_after_s),
             render::units::percent(pct)
         );
+        if github {
+            // The failing step says why in the log and on the run's page.
+            println!("::error title=tardy tests diff::{why}");
+        }
+        eprintln!("tardy: {why}");
         return Ok(1);
     }
     Ok(0)

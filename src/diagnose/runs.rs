@@ -14,15 +14,25 @@ pub const TREND_P: f64 = 0.01;
 /// ...and when the median moved by at least this much across the session.
 pub const TREND_MIN_DRIFT: f64 = 0.01;
 
-/// Runs left out of the statistics, if any.
-pub fn excluded_runs(counts: RunCounts, include_failures: bool) -> Option<Warning> {
-    ((counts.failed > 0 && !include_failures) || counts.timed_out > 0).then_some(
-        Warning::FailedRuns {
-            failed: counts.failed,
+/// Runs left out of the statistics, if any; or, with `--ignore-failure`,
+/// failed runs counted in them (every run failing still prints a median,
+/// as hyperfine warns).
+pub fn excluded_runs(counts: RunCounts, include_failures: bool) -> Vec<Warning> {
+    let mut out = Vec::new();
+    if (counts.failed > 0 && !include_failures) || counts.timed_out > 0 {
+        out.push(Warning::FailedRuns {
+            failed: if include_failures { 0 } else { counts.failed },
             timed_out: counts.timed_out,
             runs: counts.measured,
-        },
-    )
+        });
+    }
+    if include_failures && counts.failed > 0 {
+        out.push(Warning::FailuresCounted {
+            failed: counts.failed,
+            runs: counts.measured,
+        });
+    }
+    out
 }
 
 /// Runs that left processes behind after the command exited.

@@ -325,6 +325,9 @@ pub enum Warning {
         timed_out: u64,
         runs: u64,
     },
+    /// Runs that failed, counted in the statistics (`--ignore-failure`):
+    /// their times may be an error path's, not the program's.
+    FailuresCounted { failed: u64, runs: u64 },
     /// The precision target was not reached before a limit; at the spread
     /// seen, about `runs_needed` runs (`seconds_needed` of this command's run
     /// time) would reach it.

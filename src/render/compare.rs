@@ -28,8 +28,35 @@ pub fn value(v: f64, unit: &str) -> String {
             }
         }
         "" => super::cfmt::g(v, 6),
+        // Bytes with binary prefixes, as benchstat writes them (1.469Ki B/op).
+        u if u == "B" || u.starts_with("B/") => format!("{} {u}", binary(v)),
         u => format!("{} {u}", si(v)),
     }
+}
+
+/// 1504 -> "1.469Ki": powers of 1024, four significant digits.
+fn binary(v: f64) -> String {
+    if v == 0.0 {
+        return "0".into();
+    }
+    let a = v.abs();
+    let (x, p) = if a >= 1024f64.powi(3) {
+        (v / 1024f64.powi(3), "Gi")
+    } else if a >= 1024f64.powi(2) {
+        (v / 1024f64.powi(2), "Mi")
+    } else if a >= 1024.0 {
+        (v / 1024.0, "Ki")
+    } else {
+        (v, "")
+    };
+    let digits = if x.abs() >= 100.0 {
+        1
+    } else if x.abs() >= 10.0 {
+        2
+    } else {
+        3
+    };
+    format!("{x:.digits$}{p}")
 }
 
 fn si(v: f64) -> String {

@@ -328,7 +328,15 @@ pub fn alert(a: &Alert, top: usize, style: Style) -> String {
         && a.environment.is_empty()
         && a.state != crate::store::history::AlertState::Retracted
     {
-        let _ = writeln!(out, "  find the commit: tardy history bisect {}", a.id);
+        // The stored command is what `history bisect` runs: runs saved by
+        // `tardy run --save`/`--push` carry it; reports and CSVs do not.
+        let _ = writeln!(
+            out,
+            "  find the commit: tardy history bisect {} (runs saved by `tardy run --save` carry the command it runs; else tardy bisect --good {} --bad {} -- CMD)",
+            a.id,
+            short(a.from_commit.as_deref()),
+            short(a.to_commit.as_deref())
+        );
         let _ = writeln!(
             out,
             "  see where the time goes: tardy explain --save a.json -- CMD at {}, --save b.json at {}, then tardy explain a.json b.json",

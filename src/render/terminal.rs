@@ -222,6 +222,12 @@ fn warnings(b: &Benchmark, style: Style) -> String {
                     parts.join(" and ")
                 )
             }
+            Warning::FailuresCounted { failed, runs } if failed == runs => {
+                "every run failed (non-zero exit), and --ignore-failure counts them: these are the times of a failing command".to_string()
+            }
+            Warning::FailuresCounted { failed, runs } => format!(
+                "{failed} of {runs} runs failed (non-zero exit) and are counted, as --ignore-failure asks: their times may be an error path's"
+            ),
             Warning::PrecisionNotReached {
                 achieved,
                 target,
