@@ -285,43 +285,80 @@ impl<'a> View<'a> {
     }
 }
 
-fn same(a: &View, b: &Series) -> bool {
-    a.group == b.group && a.name == b.name && a.unit == b.unit
-}
+/// A map with a fast hasher (names are not chosen by an adversary here).
+type FastMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
-/// Series of a side, pooled by (group, name, unit), in first-seen order.
+/// Series of a side, pooled by (group, name, unit), in first-seen order
+/// (looked up in a map: a scan per series was quadratic in the number of
+/// benchmarks).
 fn pooled(side: &Side) -> Vec<View<'_>> {
     let mut out: Vec<View> = Vec::new();
+    let mut at: FastMap<(&str, &str, &str), usize> = FastMap::default();
     for d in &side.datasets {
         for s in &d.series {
-            match out.iter_mut().find(|o| same(o, s)) {
-                Some(o) => {
+            match at.entry((s.group.as_str(), s.name.as_str(), s.unit.as_str())) {
+                std::collections::hash_map::Entry::Occupied(e) => {
+                    let o = &mut out[*e.get()];
                     o.values.to_mut().extend_from_slice(&s.values);
                     o.exact |= s.exact;
                 }
-                None => out.push(View::of(s)),
+                std::collections::hash_map::Entry::Vacant(e) => {
+                    e.insert(out.len());
+                    out.push(View::of(s));
+                }
             }
         }
     }
     out
 }
 
-/// The candidate series that matches `b`: same group, name and unit; or, when one side
-/// states no group (a file without `pkg:` lines), the only one with that name and unit.
-fn partner<'v, 'a>(b: &View, cs: &'v [View<'a>], bs: &[View]) -> Option<&'v View<'a>> {
-    if let Some(c) = cs
-        .iter()
-        .find(|c| c.group == b.group && c.name == b.name && c.unit == b.unit)
-    {
-        return Some(c);
+/// The candidates of one comparison, indexed for [`Partners::of`].
+struct Partners<'v, 'a> {
+    cs: &'v [View<'a>],
+    exact: FastMap<(&'v str, &'v str, &'v str), usize>,
+    /// By (name, unit): the candidates, and how many baseline series share it.
+    loose: FastMap<(&'v str, &'v str), (Vec<usize>, usize)>,
+}
+
+impl<'v, 'a> Partners<'v, 'a> {
+    fn new(bs: &'v [View], cs: &'v [View<'a>]) -> Partners<'v, 'a> {
+        let mut exact = FastMap::default();
+        let mut loose: FastMap<(&str, &str), (Vec<usize>, usize)> = FastMap::default();
+        for (i, c) in cs.iter().enumerate() {
+            exact
+                .entry((c.group.as_str(), c.name.as_str(), c.unit.as_str()))
+                .or_insert(i);
+            loose
+                .entry((c.name.as_str(), c.unit.as_str()))
+                .or_default()
+                .0
+                .push(i);
+        }
+        for b in bs {
+            if let Some(e) = loose.get_mut(&(b.name.as_str(), b.unit.as_str())) {
+                e.1 += 1;
+            }
+        }
+        Partners { cs, exact, loose }
     }
-    let loose = |x: &View, y: &View| x.name == y.name && x.unit == y.unit;
-    let mut found = cs
-        .iter()
-        .filter(|c| loose(c, b) && (c.group.is_empty() || b.group.is_empty()));
-    let c = found.next()?;
-    let unique = found.next().is_none() && bs.iter().filter(|o| loose(o, c)).count() == 1;
-    unique.then_some(c)
+
+    /// The candidate series that matches `b` (its index): same group, name
+    /// and unit; or, when one side states no group (a file without `pkg:`
+    /// lines), the only one with that name and unit.
+    fn of(&self, b: &View) -> Option<usize> {
+        if let Some(&i) = self
+            .exact
+            .get(&(b.group.as_str(), b.name.as_str(), b.unit.as_str()))
+        {
+            return Some(i);
+        }
+        let (candidates, baselines) = self.loose.get(&(b.name.as_str(), b.unit.as_str()))?;
+        let mut found = candidates
+            .iter()
+            .filter(|&&i| self.cs[i].group.is_empty() || b.group.is_empty());
+        let c = *found.next()?;
+        (found.next().is_none() && *baselines == 1).then_some(c)
+    }
 }
 
 fn label(s: &View) -> String {
@@ -353,6 +390,72 @@ fn whole(side: &Side) -> View<'_> {
     }
 }
 
+/// One pair to compare: its name, the baseline's and the candidate's
+/// labels, and their series.
+type Pair<'a> = (String, String, String, View<'a>, View<'a>);
+
+/// The row of one pair, or the warning that says why it has none; an
+/// empty side is an error.
+fn row_of(pair: Pair, opts: &Options) -> Result<Result<Row, String>, CompareError> {
+    let (name, base_label, cand_label, a, b) = pair;
+    // Counts (instructions, cycles) are sized by the counts' target.
+    let counts = opts.for_counts();
+    let opts = if crate::measure::counters::Metric::of_unit(&a.unit).is_some() {
+        &counts
+    } else {
+        opts
+    };
+    let result = match engine::compare(&a.values, &b.values, opts) {
+        Err(engine::CompareError::TooFew { .. })
+            if !a.values.is_empty() && !b.values.is_empty() =>
+        {
+            single_run(&a.values, &b.values, opts)
+        }
+        r => r,
+    };
+    let e = match result {
+        Ok(e) => exact(e, &a, &b),
+        Err(source) => {
+            // Named by the row (one file's rows share their labels).
+            let err = CompareError::Stats {
+                name: format!("{}: {cand_label} vs {base_label}", label(&a)),
+                source,
+            };
+            return Ok(Err(format!("not compared: {err}")));
+        }
+    };
+    let (sa, sb) = (
+        summarize(&a.values, opts.confidence)
+            .ok_or_else(|| CompareError::Nothing(format!("{name}: empty baseline")))?,
+        summarize(&b.values, opts.confidence)
+            .ok_or_else(|| CompareError::Nothing(format!("{name}: empty candidate")))?,
+    );
+    Ok(Ok(Row {
+        group: a.group.clone(),
+        name,
+        unit: a.unit.clone(),
+        higher_is_better: a.higher_is_better,
+        baseline: base_label,
+        candidate: cand_label,
+        n: [e.n_baseline, e.n_candidate],
+        center: [e.center_baseline, e.center_candidate],
+        ratio: e.ratio,
+        ci_low: e.ci_low,
+        ci_high: e.ci_high,
+        p_value: e.p_value,
+        p_adjusted: e.p_adjusted,
+        test: e.test.clone(),
+        verdict: e.verdict,
+        min_detectable_effect: e.min_detectable_effect,
+        runs_needed: e.runs_needed,
+        notes: e.notes.clone(),
+        baseline_summary: sa,
+        candidate_summary: sb,
+        estimate: e,
+        values: [for_plot(&a.values), for_plot(&b.values)],
+    }))
+}
+
 /// Compare every candidate side with the first side.
 pub fn compare(
     sides: &[Side],
@@ -360,7 +463,7 @@ pub fn compare(
     correction: Correction,
 ) -> Result<Report, CompareError> {
     let mut warnings = machine_warnings(sides);
-    let mut pairs: Vec<(String, String, String, View, View)> = Vec::new(); // name, base label, cand label, a, b
+    let mut pairs: Vec<Pair> = Vec::new();
     match sides {
         [] => return Err(CompareError::Nothing("no inputs".into())),
         [only] if of_benchmarks(only) => {
@@ -419,7 +522,8 @@ pub fn compare(
                 // Benchmarks pair by name, never by position: two files
                 // that share no name hold different benchmarks (benchstat
                 // compares nothing there either).
-                let by_name = bs.iter().any(|b| partner(b, &cs, &bs).is_some());
+                let partners = Partners::new(&bs, &cs);
+                let by_name = bs.iter().any(|b| partners.of(b).is_some());
                 if !by_name {
                     let names = |v: &[View]| {
                         v.iter()
@@ -438,17 +542,15 @@ pub fn compare(
                 }
                 let mut used = vec![false; cs.len()];
                 for b in &bs {
-                    match partner(b, &cs, &bs) {
-                        Some(c) => {
-                            if let Some(i) = cs.iter().position(|x| std::ptr::eq(x, c)) {
-                                used[i] = true;
-                            }
+                    match partners.of(b) {
+                        Some(i) => {
+                            used[i] = true;
                             pairs.push((
                                 b.name.clone(),
                                 base.label.clone(),
                                 cand.label.clone(),
                                 b.clone(),
-                                c.clone(),
+                                cs[i].clone(),
                             ))
                         }
                         None => {
@@ -473,65 +575,55 @@ pub fn compare(
             .unwrap_or_else(|| "no series with the same name and unit on both sides".into());
         return Err(CompareError::Nothing(why));
     }
-    let mut rows = Vec::with_capacity(pairs.len());
-    for (name, base_label, cand_label, a, b) in pairs {
-        // Counts (instructions, cycles) are sized by the counts' target.
-        let counts = opts.for_counts();
-        let opts = if crate::measure::counters::Metric::of_unit(&a.unit).is_some() {
-            &counts
-        } else {
-            opts
-        };
-        let result = match engine::compare(&a.values, &b.values, opts) {
-            Err(engine::CompareError::TooFew { .. })
-                if !a.values.is_empty() && !b.values.is_empty() =>
-            {
-                single_run(&a.values, &b.values, opts)
+    // Each pair's row on its own (the tests dominate a large compare): in
+    // chunks across the CPUs, in order.
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8)
+        .min(pairs.len().div_ceil(256).max(1));
+    let chunk = pairs.len().div_ceil(threads).max(1);
+    let outcomes: Vec<Result<Row, String>> = if threads <= 1 {
+        pairs
+            .into_iter()
+            .map(|p| row_of(p, opts))
+            .collect::<Result<_, _>>()?
+    } else {
+        let mut chunks: Vec<Vec<Pair>> = Vec::new();
+        let mut it = pairs.into_iter();
+        loop {
+            let c: Vec<Pair> = it.by_ref().take(chunk).collect();
+            if c.is_empty() {
+                break;
             }
-            r => r,
-        };
-        let e = match result {
-            Ok(e) => exact(e, &a, &b),
-            Err(source) => {
-                // Named by the row (one file's rows share their labels).
-                let err = CompareError::Stats {
-                    name: format!("{}: {cand_label} vs {base_label}", label(&a)),
-                    source,
-                };
-                warnings.push(format!("not compared: {err}"));
-                continue;
-            }
-        };
-        let (sa, sb) = (
-            summarize(&a.values, opts.confidence)
-                .ok_or_else(|| CompareError::Nothing(format!("{name}: empty baseline")))?,
-            summarize(&b.values, opts.confidence)
-                .ok_or_else(|| CompareError::Nothing(format!("{name}: empty candidate")))?,
-        );
-        rows.push(Row {
-            group: a.group.clone(),
-            name,
-            unit: a.unit.clone(),
-            higher_is_better: a.higher_is_better,
-            baseline: base_label,
-            candidate: cand_label,
-            n: [e.n_baseline, e.n_candidate],
-            center: [e.center_baseline, e.center_candidate],
-            ratio: e.ratio,
-            ci_low: e.ci_low,
-            ci_high: e.ci_high,
-            p_value: e.p_value,
-            p_adjusted: e.p_adjusted,
-            test: e.test.clone(),
-            verdict: e.verdict,
-            min_detectable_effect: e.min_detectable_effect,
-            runs_needed: e.runs_needed,
-            notes: e.notes.clone(),
-            baseline_summary: sa,
-            candidate_summary: sb,
-            estimate: e,
-            values: [for_plot(&a.values), for_plot(&b.values)],
-        });
+            chunks.push(c);
+        }
+        let parts: Vec<Result<Vec<Result<Row, String>>, CompareError>> =
+            std::thread::scope(|scope| {
+                let handles: Vec<_> = chunks
+                    .into_iter()
+                    .map(|c| scope.spawn(move || c.into_iter().map(|p| row_of(p, opts)).collect()))
+                    .collect();
+                handles
+                    .into_iter()
+                    .map(|h| {
+                        h.join().unwrap_or_else(|_| {
+                            Err(CompareError::Nothing("a comparison thread failed".into()))
+                        })
+                    })
+                    .collect()
+            });
+        let mut all = Vec::new();
+        for p in parts {
+            all.extend(p?);
+        }
+        all
+    };
+    let mut rows = Vec::with_capacity(outcomes.len());
+    for o in outcomes {
+        match o {
+            Ok(r) => rows.push(r),
+            Err(w) => warnings.push(w),
+        }
     }
     if rows.is_empty() {
         return Err(CompareError::Nothing(format!(

@@ -180,7 +180,12 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
         })
         .collect();
     let mut series: Vec<Series> = Vec::new();
-    let mut index: HashMap<(usize, String, String), usize> = HashMap::new();
+    let mut index: HashMap<(usize, String, String), usize, foldhash::fast::RandomState> =
+        HashMap::default();
+    // The same series by its group text, name and unit: a lookup, not a
+    // scan of every series (quadratic in the number of benchmarks).
+    let mut by_group: HashMap<(String, String, String), usize, foldhash::fast::RandomState> =
+        HashMap::default();
     for (snap, name, pairs) in lines {
         for (value, raw_unit) in pairs {
             let (unit, scale, higher) = normalise(&raw_unit);
@@ -195,10 +200,9 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                     // The same group text may come from two snapshots (a key that did not
                     // matter changed): those are one series.
                     let group = &groups[snap];
-                    series
-                        .iter()
-                        .position(|s| s.group == *group && s.name == name && s.unit == unit)
-                        .unwrap_or_else(|| {
+                    *by_group
+                        .entry((group.clone(), name.clone(), unit.clone()))
+                        .or_insert_with(|| {
                             series.push(Series {
                                 group: group.clone(),
                                 name: name.clone(),
