@@ -279,8 +279,22 @@ fn a_cpu_hungry_sibling_is_cpu_contention_and_is_named() {
     if !check_pair(&c, "a_cpu_hungry_sibling_is_cpu_contention_and_is_named") {
         return;
     }
-    assert_eq!(top(&c).0, "run-queue", "{c:#}");
-    let ev = c["causes"][0]["evidence"].as_str().unwrap();
+    // The wait for a CPU holds most of the difference and names the hog.
+    // Beside two more CPU hogs (the test under load) A waits for a core
+    // too, so its verdict may be "noise" while a small exact count (the
+    // extra processes) is "certain" and ranks first: the share decides here.
+    let causes = c["causes"].as_array().unwrap();
+    let biggest = causes
+        .iter()
+        .max_by(|a, b| {
+            a["share"]
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b["share"].as_f64().unwrap_or(0.0))
+        })
+        .unwrap();
+    assert_eq!(biggest["kind"], "run-queue", "{c:#}");
+    let ev = biggest["evidence"].as_str().unwrap();
     assert!(ev.contains("hog"), "{ev}");
 }
 
