@@ -176,8 +176,15 @@ fn a_large_binary_makes_process_creation_the_cause() {
     if !check_pair(&c, "a_large_binary_makes_process_creation_the_cause") {
         return;
     }
+    // Process creation holds most of the difference, slower calls its
+    // driver. Under two CPU hogs its runs vary enough that a small, surely
+    // significant cause (page faults) can rank above it: the share decides.
+    let biggest = biggest_cause(&c);
     assert_eq!(
-        top_driver(&c),
+        (
+            biggest["kind"].as_str().unwrap_or(""),
+            biggest["driver"].as_str().unwrap_or("")
+        ),
         ("process-creation", "slower-calls"),
         "{c:#}"
     );
@@ -283,16 +290,7 @@ fn a_cpu_hungry_sibling_is_cpu_contention_and_is_named() {
     // Beside two more CPU hogs (the test under load) A waits for a core
     // too, so its verdict may be "noise" while a small exact count (the
     // extra processes) is "certain" and ranks first: the share decides here.
-    let causes = c["causes"].as_array().unwrap();
-    let biggest = causes
-        .iter()
-        .max_by(|a, b| {
-            a["share"]
-                .as_f64()
-                .unwrap_or(0.0)
-                .total_cmp(&b["share"].as_f64().unwrap_or(0.0))
-        })
-        .unwrap();
+    let biggest = biggest_cause(&c);
     assert_eq!(biggest["kind"], "run-queue", "{c:#}");
     let ev = biggest["evidence"].as_str().unwrap();
     assert!(ev.contains("hog"), "{ev}");
@@ -587,6 +585,21 @@ fn short_processes_are_all_seen_in_both_event_scopes() {
             String::from_utf8_lossy(&left.stdout)
         );
     }
+}
+
+/// The cause with the largest share of the difference (significant or not).
+fn biggest_cause(c: &Value) -> &Value {
+    c["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by(|a, b| {
+            a["share"]
+                .as_f64()
+                .unwrap_or(0.0)
+                .total_cmp(&b["share"].as_f64().unwrap_or(0.0))
+        })
+        .unwrap()
 }
 
 fn top_driver(c: &Value) -> (&str, &str) {
