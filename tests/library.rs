@@ -196,8 +196,8 @@ fn compare_is_a_library_call() {
             .to_string()
     };
     let (a, b) = (bench("jmh-before.json"), bench("jmh-after.json"));
-    let done = compare(Request {
-        files: vec![(None, a.as_str()), (Some("after"), b.as_str())],
+    let request = |files| Request {
+        files,
         baseline_files: None,
         format: Format::Auto,
         numbers: NumberOptions::default(),
@@ -206,7 +206,11 @@ fn compare_is_a_library_call() {
         ignore: &[],
         options: Options::default(),
         correction: Correction::BenjaminiHochberg,
-    })
+    };
+    let done = compare(request(vec![
+        (None, a.as_str()),
+        (Some("after"), b.as_str()),
+    ]))
     .unwrap();
     let sum = done
         .report
@@ -217,17 +221,6 @@ fn compare_is_a_library_call() {
     assert_eq!(sum.verdict, tardy::stats::Verdict::Slower);
     assert!(done.warnings.is_empty());
     // The same file twice: said, not hidden.
-    let same = compare(Request {
-        files: vec![(None, a.as_str()), (None, a.as_str())],
-        baseline_files: None,
-        format: Format::Auto,
-        numbers: NumberOptions::default(),
-        filter: None,
-        col: ".file",
-        ignore: &[],
-        options: Options::default(),
-        correction: Correction::BenjaminiHochberg,
-    })
-    .unwrap();
+    let same = compare(request(vec![(None, a.as_str()), (None, a.as_str())])).unwrap();
     assert_eq!(same.warnings.len(), 1);
 }

@@ -189,14 +189,7 @@ pub unsafe fn restore() {
             if s == libc::SIGKILL || s == libc::SIGSTOP || (32..=33).contains(&s) {
                 continue;
             }
-            let mut a: libc::sigaction = std::mem::zeroed();
-            a.sa_sigaction = if o.ignored & (1 << (s - 1)) != 0 {
-                libc::SIG_IGN
-            } else {
-                libc::SIG_DFL
-            };
-            libc::sigemptyset(&mut a.sa_mask);
-            libc::sigaction(s, &a, std::ptr::null_mut());
+            disposition(o, s);
         }
         libc::pthread_sigmask(libc::SIG_SETMASK, &o.mask, std::ptr::null_mut());
         for (r, &res) in o.rlimits.iter().zip(RLIMITS.iter()) {
@@ -282,6 +275,24 @@ unsafe fn cloexec_range(from: u32, to: u32) {
     }
 }
 
+/// Signal `s` ignored or default, as tardy found it. Async-signal-safe.
+///
+/// # Safety
+/// As [`restore`].
+unsafe fn disposition(o: &Original, s: libc::c_int) {
+    // SAFETY: a zeroed sigaction is valid; sigaction takes valid pointers.
+    unsafe {
+        let mut a: libc::sigaction = std::mem::zeroed();
+        a.sa_sigaction = if o.ignored & (1 << (s - 1)) != 0 {
+            libc::SIG_IGN
+        } else {
+            libc::SIG_DFL
+        };
+        libc::sigemptyset(&mut a.sa_mask);
+        libc::sigaction(s, &a, std::ptr::null_mut());
+    }
+}
+
 /// Give these signals back their dispositions as the user left them, and
 /// nothing else: for a child of a process that already has the user's state
 /// but for these (tardy's spawner: Rust's runtime ignores SIGPIPE, the
@@ -296,16 +307,7 @@ pub unsafe fn restore_signals(signals: &[libc::c_int]) {
             continue;
         }
         // SAFETY: sigaction with a valid action.
-        unsafe {
-            let mut a: libc::sigaction = std::mem::zeroed();
-            a.sa_sigaction = if o.ignored & (1 << (s - 1)) != 0 {
-                libc::SIG_IGN
-            } else {
-                libc::SIG_DFL
-            };
-            libc::sigemptyset(&mut a.sa_mask);
-            libc::sigaction(s, &a, std::ptr::null_mut());
-        }
+        unsafe { disposition(o, s) };
     }
 }
 

@@ -452,13 +452,7 @@ impl Executor {
         }
         let r = record.unwrap_or_default();
         let status = r.status;
-        let (exit_code, signal) = if libc::WIFEXITED(status) {
-            (Some(libc::WEXITSTATUS(status)), None)
-        } else if libc::WIFSIGNALED(status) {
-            (None, Some(libc::WTERMSIG(status)))
-        } else {
-            (None, None)
-        };
+        let (exit_code, signal) = exit_of(status);
         Ok(RunOutcome {
             started_at_ns,
             wall_ns: if r.wall_ns > 0 {
@@ -579,13 +573,7 @@ impl Executor {
                 super::trampoline::Report::Nothing => {}
             }
         }
-        let (exit_code, signal) = if libc::WIFEXITED(status) {
-            (Some(libc::WEXITSTATUS(status)), None)
-        } else if libc::WIFSIGNALED(status) {
-            (None, Some(libc::WTERMSIG(status)))
-        } else {
-            (None, None)
-        };
+        let (exit_code, signal) = exit_of(status);
         Ok(RunOutcome {
             started_at_ns,
             wall_ns: outcome_ru.wall_ns,
@@ -771,6 +759,17 @@ fn kill_group(pid: libc::pid_t) {
 
 fn last_errno() -> std::io::Error {
     std::io::Error::last_os_error()
+}
+
+/// A `wait` status as its exit code, or the signal that ended it.
+fn exit_of(status: libc::c_int) -> (Option<i32>, Option<i32>) {
+    if libc::WIFEXITED(status) {
+        (Some(libc::WEXITSTATUS(status)), None)
+    } else if libc::WIFSIGNALED(status) {
+        (None, Some(libc::WTERMSIG(status)))
+    } else {
+        (None, None)
+    }
 }
 
 fn remaining_ms(deadline: Instant) -> libc::c_int {

@@ -348,15 +348,7 @@ pub fn available(pmu: bool) -> bool {
     }
 }
 
-fn now_ns() -> u64 {
-    let mut ts = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: ts is valid for writing.
-    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
-    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
-}
+use super::trampoline::now_ns;
 
 /// A request, encoded once per command and sent for each run.
 #[derive(Debug, Clone)]

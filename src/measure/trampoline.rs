@@ -131,7 +131,8 @@ fn encode(words: [u64; WORDS]) -> [u8; WORDS * 8] {
     out
 }
 
-fn now_ns() -> u64 {
+/// CLOCK_MONOTONIC in nanoseconds (async-signal-safe: no allocation).
+pub(super) fn now_ns() -> u64 {
     let mut ts = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,

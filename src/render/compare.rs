@@ -34,42 +34,29 @@ pub fn value(v: f64, unit: &str) -> String {
     }
 }
 
-/// 1504 -> "1.469Ki": powers of 1024, four significant digits.
+/// 1504 -> "1.50k": powers of 1000.
+fn si(v: f64) -> String {
+    scaled(v, 1e3, ["k", "M", "G"])
+}
+
+/// 1504 -> "1.469Ki": powers of 1024, as benchstat writes bytes.
 fn binary(v: f64) -> String {
+    scaled(v, 1024.0, ["Ki", "Mi", "Gi"])
+}
+
+/// `v` in the largest power of `base` it reaches, with about four
+/// significant digits; zero is exact ("0", not "0.000").
+fn scaled(v: f64, base: f64, prefixes: [&str; 3]) -> String {
     if v == 0.0 {
         return "0".into();
     }
     let a = v.abs();
-    let (x, p) = if a >= 1024f64.powi(3) {
-        (v / 1024f64.powi(3), "Gi")
-    } else if a >= 1024f64.powi(2) {
-        (v / 1024f64.powi(2), "Mi")
-    } else if a >= 1024.0 {
-        (v / 1024.0, "Ki")
-    } else {
-        (v, "")
-    };
-    let digits = if x.abs() >= 100.0 {
-        1
-    } else if x.abs() >= 10.0 {
-        2
-    } else {
-        3
-    };
-    format!("{x:.digits$}{p}")
-}
-
-fn si(v: f64) -> String {
-    if v == 0.0 {
-        return "0".into(); // not "0.000": a count of zero is exact
-    }
-    let a = v.abs();
-    let (x, p) = if a >= 1e9 {
-        (v / 1e9, "G")
-    } else if a >= 1e6 {
-        (v / 1e6, "M")
-    } else if a >= 1e3 {
-        (v / 1e3, "k")
+    let (x, p) = if a >= base.powi(3) {
+        (v / base.powi(3), prefixes[2])
+    } else if a >= base.powi(2) {
+        (v / base.powi(2), prefixes[1])
+    } else if a >= base {
+        (v / base, prefixes[0])
     } else {
         (v, "")
     };
