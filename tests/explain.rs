@@ -195,7 +195,7 @@ fn a_large_binary_makes_process_creation_the_cause() {
         .expect("the large program is listed");
     assert!(listed["size_bytes"].as_u64().unwrap() > 4 << 20, "{listed}");
     assert!(listed["count"].as_u64().unwrap() >= 40);
-    let ev = c["causes"][0]["evidence"].as_str().unwrap();
+    let ev = biggest["evidence"].as_str().unwrap();
     assert!(ev.contains("MB") && ev.contains("binary's size"), "{ev}");
 }
 
