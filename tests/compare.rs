@@ -1154,3 +1154,196 @@ fn jmh_google_benchmark_and_benchmarkdotnet_read_every_sample() {
         );
     }
 }
+
+/// One row of a harness pair: (centre of the baseline, ratio, verdict,
+/// test, n of the baseline), by name and unit.
+fn harness_row(r: &Value, name: &str, unit: &str) -> (f64, f64, String, String, u64) {
+    let row = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == name && x["unit"] == unit)
+        .unwrap_or_else(|| panic!("no row {name} ({unit}) in {r:#}"));
+    (
+        row["center"][0].as_f64().unwrap(),
+        row["ratio"].as_f64().unwrap(),
+        row["verdict"].as_str().unwrap().to_string(),
+        row["test"].as_str().unwrap().to_string(),
+        row["n"][0].as_u64().unwrap(),
+    )
+}
+
+fn harness_pair(p: &str, ext: &str) -> Value {
+    json(&[
+        &bench(&format!("harnesses/{p}-before.{ext}")),
+        &bench(&format!("harnesses/{p}-after.{ext}")),
+    ])
+}
+
+fn file_json(p: &str) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(bench(&format!("harnesses/{p}"))).unwrap())
+        .unwrap()
+}
+
+/// Harnesses that keep every sample: the mean of the values read is the
+/// harness's own; the work made 3-4x slower is `slower`.
+#[test]
+fn harnesses_that_keep_samples_are_read_sample_by_sample() {
+    // tinybench (retainSamples): its latency mean, in ms.
+    let r = harness_pair("tinybench", "json");
+    let tb = file_json("tinybench-before.json");
+    let row = r["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["name"] == "roundtrip")
+        .unwrap();
+    let own = tb[0]["result"]["latency"]["mean"].as_f64().unwrap() * 1e-3;
+    let mean = row["baseline_summary"]["mean"].as_f64().unwrap();
+    assert!(close_to(mean, own, 1e-9), "{mean} vs tinybench {own}");
+    assert_eq!(
+        row["n"][0].as_u64(),
+        tb[0]["result"]["latency"]["samplesCount"].as_u64()
+    );
+    assert_eq!(row["verdict"], "slower");
+    // asv --record-samples: every sample; asv's result is their median.
+    let r = harness_pair("asv", "json");
+    let asv = file_json("asv-before.json");
+    let (c, _, v, _, n) = harness_row(&r, "bench_calc.time_sum", "sec/op");
+    let own = asv["results"]["bench_calc.time_sum"][0][0]
+        .as_f64()
+        .unwrap();
+    assert!(close_to(c, own, 1e-9), "{c} vs asv {own}");
+    assert_eq!((v.as_str(), n), ("slower", 10));
+    let (c, _, v, _, _) = harness_row(&r, "bench_calc.TimeJoin.time_join(100)", "sec/op");
+    let own = asv["results"]["bench_calc.TimeJoin.time_join"][0][1]
+        .as_f64()
+        .unwrap();
+    assert!(close_to(c, own, 1e-9), "{c} vs asv {own}");
+    assert_ne!(v, "slower");
+    // BenchmarkTools: every Trial's times; allocations exact.
+    let r = harness_pair("julia", "json");
+    let (_, ratio, v, _, n) = harness_row(&r, "calc/sum", "sec/op");
+    assert_eq!((v.as_str(), n), ("slower", 200));
+    assert!(ratio > 2.5, "{ratio}");
+    let (_, _, v, t, _) = harness_row(&r, "calc/join/100", "B/op");
+    assert_eq!(v, "same");
+    assert!(t.starts_with("none (exact"), "{t}");
+}
+
+fn close_to(a: f64, b: f64, rel: f64) -> bool {
+    (a - b).abs() <= rel * b.abs()
+}
+
+/// Harnesses that keep a mean, an sd and n: Welch's t from those, the
+/// centre the harness's own; those that keep no spread: the ratio, no
+/// verdict, never in the family of the tested rows.
+#[test]
+fn harnesses_that_keep_summaries_are_compared_from_them_honestly() {
+    // Catch2 XML: mean and sd of 100 samples, in ns.
+    let r = harness_pair("catch2", "xml");
+    let (c, ratio, v, t, n) = harness_row(&r, "calc/sum 1000", "sec/op");
+    assert!(close_to(c, 944.867e-9, 1e-9), "{c}");
+    assert_eq!((v.as_str(), n), ("slower", 100));
+    assert!(t.starts_with("welch-t (from"), "{t}");
+    assert!(ratio > 3.0);
+    // vitest bench --outputJson: mean, sd and sampleCount, in ms.
+    let r = harness_pair("vitest", "json");
+    let vb = file_json("vitest-before.json");
+    let b = &vb["files"][0]["groups"][0]["benchmarks"][0];
+    let (c, _, v, _, n) = harness_row(&r, "json.bench.js > json > roundtrip", "sec/op");
+    assert!(close_to(c, b["mean"].as_f64().unwrap() * 1e-3, 1e-12));
+    assert_eq!(Some(n), b["sampleCount"].as_u64());
+    assert_eq!(v, "slower");
+    // Benchmark.js: the mean time of a run is 1 / hz.
+    let r = harness_pair("benchmarkjs", "txt");
+    let line = std::fs::read_to_string(bench("harnesses/benchmarkjs-before.txt")).unwrap();
+    let hz: f64 = line
+        .lines()
+        .next()
+        .unwrap()
+        .split(" x ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .replace(',', "")
+        .parse()
+        .unwrap();
+    let (c, _, v, _, _) = harness_row(&r, "roundtrip", "sec/op");
+    assert!(close_to(c, 1.0 / hz, 1e-12), "{c} vs {}", 1.0 / hz);
+    assert_eq!(v, "slower");
+    // benchmark-ips: its rate, higher is better: a quarter the rate is worse.
+    let r = harness_pair("ips", "json");
+    let ips = file_json("ips-before.json");
+    let (c, ratio, v, _, n) = harness_row(&r, "sum", "ops/s");
+    assert!(close_to(c, ips[0]["ips"].as_f64().unwrap(), 1e-12));
+    assert_eq!(n, 12, "iterations / cycles samples");
+    assert_eq!(v, "slower");
+    assert!(ratio < 0.3);
+    // libtest, divan, Bencher Metric Format, an asv file without samples:
+    // the ratio of the centres, no test, no verdict.
+    for (p, ext, name, want) in [
+        ("libtest", "txt", "benches::bench_sum", 4046.41 / 1019.11),
+        ("divan", "txt", "calc/sum/1000", 4.117 / 1.063),
+        ("bencher", "json", "calc::sum", 3.0),
+    ] {
+        let r = harness_pair(p, ext);
+        let (_, ratio, v, t, _) = harness_row(&r, name, "sec/op");
+        assert!(close_to(ratio, want, 1e-9), "{p}: {ratio} vs {want}");
+        assert_eq!(v, "inconclusive", "{p}");
+        assert!(t.starts_with("none (summaries"), "{p}: {t}");
+        assert_eq!(r["family"], 0, "{p}: untested rows are no family");
+        let text = compare_text(&[
+            &bench(&format!("harnesses/{p}-before.{ext}")),
+            &bench(&format!("harnesses/{p}-after.{ext}")),
+        ]);
+        assert!(
+            text.contains("no test") && text.contains("no verdict"),
+            "{text}"
+        );
+    }
+    let r = json(&[
+        &bench("harnesses/asv-nosamples.json"),
+        &bench("harnesses/asv-after.json"),
+    ]);
+    let (_, ratio, v, _, _) = harness_row(&r, "bench_calc.time_sum", "sec/op");
+    assert!(ratio > 3.0);
+    assert_eq!(v, "inconclusive");
+    // Several runs' files a side: each file's centre is a sample.
+    let f = |s: &str| bench(&format!("harnesses/libtest-{s}.txt"));
+    let (b1, b2, b3) = (f("before"), f("before-2"), f("before-3"));
+    let (a1, a2, a3) = (f("after"), f("after-2"), f("after-3"));
+    let r = json(&[&b1, &b2, &b3, "--vs", &a1, &a2, &a3]);
+    let (_, _, _, t, n) = harness_row(&r, "benches::bench_sum", "sec/op");
+    assert!(t.starts_with("mann-whitney"), "{t}");
+    assert_eq!(n, 3);
+}
+
+#[test]
+fn a_harness_file_of_the_wrong_shape_is_named() {
+    let d = tempfile::tempdir().unwrap();
+    let empty_vitest = d.path().join("vitest.json");
+    std::fs::write(
+        &empty_vitest,
+        r#"{"files": [{"filepath": "x", "groups": []}]}"#,
+    )
+    .unwrap();
+    let asv_list = bench("harnesses/asv-benchmarks.json");
+    for (file, said) in [
+        (asv_list.as_str(), "asv's benchmarks.json"),
+        (
+            empty_vitest.to_str().unwrap(),
+            "tinybench output without a benchmark",
+        ),
+    ] {
+        let out = tardy().args(["compare", file, file]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{file}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains(said) && err.lines().count() == 1,
+            "{file}: {err}"
+        );
+    }
+}

@@ -224,6 +224,23 @@ mod compare_rows {
         }
     }
 
+    fn summary_only(name: &str, centre: f64) -> Series {
+        use tardy::stats::described::{Centre, Described};
+        Series {
+            name: name.to_string(),
+            unit: "sec/op".to_string(),
+            values: vec![centre],
+            described: Some(Described {
+                centre,
+                kind: Centre::Median,
+                sd: None,
+                n: Some(50),
+                kept: "libtest prints the median and range".into(),
+            }),
+            ..Series::default()
+        }
+    }
+
     fn side(label: &str, series: Vec<Series>) -> Side {
         Side {
             label: label.to_string(),
@@ -267,8 +284,9 @@ mod compare_rows {
 
         /// Rows that cannot vary (B/op and allocs/op identical in every
         /// run, equal or different between the sides, and sec/op rows
-        /// whose every value is equal) never change another row's verdict,
-        /// however many are added.
+        /// whose every value is equal) and rows with no test (one run a
+        /// side, a harness summary without a spread) never change another
+        /// row's verdict, however many are added.
         #[test]
         fn rows_that_cannot_vary_never_change_another_rows_verdict(
             rows in 2usize..40,
@@ -291,6 +309,12 @@ mod compare_rows {
                 b.push(series(&format!("B{i}"), "B/op", vec![y; n]));
                 a.push(series(&format!("C{i}"), "sec/op", vec![5.0; n]));
                 b.push(series(&format!("C{i}"), "sec/op", vec![5.0; n]));
+                // Rows with no test: one run a side, and a harness's
+                // summary without a spread (libtest's median and range).
+                a.push(series(&format!("D{i}"), "sec/op", vec![7.0]));
+                b.push(series(&format!("D{i}"), "sec/op", vec![7.0 + (i % 3) as f64]));
+                a.push(summary_only(&format!("E{i}"), 9.0));
+                b.push(summary_only(&format!("E{i}"), 9.0 * (1.0 + (i % 4) as f64)));
             }
             let mut after = verdicts(&side("old", a), &side("new", b));
             after.retain(|(name, _)| name.starts_with('B'));

@@ -270,6 +270,11 @@ struct View<'a> {
     higher_is_better: bool,
     exact: bool,
     values: Cow<'a, [f64]>,
+    /// The harness's summary when it kept only that (one file's).
+    described: Option<crate::stats::described::Described>,
+    /// How many summaries were pooled into `values` (each file's centre
+    /// is then one sample).
+    summaries: usize,
 }
 
 impl<'a> View<'a> {
@@ -281,7 +286,17 @@ impl<'a> View<'a> {
             higher_is_better: s.higher_is_better,
             exact: s.exact,
             values: Cow::Borrowed(&s.values),
+            described: s.described.clone(),
+            summaries: usize::from(s.described.is_some()),
         }
+    }
+
+    /// Pool another input's series of the same benchmark into this one.
+    fn pool(&mut self, s: &Series) {
+        self.values.to_mut().extend_from_slice(&s.values);
+        self.exact |= s.exact;
+        self.summaries += usize::from(s.described.is_some());
+        self.described = None;
     }
 }
 
@@ -297,11 +312,7 @@ fn pooled(side: &Side) -> Vec<View<'_>> {
     for d in &side.datasets {
         for s in &d.series {
             match at.entry((s.group.as_str(), s.name.as_str(), s.unit.as_str())) {
-                std::collections::hash_map::Entry::Occupied(e) => {
-                    let o = &mut out[*e.get()];
-                    o.values.to_mut().extend_from_slice(&s.values);
-                    o.exact |= s.exact;
-                }
+                std::collections::hash_map::Entry::Occupied(e) => out[*e.get()].pool(s),
                 std::collections::hash_map::Entry::Vacant(e) => {
                     e.insert(out.len());
                     out.push(View::of(s));
@@ -372,21 +383,13 @@ fn label(s: &View) -> String {
 /// All values of a side whose inputs hold one series each (borrowed when it is one
 /// input).
 fn whole(side: &Side) -> View<'_> {
-    let first = &side.datasets[0].series[0];
-    let values = if side.datasets.len() == 1 {
-        Cow::Borrowed(&first.values[..])
-    } else {
-        Cow::Owned(
-            side.datasets
-                .iter()
-                .flat_map(|d| d.series[0].values.iter().copied())
-                .collect(),
-        )
-    };
+    let mut v = View::of(&side.datasets[0].series[0]);
+    for d in &side.datasets[1..] {
+        v.pool(&d.series[0]);
+    }
     View {
         name: side.label.clone(),
-        values,
-        ..View::of(first)
+        ..v
     }
 }
 
@@ -405,14 +408,28 @@ fn row_of(pair: Pair, opts: &Options) -> Result<Result<Row, String>, CompareErro
     } else {
         opts
     };
-    let result = match engine::compare(&a.values, &b.values, opts) {
-        Err(engine::CompareError::TooFew { .. })
-            if !a.values.is_empty() && !b.values.is_empty() =>
-        {
-            single_run(&a.values, &b.values, opts)
-        }
-        r => r,
+    let result = match described(&a, &b) {
+        Some((da, db)) => crate::stats::described::compare(&da, &db, opts),
+        None => match engine::compare(&a.values, &b.values, opts) {
+            Err(engine::CompareError::TooFew { .. })
+                if !a.values.is_empty() && !b.values.is_empty() =>
+            {
+                single_run(&a.values, &b.values, opts)
+            }
+            r => r,
+        },
     };
+    let result = result.map(|mut e| {
+        for v in [&a, &b] {
+            if v.summaries >= 2 {
+                e.notes.push(format!(
+                    "{} summaries pooled: each file's centre is one sample",
+                    v.summaries
+                ));
+            }
+        }
+        e
+    });
     let e = match result {
         Ok(e) => exact(e, &a, &b),
         Err(source) => {
@@ -424,11 +441,15 @@ fn row_of(pair: Pair, opts: &Options) -> Result<Result<Row, String>, CompareErro
             return Ok(Err(format!("not compared: {err}")));
         }
     };
+    let summary = |v: &View| {
+        v.described
+            .as_ref()
+            .map(|d| d.summary(opts.confidence))
+            .or_else(|| summarize(&v.values, opts.confidence))
+    };
     let (sa, sb) = (
-        summarize(&a.values, opts.confidence)
-            .ok_or_else(|| CompareError::Nothing(format!("{name}: empty baseline")))?,
-        summarize(&b.values, opts.confidence)
-            .ok_or_else(|| CompareError::Nothing(format!("{name}: empty candidate")))?,
+        summary(&a).ok_or_else(|| CompareError::Nothing(format!("{name}: empty baseline")))?,
+        summary(&b).ok_or_else(|| CompareError::Nothing(format!("{name}: empty candidate")))?,
     );
     Ok(Ok(Row {
         group: a.group.clone(),
@@ -631,8 +652,11 @@ pub fn compare(
             warnings.last().cloned().unwrap_or_default()
         )));
     }
-    let family_size = rows.iter().filter(|r| !is_exact(&r.estimate)).count();
-    let exact_rows = rows.len() - family_size;
+    // Rows with no test (one run a side, a harness summary without a
+    // spread) have no p-value to adjust: like exact rows, they stay out of
+    // the family, so they never change another row's verdict.
+    let family_size = rows.iter().filter(|r| in_family(&r.estimate)).count();
+    let exact_rows = rows.iter().filter(|r| is_exact(&r.estimate)).count();
     let correction = if family_size > 1 {
         correction
     } else {
@@ -644,7 +668,7 @@ pub fn compare(
         let mut family: Vec<&mut Estimate> = rows
             .iter_mut()
             .map(|r| &mut r.estimate)
-            .filter(|e| !is_exact(e))
+            .filter(|e| in_family(e))
             .collect();
         engine::adjust(&mut family, correction);
     }
@@ -689,18 +713,7 @@ pub fn compare(
 /// not commands run side by side: comparing its entries with each other
 /// means nothing.
 fn of_benchmarks(side: &Side) -> bool {
-    use crate::ingest::Format;
-    side.datasets.iter().all(|d| {
-        matches!(
-            d.format,
-            Format::Go
-                | Format::PytestBenchmark
-                | Format::Criterion
-                | Format::Jmh
-                | Format::GoogleBenchmark
-                | Format::BenchmarkDotNet
-        )
-    })
+    side.datasets.iter().all(|d| d.format.is_benchmarks())
 }
 
 /// One side of benchmarks: each summarised (benchstat's one-file table).
@@ -764,7 +777,7 @@ fn family_cost(
         return None;
     }
     let mut counts: std::collections::HashMap<[usize; 2], usize> = Default::default();
-    for r in rows.iter().filter(|r| !is_exact(&r.estimate)) {
+    for r in rows.iter().filter(|r| in_family(&r.estimate)) {
         *counts.entry(r.n).or_default() += 1;
     }
     let (&runs, _) = counts.iter().max_by_key(|(n, c)| (**c, n[0], n[1]))?;
@@ -846,7 +859,7 @@ fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::
     if !(ca.is_finite() && cb.is_finite()) {
         return Err(engine::CompareError::NonFinite);
     }
-    if ca == 0.0 {
+    if ca == 0.0 && cb != 0.0 {
         return Err(engine::CompareError::ZeroBaseline);
     }
     let few = a.len().min(b.len());
@@ -856,7 +869,7 @@ fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::
         center_baseline: ca,
         center_candidate: cb,
         center_kind: "median".into(),
-        ratio: cb / ca,
+        ratio: if ca == cb { 1.0 } else { cb / ca },
         ci_low: None,
         ci_high: None,
         confidence: opts.confidence,
@@ -872,6 +885,27 @@ fn single_run(a: &[f64], b: &[f64], opts: &Options) -> Result<Estimate, engine::
             "{few} run on a side: no test is possible (a single value shows no spread); run more, e.g. `go test -bench . -count=10`"
         )],
     })
+}
+
+/// The two sides as summaries when either is one harness summary (the
+/// other side's samples, when it has them, summarised alike).
+fn described(
+    a: &View,
+    b: &View,
+) -> Option<(
+    crate::stats::described::Described,
+    crate::stats::described::Described,
+)> {
+    use crate::stats::described::Described;
+    if a.described.is_none() && b.described.is_none() {
+        return None;
+    }
+    let of = |v: &View| {
+        v.described
+            .clone()
+            .or_else(|| Described::of_values(&v.values))
+    };
+    Some((of(a)?, of(b)?))
 }
 
 /// Rows with one run on a side cannot say how many runs a test needs; rows of the same
@@ -909,6 +943,11 @@ fn single_run_advice(rows: &mut [Row]) {
 
 /// The test named for an exact unit's rows.
 const EXACT_TEST: &str = "none (exact: any difference is a difference)";
+
+/// A row whose p-value the family's control adjusts: tested, not exact.
+fn in_family(e: &Estimate) -> bool {
+    !is_exact(e) && !e.test.starts_with("none (one run") && !e.test.starts_with("none (summaries")
+}
 
 fn is_exact(e: &Estimate) -> bool {
     e.test == EXACT_TEST

@@ -459,6 +459,7 @@ mod tests {
             exact: false,
             values: vec![1.0, 2.0],
             command: None,
+            described: None,
         }
     }
 

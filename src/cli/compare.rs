@@ -22,7 +22,11 @@ runs could have detected and how many runs would detect --target-effect.\n\n\
 Inputs (detected from the content, or --input-format): tardy results JSON, hyperfine --export-json, \
 plain number files as ministat reads them (-C, -d), Go benchmark output (benchstat's input), \
 pytest-benchmark --benchmark-json (with --benchmark-save-data), criterion sample.json or a criterion \
-benchmark directory. `-` reads standard input.\n\n\
+benchmark directory, JMH -rf json, Google Benchmark JSON, BenchmarkDotNet's full JSON, tinybench and \
+vitest bench --outputJson, Benchmark.js's output, asv results, benchmark-ips json!, libtest #[bench] \
+and divan output, Catch2 XML, Julia BenchmarkTools JSON, Bencher Metric Format. A harness that keeps \
+only a mean, sd and n is compared by Welch's t from them; one that keeps no spread (libtest, divan) \
+shows the ratio with no verdict. `-` reads standard input.\n\n\
 The first file is the baseline; every other file is compared with it. With --vs, the files before it \
 are pooled into the baseline and the files after it into the candidate. Files with several series \
 (benchmarks, commands) are matched by name, never by position; many comparisons at once are \
@@ -154,7 +158,9 @@ pub struct CompareArgs {
         help_heading = "Input"
     )]
     row: String,
-    /// auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion.
+    /// auto, or one of: tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh,
+    /// google-benchmark, benchmarkdotnet, catch2, tinybench (vitest), benchmarkjs, asv,
+    /// benchmark-ips, libtest, divan, julia, bencher.
     #[arg(
         long,
         default_value = "auto",

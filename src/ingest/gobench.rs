@@ -211,6 +211,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                                 exact: meta.exact.unwrap_or(false),
                                 values: Vec::new(),
                                 command: None,
+                                described: None,
                             });
                             series.len() - 1
                         })

@@ -124,7 +124,7 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
             IngestError::at(
                 source,
                 None,
-                "is JSON of an unknown shape: expected tardy results, hyperfine --export-json, pytest-benchmark --benchmark-json, criterion sample.json, JMH -rf json, Google Benchmark --benchmark_format=json or BenchmarkDotNet's full JSON".into(),
+                "is JSON of an unknown shape: expected tardy results, hyperfine --export-json, pytest-benchmark --benchmark-json, criterion sample.json, JMH -rf json, Google Benchmark --benchmark_format=json, BenchmarkDotNet's full JSON, tinybench or vitest bench --outputJson, asv results, benchmark-ips json!, BenchmarkTools.save or Bencher Metric Format".into(),
             )
         })?,
         f => f,
@@ -134,7 +134,7 @@ pub fn read(text: &str, source: &str, format: Format) -> Result<Dataset, IngestE
         Format::Hyperfine => read_hyperfine(value, source)?,
         Format::PytestBenchmark => read_pytest(value, source)?,
         Format::Criterion => read_criterion_sample(value, source, source)?,
-        Format::Jmh | Format::GoogleBenchmark | Format::BenchmarkDotNet => {
+        f if f.is_benchmarks() && !matches!(f, Format::Go) => {
             super::harness::read(value, source, format)?
         }
         other => {

@@ -40,6 +40,63 @@ pub enum Format {
     GoogleBenchmark,
     /// BenchmarkDotNet's full JSON exporter (every measurement).
     BenchmarkDotNet,
+    /// Catch2's XML reporter (mean and sd of each benchmark's samples).
+    Catch2,
+    /// tinybench's task results, or vitest bench's `--outputJson`.
+    Tinybench,
+    /// Benchmark.js's cycle lines.
+    BenchmarkJs,
+    /// asv's results files.
+    Asv,
+    /// Ruby's benchmark-ips JSON.
+    BenchmarkIps,
+    /// Rust's libtest `#[bench]` output (text or `--format json`).
+    Libtest,
+    /// divan's table.
+    Divan,
+    /// Julia's BenchmarkTools JSON.
+    Julia,
+    /// Bencher Metric Format JSON.
+    Bencher,
+}
+
+/// Every format's name, as `--format` takes it.
+pub const FORMAT_NAMES: &str = "auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh, google-benchmark, benchmarkdotnet, catch2, tinybench (also vitest bench), benchmarkjs, asv, benchmark-ips, libtest, divan, julia or bencher";
+
+impl Format {
+    /// The name `--format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::Auto => "auto",
+            Format::Tardy => "tardy",
+            Format::Hyperfine => "hyperfine",
+            Format::Numbers => "numbers",
+            Format::Go => "go",
+            Format::PytestBenchmark => "pytest-benchmark",
+            Format::Criterion => "criterion",
+            Format::Jmh => "jmh",
+            Format::GoogleBenchmark => "google-benchmark",
+            Format::BenchmarkDotNet => "benchmarkdotnet",
+            Format::Catch2 => "catch2",
+            Format::Tinybench => "tinybench",
+            Format::BenchmarkJs => "benchmarkjs",
+            Format::Asv => "asv",
+            Format::BenchmarkIps => "benchmark-ips",
+            Format::Libtest => "libtest",
+            Format::Divan => "divan",
+            Format::Julia => "julia",
+            Format::Bencher => "bencher",
+        }
+    }
+
+    /// A harness's benchmarks (not commands run side by side): comparing
+    /// one file's entries with each other means nothing.
+    pub fn is_benchmarks(self) -> bool {
+        !matches!(
+            self,
+            Format::Auto | Format::Tardy | Format::Hyperfine | Format::Numbers
+        )
+    }
 }
 
 impl std::str::FromStr for Format {
@@ -56,9 +113,18 @@ impl std::str::FromStr for Format {
             "jmh" => Format::Jmh,
             "google-benchmark" | "gbench" => Format::GoogleBenchmark,
             "benchmarkdotnet" | "bdn" => Format::BenchmarkDotNet,
+            "catch2" => Format::Catch2,
+            "tinybench" | "vitest" => Format::Tinybench,
+            "benchmarkjs" | "benchmark.js" => Format::BenchmarkJs,
+            "asv" => Format::Asv,
+            "benchmark-ips" | "ips" => Format::BenchmarkIps,
+            "libtest" => Format::Libtest,
+            "divan" => Format::Divan,
+            "julia" | "benchmarktools" => Format::Julia,
+            "bencher" | "bmf" => Format::Bencher,
             other => {
                 return Err(format!(
-                    "unknown input format '{other}': use auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh, google-benchmark or benchmarkdotnet"
+                    "unknown input format '{other}': use {FORMAT_NAMES}"
                 ));
             }
         })
@@ -85,6 +151,11 @@ pub struct Series {
     /// the same way (`--timeout S`); its environment is part of it
     /// (`env K=V CMD`).
     pub command: Option<(String, Vec<String>)>,
+    /// Set when the harness kept only a summary of this benchmark (a mean
+    /// and sd, a median and range): `values` then holds its centre alone,
+    /// and `tardy compare` tests from the summary, never from invented
+    /// samples.
+    pub described: Option<crate::stats::described::Described>,
 }
 
 /// Everything read from one input.
@@ -192,7 +263,7 @@ fn refuse_wrong_kind(
     format: Format,
     numbers: &NumberOptions,
 ) -> Result<(), IngestError> {
-    const EXPECTED: &str = "expected tardy or hyperfine JSON, pytest-benchmark, criterion, JMH, Google Benchmark or BenchmarkDotNet JSON, Go benchmark output or a file of numbers";
+    const EXPECTED: &str = "expected benchmark results (tardy, hyperfine, Go, pytest-benchmark, criterion, JMH, Google Benchmark, BenchmarkDotNet, Catch2, tinybench/vitest, Benchmark.js, asv, benchmark-ips, libtest, divan, BenchmarkTools or Bencher Metric Format) or a file of numbers";
     let why = match sniff::sniff(head) {
         sniff::Kind::Binary => format!(
             "is binary data, not text (a NUL or invalid UTF-8 byte in its first {} KiB): {EXPECTED}",
@@ -235,7 +306,15 @@ pub fn read_text(
         | Format::Jmh
         | Format::GoogleBenchmark
         | Format::BenchmarkDotNet
+        | Format::Tinybench
+        | Format::Asv
+        | Format::BenchmarkIps
+        | Format::Julia
+        | Format::Bencher
         | Format::Auto => json::read(text, source, format)?,
+        Format::Catch2 | Format::BenchmarkJs | Format::Libtest | Format::Divan => {
+            harness::read_text(text, source, format)?
+        }
         Format::Go => gobench::read(text, source)?,
         Format::Numbers => {
             let values = numbers::read_lenient(text, source, numbers)?;
@@ -266,6 +345,9 @@ pub fn read_text(
 /// Guess the format from the content.
 pub fn detect(text: &str) -> Format {
     let trimmed = text.trim_start();
+    if let Some(f) = harness::detect_text(text) {
+        return f;
+    }
     if trimmed.starts_with('{') || trimmed.starts_with('[') {
         return Format::Auto; // json::read tells the JSON shapes apart
     }

@@ -72,6 +72,22 @@ fn scaled(v: f64, base: f64, prefixes: [&str; 3]) -> String {
 
 /// "± 1.2%": the half-width of the median's interval relative to it.
 fn spread(row: &Row, side: usize) -> String {
+    // A harness's summary without a spread: unknown, not zero.
+    if row.estimate.test.starts_with("none (summaries") {
+        return "± ?".to_string();
+    }
+    // Its mean's interval, from the harness's sd and n.
+    let s = if side == 0 {
+        &row.baseline_summary
+    } else {
+        &row.candidate_summary
+    };
+    if row.estimate.test.starts_with("welch-t (from each side")
+        && let Some([lo, _]) = s.median_ci
+        && s.median != 0.0
+    {
+        return format!("± {}", percent((1.0 - lo / s.median).abs()));
+    }
     spread_of(if side == 0 {
         &row.baseline_summary
     } else {
@@ -345,7 +361,12 @@ fn table(r: &Report, style: Style) -> String {
                 // beside its size: never hidden behind a `~`.
                 let proven = x.p_adjusted < 1.0 - r.confidence
                     || (x.p_adjusted.is_nan() && x.center[0] != x.center[1]);
-                let change = if matches!(x.verdict, Verdict::Slower | Verdict::Faster) || proven {
+                // A harness summary without a spread: its ratio, in
+                // parentheses (measured, not tested).
+                let untested = x.estimate.test.starts_with("none (summaries");
+                let change = if untested {
+                    format!("({})", signed_percent(x.ratio - 1.0))
+                } else if matches!(x.verdict, Verdict::Slower | Verdict::Faster) || proven {
                     signed_percent(x.ratio - 1.0)
                 } else {
                     "~".to_string()
@@ -358,6 +379,8 @@ fn table(r: &Report, style: Style) -> String {
                         "{} n={}+{}",
                         if x.p_adjusted.is_nan() {
                             "exact".to_string()
+                        } else if untested {
+                            "no test".to_string()
                         } else {
                             p_value(x.p_adjusted).trim_start_matches("p=").to_string()
                         },

@@ -27,6 +27,7 @@ pub mod boundary;
 pub mod changepoint;
 pub mod compare;
 pub mod counts;
+pub mod described;
 pub mod jump;
 pub mod jump_null;
 pub mod ministat;

@@ -67,13 +67,34 @@ pub fn welch(a: &[f64], b: &[f64], confidence: f64) -> Option<TTest> {
     }
     let (ma, va) = mean_var(a);
     let (mb, vb) = mean_var(b);
-    let (na, nb) = (a.len() as f64, b.len() as f64);
-    let (sa, sb) = (va / na, vb / nb);
+    Some(welch_from(
+        ma,
+        va.sqrt(),
+        a.len() as f64,
+        mb,
+        vb.sqrt(),
+        b.len() as f64,
+        confidence,
+    ))
+}
+
+/// Welch's t from each side's mean, standard deviation and count (n >= 2):
+/// what a harness that keeps only those three numbers allows.
+pub fn welch_from(
+    ma: f64,
+    sd_a: f64,
+    na: f64,
+    mb: f64,
+    sd_b: f64,
+    nb: f64,
+    confidence: f64,
+) -> TTest {
+    let (sa, sb) = (sd_a * sd_a / na, sd_b * sd_b / nb);
     let se = (sa + sb).sqrt();
     let df = if se > 0.0 {
         (sa + sb).powi(2) / (sa * sa / (na - 1.0) + sb * sb / (nb - 1.0))
     } else {
         na + nb - 2.0
     };
-    Some(finish(mb - ma, se, df, confidence))
+    finish(mb - ma, se, df, confidence)
 }

@@ -1,4 +1,4 @@
-//! Benchmark harnesses' JSON that keeps every sample: JMH (`-rf json`: each
+//! Benchmark harnesses' output. Here, the JSON that keeps every sample: JMH (`-rf json`: each
 //! fork's iteration scores in `primaryMetric.rawData`), Google Benchmark
 //! (`--benchmark_format=json` or `--benchmark_out`: one `iteration` entry per
 //! repetition) and BenchmarkDotNet (its full JSON exporter: every
@@ -13,13 +13,121 @@
 //! configuration, as Go's `goos:` lines. Summaries are never used as
 //! samples: the mean of the values read equals the harness's own score.
 
+//!
+//! Beside, one file per harness family: [`js`] (tinybench, vitest bench,
+//! Benchmark.js), [`asv`], [`ips`] (Ruby's benchmark-ips), [`julia`]
+//! (BenchmarkTools), [`bencher`] (Bencher Metric Format), [`rust`]
+//! (libtest's `#[bench]`, divan) and [`catch2`]. Where a harness keeps only
+//! a summary, the series carries it ([`Series::described`]) and its centre
+//! alone as its value: compared from the summary, never from invented
+//! samples.
+
+pub mod asv;
+pub mod bencher;
+pub mod catch2;
+pub mod ips;
+pub mod js;
+pub mod julia;
+pub mod rust;
+
 use serde_json::Value;
 
 use super::error::IngestError;
 use super::{Dataset, Format, Series};
+use crate::stats::described::Described;
+
+/// A benchmark its harness kept as a summary: its centre is its value.
+fn described(name: &str, unit: &str, higher: bool, d: Described) -> Series {
+    Series {
+        name: name.to_string(),
+        unit: unit.to_string(),
+        higher_is_better: higher,
+        values: vec![d.centre],
+        described: Some(d),
+        ..Series::default()
+    }
+}
+
+/// Which harness wrote a text file (not JSON), from its lines.
+pub fn detect_text(text: &str) -> Option<Format> {
+    if catch2::detect(text) {
+        return Some(Format::Catch2);
+    }
+    let t = text.trim_start();
+    if t.starts_with('<') {
+        return None;
+    }
+    let mut lines = text.lines().take(10_000);
+    lines.find_map(|l| {
+        if rust::is_libtest_line(l) {
+            Some(Format::Libtest)
+        } else if rust::is_divan_header(l) {
+            Some(Format::Divan)
+        } else if js::is_benchmarkjs_line(l) {
+            Some(Format::BenchmarkJs)
+        } else {
+            None
+        }
+    })
+}
+
+/// Read a text harness's output.
+pub fn read_text(text: &str, source: &str, format: Format) -> Result<Dataset, IngestError> {
+    let (series, config) = match format {
+        Format::Catch2 => catch2::read(text, source)?,
+        Format::Libtest => rust::libtest(text, source)?,
+        Format::Divan => rust::divan(text, source)?,
+        Format::BenchmarkJs => js::benchmarkjs(text, source)?,
+        other => {
+            return Err(IngestError::at(
+                source,
+                None,
+                format!("is not {other:?} output"),
+            ));
+        }
+    };
+    finish(series, config, source, format)
+}
+
+fn finish(
+    series: Vec<Series>,
+    config: Vec<(String, String)>,
+    source: &str,
+    format: Format,
+) -> Result<Dataset, IngestError> {
+    if series.iter().all(|s| s.values.is_empty()) {
+        return Err(IngestError::at(
+            source,
+            None,
+            format!(
+                "holds no measurements ({} output without a benchmark)",
+                format.name()
+            ),
+        ));
+    }
+    Ok(Dataset {
+        source: source.to_string(),
+        format,
+        series,
+        config,
+        machine: None,
+    })
+}
 
 /// Which harness wrote a JSON document, from its shape.
 pub fn detect(v: &Value) -> Option<Format> {
+    if julia::detect(v) {
+        return Some(Format::Julia);
+    }
+    if ips::detect(v) {
+        return Some(Format::BenchmarkIps);
+    }
+    if js::is_tinybench(v) || js::is_vitest(v) {
+        return Some(Format::Tinybench);
+    }
+    if asv::detect(v) || asv::is_benchmark_list(v) {
+        return Some(Format::Asv);
+    }
     if let Some(a) = v.as_array() {
         let first = a.first()?;
         return (first.get("primaryMetric").is_some() && first.get("benchmark").is_some())
@@ -44,7 +152,7 @@ pub fn detect(v: &Value) -> Option<Format> {
             })
             .then_some(Format::BenchmarkDotNet);
     }
-    None
+    bencher::detect(v).then_some(Format::Bencher)
 }
 
 pub fn read(v: Value, source: &str, format: Format) -> Result<Dataset, IngestError> {
@@ -52,6 +160,19 @@ pub fn read(v: Value, source: &str, format: Format) -> Result<Dataset, IngestErr
         Format::Jmh => jmh(&v, source)?,
         Format::GoogleBenchmark => google(&v, source)?,
         Format::BenchmarkDotNet => dotnet(&v, source)?,
+        Format::Tinybench if js::is_vitest(&v) => js::vitest(&v, source)?,
+        Format::Tinybench => js::tinybench(&v, source)?,
+        Format::Asv if asv::is_benchmark_list(&v) => {
+            return Err(IngestError::at(
+                source,
+                None,
+                "is asv's benchmarks.json (the suite's description): give a results file, results/<machine>/<commit>-<env>.json".into(),
+            ));
+        }
+        Format::Asv => asv::read(&v, source)?,
+        Format::BenchmarkIps => ips::read(&v, source)?,
+        Format::Julia => julia::read(&v, source)?,
+        Format::Bencher => bencher::read(&v, source)?,
         other => {
             return Err(IngestError::at(
                 source,
@@ -60,20 +181,7 @@ pub fn read(v: Value, source: &str, format: Format) -> Result<Dataset, IngestErr
             ));
         }
     };
-    if series.iter().all(|s| s.values.is_empty()) {
-        return Err(IngestError::at(
-            source,
-            None,
-            "holds no measurements".into(),
-        ));
-    }
-    Ok(Dataset {
-        source: source.to_string(),
-        format,
-        series,
-        config,
-        machine: None,
-    })
+    finish(series, config, source, format)
 }
 
 type Read = (Vec<Series>, Vec<(String, String)>);
@@ -84,6 +192,7 @@ fn seconds(unit: &str) -> Option<f64> {
         "ns" => 1e-9,
         "us" | "µs" | "μs" => 1e-6,
         "ms" => 1e-3,
+        "ps" => 1e-12,
         "s" => 1.0,
         "min" => 60.0,
         "h" | "hr" => 3600.0,
