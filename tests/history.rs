@@ -903,6 +903,25 @@ fn import_tells_every_kind_apart_from_its_first_bytes() {
         assert!(names.contains(&want), "{want}: {names:?}");
     }
     assert!(names.iter().any(|n| n.starts_with("bom")), "{names:?}");
+    // Harnesses' text output (libtest, divan, Benchmark.js, Catch2 XML):
+    // one point per benchmark, named as `compare` names it.
+    let bench = common::data("bench").join("harnesses");
+    for (file, series) in [
+        ("libtest-before.txt", "benches::bench_sum"),
+        ("divan-before.txt", "calc/sum/1000"),
+        ("benchmarkjs-before.txt", "roundtrip"),
+        ("catch2-before.xml", "calc/sum 1000"),
+    ] {
+        run_ok(d, &["import", bench.join(file).to_str().unwrap()]);
+        let list = json(d, &["list", "--json"])["series"].clone();
+        assert!(
+            list.as_array()
+                .unwrap()
+                .iter()
+                .any(|s| s["name"].as_str().is_some_and(|n| n.contains(series))),
+            "{file}: {list:#}"
+        );
+    }
     std::fs::write(d.join("header.csv"), "time,commit,latency\n").unwrap();
     fails_with(d, &["import", "header.csv"], "has a header but no rows");
     std::fs::write(d.join("junk.dat"), [0u8, 1, 2, 3, 255, 254]).unwrap();

@@ -262,7 +262,7 @@ alert is open, new or not, until it is acknowledged or dismissed.",
     /// Import results: tardy or hyperfine JSON, Otava CSV, or test reports (one suite run).
     #[command(
         long_about = "Import files into the history, each file in one transaction (all or nothing).\n\n\
-* tardy JSON (`tardy run --export-json`) and hyperfine JSON (`--export-json`): one point per benchmark.\n\
+* Benchmark results: tardy JSON (`tardy run --export-json`), hyperfine JSON, Go benchmark output and every harness `tardy compare` reads (JMH, Google Benchmark, BenchmarkDotNet, Catch2, tinybench, vitest bench, Benchmark.js, asv, benchmark-ips, libtest, divan, BenchmarkTools, Bencher Metric Format): one point per benchmark.\n\
 * CSV as Otava reads it: a header `time,commit,metric1,metric2,...` (optional `branch`), one row per point.\n\
 * Test reports (JUnit XML, NUnit, TRX, xUnit, go test -json; files or directories): one point of a suite \
 series named by --series, with every test's duration.\n\n\

@@ -236,11 +236,11 @@ fn batches(file: &Path, spec: &ImportSpec) -> Result<(Vec<Batch>, Vec<String>), 
         "auto" => match sniff_file(file).map_err(|e| format!("{name}: {e}"))? {
             Kind::TestReport => "reports",
             Kind::Csv => "csv",
-            Kind::ResultsJson | Kind::GoBench | Kind::Numbers => "results",
+            Kind::ResultsJson | Kind::GoBench | Kind::HarnessText | Kind::Numbers => "results",
             Kind::Empty => return Err(format!("{name}: is empty: nothing to import")),
             other => {
                 return Err(format!(
-                    "{name}: is {}: expected tardy or hyperfine JSON, Go benchmark output, a CSV table (Otava's) or a test report",
+                    "{name}: is {}: expected benchmark results (tardy, hyperfine, Go, a harness's output), a CSV table (Otava's) or a test report",
                     other.describe()
                 ));
             }

@@ -25,6 +25,9 @@ pub enum Kind {
     Csv,
     /// `go test -bench` output.
     GoBench,
+    /// A benchmark harness's text output (libtest, divan, Benchmark.js,
+    /// Catch2 XML).
+    HarnessText,
     /// One number per line (ministat's input).
     Numbers,
     /// Text of none of these kinds.
@@ -43,6 +46,7 @@ impl Kind {
             Kind::ResultsJson => "JSON results",
             Kind::Csv => "a CSV table",
             Kind::GoBench => "Go benchmark output",
+            Kind::HarnessText => "a benchmark harness's output",
             Kind::Numbers => "a file of numbers",
             Kind::OtherText => "text of no known kind",
             Kind::Binary => "binary data, not text",
@@ -95,6 +99,9 @@ fn sniff_text(head: &[u8]) -> Kind {
     }
     if reports::is_report_head(t) {
         return Kind::TestReport;
+    }
+    if super::harness::detect_text(t).is_some() {
+        return Kind::HarnessText;
     }
     if t.starts_with('{') || t.starts_with('[') {
         return Kind::ResultsJson;
@@ -153,6 +160,10 @@ mod tests {
             (b"time,commit,metric\n2024-01-01,abc,1.0\n", Kind::Csv),
             (b"time,metric\n", Kind::Csv),
             (b"hello world\n", Kind::OtherText),
+            (
+                b"test b::sum ... bench:       1,019.11 ns/iter (+/- 22.31)\n",
+                Kind::HarnessText,
+            ),
             (b"\x00\x01\x02junk", Kind::Binary),
             // UTF-16 (with its mark) and UTF-32BE (without): their text's kind.
             (b"\xff\xfe<\x00x\x00", Kind::TestReport),
