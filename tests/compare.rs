@@ -1347,3 +1347,100 @@ fn a_harness_file_of_the_wrong_shape_is_named() {
         );
     }
 }
+
+/// benchstat's -row, -col on a key that changes within one file, and its
+/// unit names. benchstat (v0.0.0-20260908200009) on the same files:
+/// `benchstat -row /size -col /poly go-rows.txt`: 64 +1311.94% (p=0.002
+/// n=6), 4096 +12855.24% (p=0.002 n=6), sec/op geomean 29.45n -> 1.259µ;
+/// B/s 6020.3Mi -> 429.2Mi, geomean 16.19Gi -> 388.9Mi.
+/// `benchstat -col note go-notes.txt`: Encode-2 +32.19% (p=0.008 n=5).
+#[test]
+fn rows_columns_and_units_as_benchstat_makes_them() {
+    let r = json(&[
+        "--correction",
+        "none",
+        "--row",
+        "/size",
+        "--col",
+        "/poly",
+        &bench("go-rows.txt"),
+    ]);
+    let rows = r["rows"].as_array().unwrap();
+    let mut seen: Vec<(String, String)> = rows
+        .iter()
+        .map(|x| {
+            (
+                x["name"].as_str().unwrap().to_string(),
+                x["unit"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("4096".into(), "B/s".into()),
+            ("4096".into(), "sec/op".into()),
+            ("64".into(), "B/s".into()),
+            ("64".into(), "sec/op".into())
+        ]
+    );
+    for x in rows {
+        assert_eq!(x["baseline"], "IEEE");
+        assert_eq!(x["candidate"], "Koopman");
+        let p = x["p_value"].as_f64().unwrap();
+        assert!((p - 0.002165).abs() < 1e-5, "{p}");
+    }
+    let b = rows
+        .iter()
+        .find(|x| x["name"] == "64" && x["unit"] == "B/s")
+        .unwrap();
+    // MB/s as B/s: benchstat's 6020.3Mi is 6312.7 MB/s.
+    let median = b["center"][0].as_f64().unwrap();
+    assert!((median / 1024f64.powi(2) - 6020.3).abs() < 0.1, "{median}");
+    let text = compare_text(&["--row", "/size", "--col", "/poly", &bench("go-rows.txt")]);
+    assert!(
+        text.contains("6.020Gi B/s") || text.contains("5.879Gi B/s"),
+        "{text}"
+    );
+    // -filter .unit:B/s keeps the throughput rows only.
+    let r = json(&[
+        "--filter",
+        ".unit:B/s",
+        "--col",
+        "/poly",
+        &bench("go-rows.txt"),
+    ]);
+    assert!(
+        r["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|x| x["unit"] == "B/s")
+    );
+    // -col note where the note changes within the file.
+    let r = json(&["--col", "note", &bench("go-notes.txt")]);
+    let row = &r["rows"][0];
+    assert_eq!(
+        (row["baseline"].as_str(), row["candidate"].as_str()),
+        (Some("before"), Some("after"))
+    );
+    assert!((row["p_value"].as_f64().unwrap() - 0.0079).abs() < 1e-4);
+    // `assume=exact` whose values vary: compared as exact by the medians,
+    // with the range said (benchstat: "exact distribution expected, but
+    // values range from 100 to 101").
+    let d = tempfile::tempdir().unwrap();
+    let f = d.path().join("exact.txt");
+    std::fs::write(
+        &f,
+        "Unit text-bytes assume=exact\nnote: before\nBenchmarkSize 1 100 text-bytes\nBenchmarkSize 1 101 text-bytes\nBenchmarkSize 1 101 text-bytes\nnote: after\nBenchmarkSize 1 101 text-bytes\nBenchmarkSize 1 101 text-bytes\nBenchmarkSize 1 101 text-bytes\n",
+    )
+    .unwrap();
+    let r = json(&["--col", "note", f.to_str().unwrap()]);
+    let row = &r["rows"][0];
+    assert_eq!(row["verdict"], "same");
+    assert_eq!(r["family"], 0);
+    let notes = row["notes"].to_string();
+    assert!(notes.contains("range from 100 to 101"), "{notes}");
+    assert!(!notes.contains("never reach"), "{notes}");
+}

@@ -203,6 +203,7 @@ fn compare_is_a_library_call() {
         numbers: NumberOptions::default(),
         filter: None,
         col: ".file",
+        row: ".fullname",
         ignore: &[],
         options: Options::default(),
         correction: Correction::BenjaminiHochberg,

@@ -981,8 +981,13 @@ fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     e.min_detectable_effect = None;
     e.runs_needed = None;
     e.runs_for_any_verdict = None;
-    e.notes
-        .retain(|n| !n.contains("run on a side") && n != "all samples are equal");
+    // The notes of a test that was not run (its reach, its interval) go too.
+    e.notes.retain(|n| {
+        !n.contains("run on a side")
+            && n != "all samples are equal"
+            && !n.contains("test can never reach")
+            && !n.starts_with("too few values for a")
+    });
     if constant_sides && e.center_baseline != e.center_candidate {
         e.notes.push(format!(
             "every run identical on each side ({} and {} runs): the difference in {} is exact, not tested",
@@ -991,8 +996,18 @@ fn exact(mut e: Estimate, a: &View, b: &View) -> Estimate {
     } else if constant_sides {
         e.notes.push("all samples are equal".into());
     } else if varies(&a.values) || varies(&b.values) {
+        let range = |v: &[f64]| {
+            let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            (lo, hi)
+        };
+        let (lo, hi) = range(if varies(&a.values) {
+            &a.values
+        } else {
+            &b.values
+        });
         e.notes.push(format!(
-            "{} is declared exact (Unit {} assume=exact) but its values vary",
+            "{} is declared exact (Unit {} assume=exact) but its values range from {lo} to {hi}: compared as exact, by their medians, as benchstat does",
             a.unit, a.unit
         ));
     }

@@ -22,6 +22,8 @@ pub struct Request<'a> {
     pub filter: Option<(Filter, &'a str)>,
     /// `--col KEY` (`.file`: by file).
     pub col: &'a str,
+    /// `--row KEY` (`.fullname`: each benchmark its own row).
+    pub row: &'a str,
     /// Configuration keys whose differences are allowed.
     pub ignore: &'a [String],
     pub options: Options,
@@ -75,6 +77,9 @@ pub fn compare(req: Request) -> Result<Compared, String> {
                 datasets.first().map_or("", |d| d.source.as_str())
             ));
         }
+    }
+    if req.row != ".fullname" {
+        datasets = super::select::rows(datasets, req.row);
     }
     let sides: Vec<Side> = match req.baseline_files {
         None => datasets.into_iter().map(|d| Side::new(vec![d])).collect(),

@@ -351,16 +351,21 @@ pub fn key_value(key: &str, d: &Dataset, s: &Series) -> Option<String> {
                     .and_then(|(pk, v)| (pk == k).then(|| v.to_string()))
             })
         }
-        k => d
-            .config
-            .iter()
-            .find(|(ck, _)| ck == k)
-            .map(|(_, v)| v.clone())
+        // The series' own value first: a key that changes within one file
+        // (`note: before` ... `note: after`) is in each series' group; the
+        // file's configuration holds only one of its values.
+        k => s
+            .group
+            .split(' ')
+            .find_map(|p| {
+                p.split_once('=')
+                    .and_then(|(gk, v)| (gk == k).then(|| v.to_string()))
+            })
             .or_else(|| {
-                s.group.split(' ').find_map(|p| {
-                    p.split_once('=')
-                        .and_then(|(gk, v)| (gk == k).then(|| v.to_string()))
-                })
+                d.config
+                    .iter()
+                    .find(|(ck, _)| ck == k)
+                    .map(|(_, v)| v.clone())
             }),
     }
 }
@@ -443,6 +448,45 @@ pub fn columns(datasets: Vec<Dataset>, key: &str) -> Vec<Dataset> {
         }
     }
     out
+}
+
+/// benchstat's `-row KEY`: each series named by its value of `key` (the
+/// rest of its name and the key's part of its group dropped); series that
+/// share a row's value within one input are pooled, as benchstat pools
+/// the values of one cell. A series without the key keeps its name.
+pub fn rows(datasets: Vec<Dataset>, key: &str) -> Vec<Dataset> {
+    datasets
+        .into_iter()
+        .map(|mut d| {
+            let mut out: Vec<Series> = Vec::new();
+            for s in std::mem::take(&mut d.series) {
+                let mut s2 = s.clone();
+                if let Some(v) = key_value(key, &d, &s) {
+                    s2.name = v;
+                }
+                if !key.starts_with('.') && !key.starts_with('/') {
+                    s2.group = s
+                        .group
+                        .split(' ')
+                        .filter(|p| !p.starts_with(&format!("{key}=")))
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                }
+                match out
+                    .iter_mut()
+                    .find(|o| o.group == s2.group && o.name == s2.name && o.unit == s2.unit)
+                {
+                    Some(o) => {
+                        o.values.extend(s2.values);
+                        o.described = None;
+                    }
+                    None => out.push(s2),
+                }
+            }
+            d.series = out;
+            d
+        })
+        .collect()
 }
 
 #[cfg(test)]

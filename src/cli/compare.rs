@@ -149,8 +149,9 @@ pub struct CompareArgs {
         help_heading = "Input"
     )]
     col: String,
-    /// benchstat's -row: rows are always each benchmark's full name
-    /// (`.fullname`, taken for benchstat's command lines); use --filter to choose them.
+    /// benchstat's -row: what names the rows (default `.fullname`): `.name`,
+    /// a sub-benchmark key (`/size`), a configuration key (`goos`) or `.unit`.
+    /// Benchmarks that share a row's value in one column are pooled.
     #[arg(
         long,
         value_name = "KEY",
@@ -247,12 +248,6 @@ fn settings(args: &CompareArgs) -> Result<Settings, String> {
     if args.resamples == 0 {
         return Err("--resamples must be at least 1".into());
     }
-    if args.row != ".fullname" {
-        return Err(format!(
-            "--row {}: tardy's rows are each benchmark's full name (.fullname); choose rows with --filter, columns with --col",
-            args.row
-        ));
-    }
     if args.col != ".file" && !args.vs.is_empty() {
         return Err("--col regroups every input by a key; it cannot be used with --vs".into());
     }
@@ -301,6 +296,7 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
         },
         filter,
         col: &args.col,
+        row: &args.row,
         ignore: &args.ignore,
         options: Options {
             confidence,

@@ -3,7 +3,7 @@
 //! with `key: value` configuration lines and `Unit U key=value` metadata
 //! lines. Each line is one sample of each of its units; lines of the same
 //! name, unit and configuration form a series. Units are normalised as
-//! benchstat does: `ns/op` becomes `sec/op`.
+//! benchstat does (benchunit): `ns/op` becomes `sec/op`, `MB/s` `B/s`.
 //!
 //! The configuration is part of a benchmark's identity, as in benchstat:
 //! `go test -bench ./...` prints a `pkg:` line per package, and two packages'
@@ -43,11 +43,59 @@ fn config_line(line: &str) -> Option<(&str, &str)> {
 
 /// The unit after normalisation, the divisor to it, and whether higher is better.
 fn normalise(unit: &str) -> (String, f64, bool) {
+    let (u, factor) = tidy(unit);
+    let higher = u.ends_with("/s");
+    (u, factor, higher)
+}
+
+/// benchstat's unit tidying (golang.org/x/perf/benchunit): in the
+/// numerator, `ns` becomes `sec` (x 1e-9) and `MB` becomes `B` (x 1e6), so
+/// `ns/op` is `sec/op`, `MB/s` is `B/s` and a custom `gc-ns/op` is
+/// `gc-sec/op`. Tokens are separated by `*`, `/`, `-` and spaces; `/`
+/// starts the denominator, `*` ends it.
+fn tidy(unit: &str) -> (String, f64) {
     match unit {
-        "ns/op" => ("sec/op".to_string(), 1e9, false),
-        u if u.ends_with("/s") => (u.to_string(), 1.0, true),
-        u => (u.to_string(), 1.0, false),
+        "ns/op" => return ("sec/op".into(), 1e-9),
+        "MB/s" => return ("B/s".into(), 1e6),
+        "B/op" | "allocs/op" => return (unit.into(), 1.0),
+        _ => {}
     }
+    if !(unit.contains("ns") || unit.contains("MB")) {
+        return (unit.into(), 1.0);
+    }
+    let mut out = String::with_capacity(unit.len() + 2);
+    let mut factor = 1.0;
+    let mut denom = false;
+    let mut tok = String::new();
+    let flush = |tok: &mut String, out: &mut String, denom: bool, factor: &mut f64| {
+        match tok.as_str() {
+            "ns" if !denom => {
+                out.push_str("sec");
+                *factor /= 1e9;
+            }
+            "MB" if !denom => {
+                out.push('B');
+                *factor *= 1e6;
+            }
+            t => out.push_str(t),
+        }
+        tok.clear();
+    };
+    for c in unit.chars() {
+        if c == '*' || c == '/' || c == '-' || c.is_whitespace() {
+            flush(&mut tok, &mut out, denom, &mut factor);
+            if c == '*' {
+                denom = false;
+            } else if c == '/' {
+                denom = true;
+            }
+            out.push(c);
+        } else {
+            tok.push(c);
+        }
+    }
+    flush(&mut tok, &mut out, denom, &mut factor);
+    (out, factor)
 }
 
 /// One result line: the configuration snapshot in force, the name, its (value, unit) pairs.
@@ -216,7 +264,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                             series.len() - 1
                         })
                 });
-            series[at].values.push(value / scale);
+            series[at].values.push(value * scale);
         }
     }
     Ok(Dataset {
@@ -231,6 +279,17 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_are_tidied_as_benchstat_tidies_them() {
+        assert_eq!(tidy("ns/op"), ("sec/op".into(), 1e-9));
+        assert_eq!(tidy("MB/s"), ("B/s".into(), 1e6));
+        assert_eq!(tidy("gc-ns/op"), ("gc-sec/op".into(), 1e-9));
+        assert_eq!(tidy("ns/GC"), ("sec/GC".into(), 1e-9));
+        assert_eq!(tidy("op/ns"), ("op/ns".into(), 1.0));
+        assert_eq!(tidy("text-bytes"), ("text-bytes".into(), 1.0));
+        assert_eq!(tidy("MB*ns/op"), ("B*sec/op".into(), 1e6 / 1e9));
+    }
 
     #[test]
     fn reads_benchstat_style_input() {
