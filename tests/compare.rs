@@ -1229,6 +1229,15 @@ fn harnesses_that_keep_samples_are_read_sample_by_sample() {
     let (_, _, v, t, _) = harness_row(&r, "calc/join/100", "B/op");
     assert_eq!(v, "same");
     assert!(t.starts_with("none (exact"), "{t}");
+    // iai-callgrind: Callgrind's counts are exact, this run's (not the
+    // previous run's beside it).
+    let r = harness_pair("iai", "txt");
+    let (c, ratio, v, t, _) = harness_row(&r, "calc::calc::sum short:100", "instructions");
+    assert_eq!((c, v.as_str()), (1415.0, "slower"));
+    assert!(close_to(ratio, 5611.0 / 1415.0, 1e-12));
+    assert!(t.starts_with("none (exact"), "{t}");
+    let (_, _, v, _, _) = harness_row(&r, "calc::calc::concat", "estimated-cycles");
+    assert_eq!(v, "same");
 }
 
 fn close_to(a: f64, b: f64, rel: f64) -> bool {

@@ -24,7 +24,7 @@ plain number files as ministat reads them (-C, -d), Go benchmark output (benchst
 pytest-benchmark --benchmark-json (with --benchmark-save-data), criterion sample.json or a criterion \
 benchmark directory, JMH -rf json, Google Benchmark JSON, BenchmarkDotNet's full JSON, tinybench and \
 vitest bench --outputJson, Benchmark.js's output, asv results, benchmark-ips json!, libtest #[bench] \
-and divan output, Catch2 XML, Julia BenchmarkTools JSON, Bencher Metric Format. A harness that keeps \
+divan and iai-callgrind output, Catch2 XML, Julia BenchmarkTools JSON, Bencher Metric Format. A harness that keeps \
 only a mean, sd and n is compared by Welch's t from them; one that keeps no spread (libtest, divan) \
 shows the ratio with no verdict. `-` reads standard input.\n\n\
 The first file is the baseline; every other file is compared with it. With --vs, the files before it \
@@ -161,7 +161,7 @@ pub struct CompareArgs {
     row: String,
     /// auto, or one of: tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh,
     /// google-benchmark, benchmarkdotnet, catch2, tinybench (vitest), benchmarkjs, asv,
-    /// benchmark-ips, libtest, divan, julia, bencher.
+    /// benchmark-ips, libtest, divan, iai-callgrind, julia, bencher.
     #[arg(
         long,
         default_value = "auto",

@@ -300,7 +300,8 @@ BenchmarkEncode/format=json-48   1000  1720 ns/op  1024 B/op  3 allocs/op\nBench
         assert_eq!(ds.series.len(), 4);
         assert_eq!(ds.series[0].name, "Encode/format=json-48");
         assert_eq!(ds.series[0].unit, "sec/op");
-        assert_eq!(ds.series[0].values, vec![1718e-9, 1720e-9]);
+        // As benchstat scales: value x 1e-9.
+        assert_eq!(ds.series[0].values, vec![1718.0 * 1e-9, 1720.0 * 1e-9]);
         assert!(ds.series[3].higher_is_better);
         assert!(ds.series.iter().all(|s| s.group == "pkg=x"));
     }
@@ -313,7 +314,7 @@ pkg: b\nBenchmarkX-8 10 1000 ns/op\nBenchmarkX-8 10 1001 ns/op\n";
         assert_eq!(ds.series.len(), 2);
         assert_eq!(ds.series[0].group, "pkg=a");
         assert_eq!(ds.series[1].group, "pkg=b");
-        assert_eq!(ds.series[1].values, vec![1000e-9, 1001e-9]);
+        assert_eq!(ds.series[1].values, vec![1000.0 * 1e-9, 1001.0 * 1e-9]);
         // A key that varies within the file joins the identity; constant ones do not.
         let text = "goos: linux\nnote: x\nBenchmarkY 1 5 ns/op\nnote: y\nBenchmarkY 1 6 ns/op\n";
         let ds = read(text, "f").unwrap();

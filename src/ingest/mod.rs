@@ -54,6 +54,8 @@ pub enum Format {
     Libtest,
     /// divan's table.
     Divan,
+    /// iai-callgrind's counts (exact).
+    IaiCallgrind,
     /// Julia's BenchmarkTools JSON.
     Julia,
     /// Bencher Metric Format JSON.
@@ -61,7 +63,7 @@ pub enum Format {
 }
 
 /// Every format's name, as `--format` takes it.
-pub const FORMAT_NAMES: &str = "auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh, google-benchmark, benchmarkdotnet, catch2, tinybench (also vitest bench), benchmarkjs, asv, benchmark-ips, libtest, divan, julia or bencher";
+pub const FORMAT_NAMES: &str = "auto, tardy, hyperfine, numbers, go, pytest-benchmark, criterion, jmh, google-benchmark, benchmarkdotnet, catch2, tinybench (also vitest bench), benchmarkjs, asv, benchmark-ips, libtest, divan, iai-callgrind, julia or bencher";
 
 impl Format {
     /// The name `--format` takes.
@@ -84,6 +86,7 @@ impl Format {
             Format::BenchmarkIps => "benchmark-ips",
             Format::Libtest => "libtest",
             Format::Divan => "divan",
+            Format::IaiCallgrind => "iai-callgrind",
             Format::Julia => "julia",
             Format::Bencher => "bencher",
         }
@@ -120,6 +123,7 @@ impl std::str::FromStr for Format {
             "benchmark-ips" | "ips" => Format::BenchmarkIps,
             "libtest" => Format::Libtest,
             "divan" => Format::Divan,
+            "iai-callgrind" | "iai" => Format::IaiCallgrind,
             "julia" | "benchmarktools" => Format::Julia,
             "bencher" | "bmf" => Format::Bencher,
             other => {
@@ -312,9 +316,11 @@ pub fn read_text(
         | Format::Julia
         | Format::Bencher
         | Format::Auto => json::read(text, source, format)?,
-        Format::Catch2 | Format::BenchmarkJs | Format::Libtest | Format::Divan => {
-            harness::read_text(text, source, format)?
-        }
+        Format::Catch2
+        | Format::BenchmarkJs
+        | Format::Libtest
+        | Format::Divan
+        | Format::IaiCallgrind => harness::read_text(text, source, format)?,
         Format::Go => gobench::read(text, source)?,
         Format::Numbers => {
             let values = numbers::read_lenient(text, source, numbers)?;

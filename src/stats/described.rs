@@ -223,10 +223,33 @@ mod tests {
         let a = d(100.0, Some(5.0), Some(30));
         let mut last = 1.0;
         for k in [1.05, 1.1, 1.5, 2.0, 10.0] {
-            let e = compare(&a, &d(100.0 * k, Some(5.0 * k), Some(30)), &opts).unwrap();
+            let e = compare(&a, &d(100.0 * k, Some(5.0), Some(30)), &opts).unwrap();
             assert_eq!(e.verdict, Verdict::Slower, "x{k}");
             assert!(e.p_value <= last);
             last = e.p_value;
+        }
+    }
+
+    proptest::proptest! {
+        /// A larger shift, with the same spread and counts, is never less
+        /// reported; a shift of 20 standard errors (past the target) is
+        /// always reported.
+        #[test]
+        fn a_larger_summary_effect_is_never_less_reported(
+            n in 2u64..500,
+            sd in 0.01f64..50.0,
+            small in 0.0f64..0.5,
+            extra in 0.0f64..2.0,
+        ) {
+            let opts = Options::default();
+            let a = d(100.0, Some(sd), Some(n));
+            let p = |k: f64| compare(&a, &d(100.0 * (1.0 + k), Some(sd), Some(n)), &opts).unwrap();
+            let (e1, e2) = (p(small), p(small + extra));
+            proptest::prop_assert!(e2.p_value <= e1.p_value + 1e-15);
+            let se = sd * (2.0 / n as f64).sqrt();
+            // Plain: 20 standard errors, and past the 1% target.
+            let plain = p((20.0 * se / 100.0).max(0.05));
+            proptest::prop_assert_eq!(plain.verdict, Verdict::Slower);
         }
     }
 }

@@ -17,7 +17,7 @@
 //! Beside, one file per harness family: [`js`] (tinybench, vitest bench,
 //! Benchmark.js), [`asv`], [`ips`] (Ruby's benchmark-ips), [`julia`]
 //! (BenchmarkTools), [`bencher`] (Bencher Metric Format), [`rust`]
-//! (libtest's `#[bench]`, divan) and [`catch2`]. Where a harness keeps only
+//! (libtest's `#[bench]`, divan, iai-callgrind) and [`catch2`]. Where a harness keeps only
 //! a summary, the series carries it ([`Series::described`]) and its centre
 //! alone as its value: compared from the summary, never from invented
 //! samples.
@@ -61,6 +61,8 @@ pub fn detect_text(text: &str) -> Option<Format> {
     lines.find_map(|l| {
         if rust::is_libtest_line(l) {
             Some(Format::Libtest)
+        } else if rust::is_iai_line(l) {
+            Some(Format::IaiCallgrind)
         } else if rust::is_divan_header(l) {
             Some(Format::Divan)
         } else if js::is_benchmarkjs_line(l) {
@@ -77,6 +79,7 @@ pub fn read_text(text: &str, source: &str, format: Format) -> Result<Dataset, In
         Format::Catch2 => catch2::read(text, source)?,
         Format::Libtest => rust::libtest(text, source)?,
         Format::Divan => rust::divan(text, source)?,
+        Format::IaiCallgrind => rust::iai(text, source)?,
         Format::BenchmarkJs => js::benchmarkjs(text, source)?,
         other => {
             return Err(IngestError::at(

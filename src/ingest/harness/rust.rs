@@ -4,7 +4,9 @@
 //! its 50 samples and their range (max - min after winsorizing), not a
 //! standard deviation; divan's table keeps the fastest, slowest, median
 //! and mean of N samples. Neither allows a test from one file; several
-//! runs' files make samples of the centres.
+//! runs' files make samples of the centres. iai-callgrind counts
+//! (instructions, cache hits, estimated cycles) under Callgrind: exact
+//! numbers, compared as exact.
 
 use super::{Read, described};
 use crate::ingest::Series;
@@ -176,6 +178,61 @@ pub fn divan(text: &str, source: &str) -> Result<Read, IngestError> {
     Ok((out, Vec::new()))
 }
 
+/// An iai-callgrind metric line: `  Instructions:   1415|N/A   (*********)`
+/// -> (metric, this run's count).
+fn iai_line(line: &str) -> Option<(&str, f64)> {
+    if !line.starts_with("  ") {
+        return None;
+    }
+    let (metric, rest) = line.trim().split_once(':')?;
+    let (new, _old) = rest.trim().split_once('|')?;
+    let v = new.trim().parse::<f64>().ok()?;
+    let ok = !metric.is_empty()
+        && metric
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, ' ' | '+' | '-' | '_'));
+    ok.then_some((metric, v))
+}
+
+pub fn is_iai_line(line: &str) -> bool {
+    iai_line(line).is_some_and(|(m, _)| m == "Instructions")
+}
+
+/// iai-callgrind's metric names as units: `Instructions` is tardy's
+/// `instructions`, `Estimated Cycles` its `estimated-cycles`.
+fn iai_unit(metric: &str) -> String {
+    metric.trim().to_ascii_lowercase().replace(' ', "-")
+}
+
+/// iai-callgrind's output: a benchmark's id on a line of its own, then its
+/// metrics, each `this run|the previous run (change)`; this run's counts are
+/// read (the previous run is the other file of a comparison).
+pub fn iai(text: &str, _source: &str) -> Result<Read, IngestError> {
+    let mut out = Vec::new();
+    let mut id: Option<String> = None;
+    for line in text.lines() {
+        if let Some((metric, v)) = iai_line(line) {
+            if let Some(id) = &id {
+                out.push(Series {
+                    name: id.clone(),
+                    unit: iai_unit(metric),
+                    exact: true,
+                    values: vec![v],
+                    ..Series::default()
+                });
+            }
+        } else if !line.starts_with(' ') && !line.trim().is_empty() {
+            let t = line.trim();
+            let noise = t.starts_with("running ")
+                || t.starts_with("test ")
+                || t.starts_with("Iai-Callgrind result")
+                || t == "i";
+            id = (!noise).then(|| t.to_string());
+        }
+    }
+    Ok((out, Vec::new()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -192,6 +249,20 @@ mod tests {
         let j = r#"{ "type": "bench", "name": "b", "median": 247, "deviation": 136 }"#;
         assert!(is_libtest_line(j));
         assert!(!is_libtest_line("test b ... ok"));
+    }
+
+    #[test]
+    fn iai_callgrind_counts_are_this_runs() {
+        let t = "calc::calc::sum short:100\n  Instructions:                        5611|1415                 (+296.537%) [+3.96537x]\n  Estimated Cycles:                    5716|N/A                  (*********)\n";
+        let (s, _) = iai(t, "t").unwrap();
+        assert_eq!(s.len(), 2);
+        assert_eq!(
+            (s[0].name.as_str(), s[0].unit.as_str()),
+            ("calc::calc::sum short:100", "instructions")
+        );
+        assert_eq!(s[0].values, [5611.0]);
+        assert!(s[0].exact);
+        assert_eq!(s[1].unit, "estimated-cycles");
     }
 
     #[test]
