@@ -134,3 +134,138 @@ pub fn trace_paths(state_dir: &Path, pair: &Pair) -> [PathBuf; 2] {
         dir.join(format!("bad-{}.json", short(&pair.bad.key))),
     ]
 }
+
+/// The culprit against its parent, explained.
+pub struct Explained {
+    /// The last good candidate's label and the first bad one's.
+    pub good: String,
+    pub bad: String,
+    pub a: crate::diagnose::explain::Trace,
+    pub b: crate::diagnose::explain::Trace,
+    pub comparison: crate::diagnose::explain::Comparison,
+    /// The traces saved (relative to the current directory when under it).
+    pub saved: Vec<String>,
+    /// Paths that could not be written, and why (a warning, not a failure).
+    pub not_saved: Vec<String>,
+    /// Ctrl-C came: the runs completed so far are explained.
+    pub interrupted: bool,
+}
+
+/// Why there is no explanation.
+#[derive(Debug)]
+pub enum ExplainFailure {
+    /// Ctrl-C before a run of each side completed.
+    Interrupted(String),
+    Failed(String),
+}
+
+impl ExplainFailure {
+    pub fn message(&self) -> &str {
+        match self {
+            ExplainFailure::Interrupted(m) | ExplainFailure::Failed(m) => m,
+        }
+    }
+}
+
+/// Progress of [`culprit`]: the pair (last good, first bad) about to be
+/// recorded, a run of this candidate starts, a run ended.
+pub enum Progress<'a> {
+    Start(&'a str, &'a str),
+    Run(&'a str),
+    Done,
+}
+
+/// The two traces saved where `tardy bisect` keeps them; the paths saved
+/// (relative to here when under it) and those that could not be.
+fn save_traces(
+    paths: &[PathBuf],
+    traces: [&crate::diagnose::explain::Trace; 2],
+) -> Result<(Vec<String>, Vec<String>), ExplainFailure> {
+    let (mut saved, mut not_saved) = (Vec::new(), Vec::new());
+    for (path, t) in paths.iter().zip(traces) {
+        let text =
+            serde_json::to_string_pretty(t).map_err(|e| ExplainFailure::Failed(e.to_string()))?;
+        let written = path
+            .parent()
+            .map_or(Ok(()), std::fs::create_dir_all)
+            .map_err(|e| e.to_string())
+            .and_then(|_| {
+                crate::store::atomic::write_atomic(path, format!("{text}\n").as_bytes())
+                    .map_err(|e| e.to_string())
+            });
+        match written {
+            Ok(()) => {
+                let shown = std::env::current_dir()
+                    .ok()
+                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(Path::to_path_buf))
+                    .unwrap_or_else(|| path.clone());
+                saved.push(shown.display().to_string())
+            }
+            Err(e) => not_saved.push(format!("cannot save {}: {e}", path.display())),
+        }
+    }
+    Ok((saved, not_saved))
+}
+
+/// `tardy bisect --explain`'s second half: the culprit and its parent
+/// recorded `runs` times each, interleaved, compared, and the traces saved
+/// in the state directory.
+pub fn culprit(
+    st: &State,
+    dir: &Path,
+    report: &Report,
+    runs: u64,
+    on: &mut dyn FnMut(Progress),
+) -> Result<Explained, ExplainFailure> {
+    use crate::diagnose::explain::session::{self, SessionError};
+    let failed = |e: BisectError| ExplainFailure::Failed(e.to_string());
+    let Some(pair) = pair(st, dir, report, true).map_err(failed)? else {
+        return Err(ExplainFailure::Failed("no culprit to explain".into()));
+    };
+    on(Progress::Start(&pair.good.label, &pair.bad.label));
+    let opts = session::Options {
+        runs,
+        ignore_failure: false,
+        overhead_check: false,
+        recorder: crate::record::Choice::Auto,
+        warmup: 1,
+    };
+    let mut first = true;
+    let outcome = session::record_set(&pair.specs, &opts, &mut |ev| match ev {
+        session::Event::Run { .. } => {
+            on(Progress::Run(if first {
+                &pair.good.label
+            } else {
+                &pair.bad.label
+            }));
+            first = !first;
+        }
+        session::Event::Done => on(Progress::Done),
+        _ => {}
+    });
+    let outcome = outcome.map_err(|e| match e {
+        SessionError::NothingCompleted(_) => ExplainFailure::Interrupted(
+            "interrupted before the culprit and its parent had each run once: nothing to explain"
+                .into(),
+        ),
+        e => ExplainFailure::Failed(e.to_string()),
+    })?;
+    let mut traces = outcome.traces.into_iter();
+    let (Some(a), Some(b)) = (traces.next(), traces.next()) else {
+        return Err(ExplainFailure::Failed(
+            "the recorder returned no traces".into(),
+        ));
+    };
+    let comparison = crate::diagnose::explain::compare(&a, &b);
+    let (saved, not_saved) = save_traces(&trace_paths(dir, &pair), [&a, &b])?;
+    Ok(Explained {
+        good: pair.good.label,
+        bad: pair.bad.label,
+        a,
+        b,
+        comparison,
+        saved,
+        not_saved,
+        interrupted: outcome.interrupted,
+    })
+}

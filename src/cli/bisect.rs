@@ -8,11 +8,12 @@ use clap::{Args, Subcommand};
 
 use tardy::bisect::decide::Policy;
 use tardy::bisect::engine::{self, Event, Report};
+use tardy::bisect::explain::{ExplainFailure, Explained, Progress};
 use tardy::bisect::state;
 use tardy::bisect::{BisectError, Conditions, Config, Metric, Mode, git};
 use tardy::measure::command::join_quoted;
 use tardy::measure::interrupt;
-use tardy::render::bisect::{cache_line, disturbance_line, ratio, step_line, text};
+use tardy::render::bisect::{cache_line, disturbance_line, step_line, text};
 
 use super::{EXIT_INTERRUPTED, fail, percent};
 
@@ -435,7 +436,21 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
         Err(ExplainFailure::Interrupted(_)) => (EXIT_INTERRUPTED, true),
         Err(ExplainFailure::Failed(_)) => (super::EXIT_ERROR, false),
     };
-    print_explained(json, &report, &st, &explained)?;
+    if json {
+        let v = tardy::render::bisect::explained_json(&report, &explained);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| BisectError::Input(e.to_string()))?
+        );
+    } else if let Ok(e) = &explained {
+        let style = tardy::render::style::Style {
+            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+        };
+        print!(
+            "{}",
+            tardy::render::bisect::explained_text(&report, &st, e, style)
+        );
+    }
     match &explained {
         Err(ExplainFailure::Failed(m)) => {
             eprintln!("tardy: error: bisect --explain: {m}");
@@ -459,28 +474,8 @@ fn log(dir: Option<std::path::PathBuf>, format: &str) -> Result<i32, BisectError
             "{}",
             serde_json::to_string_pretty(&st).map_err(|e| BisectError::Input(e.to_string()))?
         );
-        return Ok(0);
-    }
-    println!(
-        "Bisection in {} ({} candidates, {} runs so far{})",
-        dir.display(),
-        st.candidates.len(),
-        st.total_runs,
-        if st.finished {
-            ", finished"
-        } else {
-            ", unfinished"
-        }
-    );
-    if let Some(e) = &st.endpoints {
-        println!(
-            "Endpoints: bad/good = {}, {}",
-            ratio(e.ratio, e.ci_low, e.ci_high),
-            tardy::render::units::p_value(e.p_value)
-        );
-    }
-    for (i, s) in st.steps.iter().enumerate() {
-        println!("{}", step_line(i, s));
+    } else {
+        print!("{}", tardy::render::bisect::log_text(&dir, &st));
     }
     Ok(0)
 }
@@ -604,74 +599,6 @@ fn search(
     })
 }
 
-/// The report with its explanation: JSON, or the explanation's text after
-/// the culprit already printed.
-fn print_explained(
-    json: bool,
-    report: &engine::Report,
-    st: &state::State,
-    explained: &Result<Explained, ExplainFailure>,
-) -> Result<(), BisectError> {
-    if json {
-        let mut v = serde_json::to_value(report).map_err(|e| BisectError::Input(e.to_string()))?;
-        if let Some(obj) = v.as_object_mut() {
-            match explained {
-                Ok(e) => {
-                    let mut ex = tardy::render::explain::comparison_json(&e.a, &e.b, &e.comparison);
-                    if let Some(m) = ex.as_object_mut() {
-                        m.insert("last_good".into(), e.good.clone().into());
-                        m.insert("first_bad".into(), e.bad.clone().into());
-                        m.insert("saved".into(), serde_json::json!(e.saved));
-                        m.insert("interrupted".into(), e.interrupted.into());
-                    }
-                    obj.insert("explain".into(), ex);
-                }
-                Err(f) => {
-                    obj.insert("explain".into(), serde_json::Value::Null);
-                    obj.insert("explain_error".into(), f.message().into());
-                }
-            }
-        }
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| BisectError::Input(e.to_string()))?
-        );
-    } else if let Ok(e) = &explained {
-        let style = tardy::render::style::Style {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-        };
-        println!(
-            "\nWhere the time went (tardy explain, {} traced runs each, interleaved):\n  A = last good {}\n  B = {} {}",
-            e.a.runs.len().min(e.b.runs.len()),
-            e.good,
-            if report.culprit.is_some() {
-                "culprit"
-            } else {
-                "first bad"
-            },
-            e.bad
-        );
-        if report.sensitivity {
-            println!("  (both under condition B, where the difference shows)");
-        }
-        if !matches!(st.config.metric, tardy::bisect::Metric::Wall) {
-            println!("  (this explains wall time; the bisected metric was another)");
-        }
-        print!(
-            "{}",
-            tardy::render::explain::comparison(&e.a, &e.b, &e.comparison, style, 5)
-        );
-        if !e.saved.is_empty() {
-            println!(
-                "Saved: {}\n  (`tardy explain {}` shows it again; `tardy report` draws it)",
-                e.saved.join(", "),
-                e.saved.join(" ")
-            );
-        }
-    }
-    Ok(())
-}
-
 /// Say where the candidates' worktrees stay and how to remove them.
 fn worktrees_note(dir: &std::path::Path, quiet: bool) {
     let n = std::fs::read_dir(dir.join("worktrees")).map_or(0, |d| d.count());
@@ -684,69 +611,8 @@ fn worktrees_note(dir: &std::path::Path, quiet: bool) {
     }
 }
 
-/// The culprit against its parent, explained.
-struct Explained {
-    good: String,
-    bad: String,
-    a: tardy::diagnose::explain::Trace,
-    b: tardy::diagnose::explain::Trace,
-    comparison: tardy::diagnose::explain::Comparison,
-    saved: Vec<String>,
-    interrupted: bool,
-}
-
-enum ExplainFailure {
-    /// Ctrl-C before a run of each side completed.
-    Interrupted(String),
-    Failed(String),
-}
-
-impl ExplainFailure {
-    fn message(&self) -> &str {
-        match self {
-            ExplainFailure::Interrupted(m) | ExplainFailure::Failed(m) => m,
-        }
-    }
-}
-
-/// The two traces saved where `tardy bisect` keeps them; the paths saved
-/// (relative to here when under it). A path that cannot be written is a
-/// warning, not a failure.
-fn save_traces(
-    paths: &[std::path::PathBuf],
-    traces: [&tardy::diagnose::explain::Trace; 2],
-    quiet: bool,
-) -> Result<Vec<String>, ExplainFailure> {
-    let mut saved = Vec::new();
-    for (path, t) in paths.iter().zip(traces) {
-        let text =
-            serde_json::to_string_pretty(t).map_err(|e| ExplainFailure::Failed(e.to_string()))?;
-        let written = path
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .map_err(|e| e.to_string())
-            .and_then(|_| {
-                tardy::store::atomic::write_atomic(path, format!("{text}\n").as_bytes())
-                    .map_err(|e| e.to_string())
-            });
-        match written {
-            Ok(()) => {
-                let shown = std::env::current_dir()
-                    .ok()
-                    .and_then(|cwd| path.strip_prefix(cwd).ok().map(|p| p.to_path_buf()))
-                    .unwrap_or_else(|| path.clone());
-                saved.push(shown.display().to_string())
-            }
-            Err(e) => {
-                if !quiet {
-                    eprintln!("tardy: warning: cannot save {}: {e}", path.display());
-                }
-            }
-        }
-    }
-    Ok(saved)
-}
-
+/// The culprit explained ([`tardy::bisect::explain::culprit`]), with a
+/// progress bar on a terminal.
 fn explain_culprit(
     st: &state::State,
     dir: &std::path::Path,
@@ -755,67 +621,26 @@ fn explain_culprit(
     quiet: bool,
     tty: bool,
 ) -> Result<Explained, ExplainFailure> {
-    use tardy::bisect::explain;
-    use tardy::diagnose::explain::session::{self, SessionError};
-    let failed = |e: BisectError| ExplainFailure::Failed(e.to_string());
-    let Some(pair) = explain::pair(st, dir, report, true).map_err(failed)? else {
-        return Err(ExplainFailure::Failed("no culprit to explain".into()));
-    };
-    if !quiet {
-        eprintln!(
-            "explain: {} runs each of {} and {}, traced and interleaved",
-            runs, pair.good.label, pair.bad.label
-        );
-    }
     let bar = if tty {
         indicatif::ProgressBar::new(runs * 2)
     } else {
         indicatif::ProgressBar::hidden()
     };
-    let opts = session::Options {
-        runs,
-        ignore_failure: false,
-        overhead_check: false,
-        recorder: tardy::record::Choice::Auto,
-        warmup: 1,
-    };
-    let (good_label, bad_label) = (pair.good.label.clone(), pair.bad.label.clone());
-    let mut first = true;
-    let outcome = session::record_set(&pair.specs, &opts, &mut |ev| match ev {
-        session::Event::Run { .. } => {
-            bar.set_message(if first {
-                good_label.clone()
-            } else {
-                bad_label.clone()
-            });
-            first = !first;
+    let e = tardy::bisect::explain::culprit(st, dir, report, runs, &mut |p| match p {
+        Progress::Start(good, bad) if !quiet => {
+            eprintln!("explain: {runs} runs each of {good} and {bad}, traced and interleaved")
         }
-        session::Event::Done => bar.inc(1),
-        _ => {}
+        Progress::Start(..) => {}
+        Progress::Run(label) => bar.set_message(label.to_string()),
+        Progress::Done => bar.inc(1),
     });
     bar.finish_and_clear();
-    let outcome = outcome.map_err(|e| match e {
-        SessionError::NothingCompleted(_) => ExplainFailure::Interrupted(
-            "interrupted before the culprit and its parent had each run once: nothing to explain"
-                .into(),
-        ),
-        e => ExplainFailure::Failed(e.to_string()),
-    })?;
-    let mut traces = outcome.traces.into_iter();
-    let (Some(a), Some(b)) = (traces.next(), traces.next()) else {
-        return Err(ExplainFailure::Failed(
-            "the recorder returned no traces".into(),
-        ));
-    };
-    let comparison = tardy::diagnose::explain::compare(&a, &b);
-    let saved = save_traces(&explain::trace_paths(dir, &pair), [&a, &b], quiet)?;
-    Ok(Explained {
-        good: pair.good.label,
-        bad: pair.bad.label,
-        a,
-        b,
-        comparison,
-        saved,
-        interrupted: outcome.interrupted,
-    })
+    if let Ok(e) = &e
+        && !quiet
+    {
+        for w in &e.not_saved {
+            eprintln!("tardy: warning: {w}");
+        }
+    }
+    e
 }

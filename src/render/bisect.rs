@@ -401,3 +401,100 @@ mod tests {
         assert!(!t.contains("not confirmed"), "{t}");
     }
 }
+
+/// The report with its explanation, as `tardy bisect --explain --format
+/// json` writes it: the report's keys, and `explain` (the comparison, the
+/// pair, the traces saved) or `explain_error`.
+pub fn explained_json(
+    report: &Report,
+    explained: &Result<crate::bisect::explain::Explained, crate::bisect::explain::ExplainFailure>,
+) -> serde_json::Value {
+    let mut v = serde_json::to_value(report).unwrap_or(serde_json::Value::Null);
+    if let Some(obj) = v.as_object_mut() {
+        match explained {
+            Ok(e) => {
+                let mut ex = super::explain::comparison_json(&e.a, &e.b, &e.comparison);
+                if let Some(m) = ex.as_object_mut() {
+                    m.insert("last_good".into(), e.good.clone().into());
+                    m.insert("first_bad".into(), e.bad.clone().into());
+                    m.insert("saved".into(), serde_json::json!(e.saved));
+                    m.insert("interrupted".into(), e.interrupted.into());
+                }
+                obj.insert("explain".into(), ex);
+            }
+            Err(f) => {
+                obj.insert("explain".into(), serde_json::Value::Null);
+                obj.insert("explain_error".into(), f.message().into());
+            }
+        }
+    }
+    v
+}
+
+/// The explanation's text, after the culprit already printed.
+pub fn explained_text(
+    report: &Report,
+    st: &state::State,
+    e: &crate::bisect::explain::Explained,
+    style: super::style::Style,
+) -> String {
+    let mut out = format!(
+        "\nWhere the time went (tardy explain, {} traced runs each, interleaved):\n  A = last good {}\n  B = {} {}\n",
+        e.a.runs.len().min(e.b.runs.len()),
+        e.good,
+        if report.culprit.is_some() {
+            "culprit"
+        } else {
+            "first bad"
+        },
+        e.bad
+    );
+    if report.sensitivity {
+        out.push_str("  (both under condition B, where the difference shows)\n");
+    }
+    if !matches!(st.config.metric, crate::bisect::Metric::Wall) {
+        out.push_str("  (this explains wall time; the bisected metric was another)\n");
+    }
+    out.push_str(&super::explain::comparison(
+        &e.a,
+        &e.b,
+        &e.comparison,
+        style,
+        5,
+    ));
+    if !e.saved.is_empty() {
+        out.push_str(&format!(
+            "Saved: {}\n  (`tardy explain {}` shows it again; `tardy report` draws it)\n",
+            e.saved.join(", "),
+            e.saved.join(" ")
+        ));
+    }
+    out
+}
+
+/// `tardy bisect log`: the saved bisection, step by step.
+pub fn log_text(dir: &std::path::Path, st: &state::State) -> String {
+    let mut out = format!(
+        "Bisection in {} ({} candidates, {} runs so far{})\n",
+        dir.display(),
+        st.candidates.len(),
+        st.total_runs,
+        if st.finished {
+            ", finished"
+        } else {
+            ", unfinished"
+        }
+    );
+    if let Some(e) = &st.endpoints {
+        out.push_str(&format!(
+            "Endpoints: bad/good = {}, {}\n",
+            ratio(e.ratio, e.ci_low, e.ci_high),
+            super::units::p_value(e.p_value)
+        ));
+    }
+    for (i, s) in st.steps.iter().enumerate() {
+        out.push_str(&step_line(i, s));
+        out.push('\n');
+    }
+    out
+}
