@@ -349,22 +349,41 @@ fn calls_sentence(noun: &str, drv: &str, a: &Calls, b: &Calls) -> String {
             format!("{} fewer", times(1.0 / r.max(1e-9)))
         }
     };
+    // The words follow the numbers: "about as long" and "as many" only
+    // within 15%; the driver says which of the two made the difference.
+    let near = |r: f64| (1.0 / 1.15..=1.15).contains(&r);
+    let per_call = |pa: f64, pb: f64| {
+        let r = pb / pa.max(1e-12);
+        if near(r) {
+            format!("each about as long ({each})")
+        } else if r > 1.0 {
+            format!("each {} longer ({each})", times(r))
+        } else {
+            format!("each {} shorter ({each})", times(1.0 / r.max(1e-12)))
+        }
+    };
     match drv {
         "more-calls" if a.count <= 0.0 => {
             format!("B makes {noun} A does not ({counts}), {} each", dur(pb))
         }
         "more-calls" => format!(
-            "B makes {} {noun} ({counts}), each about as long ({each})",
-            more_or_fewer(b.count / a.count)
+            "B makes {} {noun} ({counts}), {}",
+            more_or_fewer(b.count / a.count),
+            per_call(pa, pb)
         ),
         "slower-calls" => format!(
-            "each of B's {noun} takes {} {} ({each}), as many of them ({counts})",
+            "each of B's {noun} takes {} {} ({each}), {} ({counts})",
             times(if pb >= pa {
                 pb / pa.max(1e-12)
             } else {
                 pa / pb.max(1e-12)
             }),
-            if pb >= pa { "longer" } else { "less" }
+            if pb >= pa { "longer" } else { "less" },
+            if near(b.count / a.count.max(1e-12)) {
+                "as many of them".to_string()
+            } else {
+                format!("{} of them", more_or_fewer(b.count / a.count.max(1e-12)))
+            }
         ),
         _ => format!(
             "B makes {} {noun} ({counts}) and each takes {} ({each})",
@@ -1107,7 +1126,35 @@ fn ratio_words(r: f64) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::walls_differ;
+
+    #[test]
+    fn per_call_words_follow_the_numbers() {
+        let c = |count: f64, total: f64| Calls {
+            count,
+            total,
+            ..Calls::default()
+        };
+        // Five times the calls, each 5x longer: never "about as long".
+        let t = calls_sentence(
+            "waits",
+            "more-calls",
+            &c(1.0, 0.00162),
+            &c(5.0, 5.0 * 0.00848),
+        );
+        assert!(
+            t.contains("each 5.2x longer") && !t.contains("about as long"),
+            "{t}"
+        );
+        let t = calls_sentence("waits", "more-calls", &c(1.0, 0.010), &c(2.0, 0.0205));
+        assert!(t.contains("each about as long"), "{t}");
+        // Slower calls, and twice as many of them: not "as many".
+        let t = calls_sentence("waits", "slower-calls", &c(2.0, 0.002), &c(4.0, 0.040));
+        assert!(
+            t.contains("2.0x more of them") && !t.contains("as many"),
+            "{t}"
+        );
+    }
+    use super::{Calls, calls_sentence, walls_differ};
     use crate::stats::rng::SplitMix64;
 
     /// Walls of runs on a noisy machine: lognormal around `m`, with a slow
