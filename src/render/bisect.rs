@@ -321,87 +321,6 @@ fn short(key: &str) -> &str {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::bisect::decide::Policy;
-    use crate::bisect::engine::Effect;
-    use crate::bisect::{Config, Metric, Mode};
-
-    fn state() -> state::State {
-        let cfg = Config {
-            repo: ".".into(),
-            good: "1.0".into(),
-            bad: "2.0".into(),
-            mode: Mode::Versions {
-                list: vec!["1.0".into(), "1.1".into(), "2.0".into()],
-            },
-            build: None,
-            prepare: None,
-            command: "true".into(),
-            metric: Metric::Wall,
-            conditions: None,
-            threshold: None,
-            invert: false,
-            policy: Policy::default(),
-            seed: 1,
-            timeout_s: None,
-            jobs: 1,
-        };
-        state::State::new(cfg, Vec::new())
-    }
-
-    fn report(confirmed: bool) -> Report {
-        Report {
-            reproduced: true,
-            endpoints: None,
-            culprit: Some(Culprit::Version {
-                version: "1.1".into(),
-            }),
-            parent: Some("1.0".into()),
-            last_good: Some("1.0".into()),
-            first_bad: Some("1.1".into()),
-            culprit_range: None,
-            probabilities: Vec::new(),
-            effect: Some(Effect {
-                ratio: if confirmed { 1.2 } else { 1.004 },
-                ci_low: Some(if confirmed { 1.15 } else { 0.99 }),
-                ci_high: Some(if confirmed { 1.25 } else { 1.02 }),
-                p_value: if confirmed { 1e-6 } else { 0.4 },
-                confirmed,
-            }),
-            confirmed,
-            verdict: if confirmed {
-                Outcome::Confirmed
-            } else {
-                Outcome::Unconfirmed
-            },
-            confidence: 0.9999,
-            steps: Vec::new(),
-            total_runs: 60,
-            stragglers: 0,
-            disturbance: None,
-            boundary: Some(1.1),
-            sensitivity: false,
-            invert: false,
-        }
-    }
-
-    #[test]
-    fn an_unconfirmed_suspect_gets_one_verdict_and_no_confidence() {
-        let t = text(&report(false), &state(), false);
-        assert!(t.contains("Suspect (not confirmed): version 1.1"), "{t}");
-        assert!(t.contains("Verdict: not confirmed"), "{t}");
-        assert!(t.contains("1.0..1.1 as the range"), "{t}");
-        assert!(!t.contains("99.9") && !t.contains("Culprit:"), "{t}");
-        let t = text(&report(true), &state(), false);
-        assert!(t.contains("Culprit: version 1.1"), "{t}");
-        assert!(t.contains("Confidence in the culprit: > 99.9%"), "{t}");
-        assert!(t.contains("confirmed by the sandwich re-run"), "{t}");
-        assert!(!t.contains("not confirmed"), "{t}");
-    }
-}
-
 /// The report with its explanation, as `tardy bisect --explain --format
 /// json` writes it: the report's keys, and `explain` (the comparison, the
 /// pair, the traces saved) or `explain_error`.
@@ -497,4 +416,85 @@ pub fn log_text(dir: &std::path::Path, st: &state::State) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bisect::decide::Policy;
+    use crate::bisect::engine::Effect;
+    use crate::bisect::{Config, Metric, Mode};
+
+    fn state() -> state::State {
+        let cfg = Config {
+            repo: ".".into(),
+            good: "1.0".into(),
+            bad: "2.0".into(),
+            mode: Mode::Versions {
+                list: vec!["1.0".into(), "1.1".into(), "2.0".into()],
+            },
+            build: None,
+            prepare: None,
+            command: "true".into(),
+            metric: Metric::Wall,
+            conditions: None,
+            threshold: None,
+            invert: false,
+            policy: Policy::default(),
+            seed: 1,
+            timeout_s: None,
+            jobs: 1,
+        };
+        state::State::new(cfg, Vec::new())
+    }
+
+    fn report(confirmed: bool) -> Report {
+        Report {
+            reproduced: true,
+            endpoints: None,
+            culprit: Some(Culprit::Version {
+                version: "1.1".into(),
+            }),
+            parent: Some("1.0".into()),
+            last_good: Some("1.0".into()),
+            first_bad: Some("1.1".into()),
+            culprit_range: None,
+            probabilities: Vec::new(),
+            effect: Some(Effect {
+                ratio: if confirmed { 1.2 } else { 1.004 },
+                ci_low: Some(if confirmed { 1.15 } else { 0.99 }),
+                ci_high: Some(if confirmed { 1.25 } else { 1.02 }),
+                p_value: if confirmed { 1e-6 } else { 0.4 },
+                confirmed,
+            }),
+            confirmed,
+            verdict: if confirmed {
+                Outcome::Confirmed
+            } else {
+                Outcome::Unconfirmed
+            },
+            confidence: 0.9999,
+            steps: Vec::new(),
+            total_runs: 60,
+            stragglers: 0,
+            disturbance: None,
+            boundary: Some(1.1),
+            sensitivity: false,
+            invert: false,
+        }
+    }
+
+    #[test]
+    fn an_unconfirmed_suspect_gets_one_verdict_and_no_confidence() {
+        let t = text(&report(false), &state(), false);
+        assert!(t.contains("Suspect (not confirmed): version 1.1"), "{t}");
+        assert!(t.contains("Verdict: not confirmed"), "{t}");
+        assert!(t.contains("1.0..1.1 as the range"), "{t}");
+        assert!(!t.contains("99.9") && !t.contains("Culprit:"), "{t}");
+        let t = text(&report(true), &state(), false);
+        assert!(t.contains("Culprit: version 1.1"), "{t}");
+        assert!(t.contains("Confidence in the culprit: > 99.9%"), "{t}");
+        assert!(t.contains("confirmed by the sandwich re-run"), "{t}");
+        assert!(!t.contains("not confirmed"), "{t}");
+    }
 }
