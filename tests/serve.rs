@@ -1813,3 +1813,55 @@ fn sigterm_stops_a_postgres_server_cleanly() {
     let status = s.stop();
     assert!(status.success(), "tardy serve exited {status:?} on SIGTERM");
 }
+
+/// The OpenAPI file describes only requests the server takes: schemathesis's
+/// positive checks (schema-valid requests are not refused, responses match
+/// their schemas) pass on every operation. Runs when `st` (schemathesis,
+/// `pip install schemathesis`) is on the PATH; `.ci/run` installs it and
+/// sets TARDY_REQUIRE_SCHEMATHESIS=1 so a missing tool fails there.
+#[test]
+fn schemathesis_positive_checks_pass_on_the_openapi_file() {
+    let st = std::process::Command::new("st").arg("--version").output();
+    if !st.is_ok_and(|o| o.status.success()) {
+        assert!(
+            std::env::var_os("TARDY_REQUIRE_SCHEMATHESIS").is_none(),
+            "TARDY_REQUIRE_SCHEMATHESIS is set but `st` (schemathesis) does not run"
+        );
+        eprintln!(
+            "SKIPPED schemathesis_positive_checks_pass_on_the_openapi_file: schemathesis is not installed (pip install schemathesis)"
+        );
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let spec = format!("{}/docs/openapi.yaml", env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("st")
+        .current_dir(dir.path())
+        .env("SCHEMATHESIS_HOOKS", "")
+        .args([
+            "run",
+            "--url",
+            &s.url,
+            "-H",
+            &format!("Authorization: Bearer {write}"),
+            &spec,
+            "--mode",
+            "positive",
+            "--checks",
+            "all",
+            "--max-examples",
+            "40",
+            "--seed",
+            "47",
+            "--no-color",
+        ])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "schemathesis found requests the file promises and the server refuses:\n{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
