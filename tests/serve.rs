@@ -1865,3 +1865,49 @@ fn schemathesis_positive_checks_pass_on_the_openapi_file() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The overview is one page of series, the most recently measured first:
+/// with 10,000 series it stays small (it listed every series with its
+/// points: 9.96 MB and 2-3 s), pages through all of them, and a series
+/// just measured is on the first page.
+#[test]
+fn the_overview_pages_through_ten_thousand_series_in_small_pages() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 10_000;
+    let mut csv = String::from("time");
+    for i in 0..n {
+        csv.push_str(&format!(",bench{i:05}"));
+    }
+    csv.push('\n');
+    for r in 0..3 {
+        csv.push_str(&format!("{}", 1_700_000_000 + r * 100));
+        for i in 0..n {
+            csv.push_str(&format!(",{}", 1.0 + (i % 7) as f64));
+        }
+        csv.push('\n');
+    }
+    std::fs::write(dir.path().join("wide.csv"), csv).unwrap();
+    succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "wide.csv"]));
+    // One series measured later than the rest.
+    std::fs::write(
+        dir.path().join("late.csv"),
+        "time,bench00042\n1700000900,5.0\n",
+    )
+    .unwrap();
+    succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "late.csv"]));
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    let first = get(&format!("{}/", s.url), &[]);
+    assert_eq!(first.status, 200);
+    assert!(first.text.len() < 1 << 20, "{} bytes", first.text.len());
+    assert!(first.text.contains("10000 series"), "the total is said");
+    assert!(first.text.contains("page 1 of 100"));
+    let at = |t: &str, name: &str| t.find(&format!(">{name}<"));
+    let late = at(&first.text, "bench00042").expect("the series just measured is on page 1");
+    assert!(at(&first.text, "bench00000").is_none_or(|other| late < other));
+    let last = get(&format!("{}/?page=100", s.url), &[]);
+    assert_eq!(last.status, 200);
+    assert!(last.text.contains("page 100 of 100"));
+    assert!(last.text.len() < 1 << 20);
+    let bad = get(&format!("{}/?page=0", s.url), &[]);
+    assert_eq!(bad.status, 400);
+}

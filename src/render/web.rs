@@ -95,8 +95,12 @@ pub struct Pipeline {
 /// What the overview shows.
 pub struct Overview<'a> {
     pub project: &'a str,
-    /// Each series with its recent values.
+    /// This page's series, each with its recent values.
     pub series: &'a [(SeriesInfo, Vec<f64>)],
+    /// Series in all, the page shown (from 1) and series a page.
+    pub total_series: usize,
+    pub page: usize,
+    pub page_size: usize,
     pub alerts: &'a [Alert],
     /// Commit subjects by hash, as uploads told them.
     pub subjects: &'a std::collections::BTreeMap<String, String>,
@@ -123,7 +127,7 @@ pub fn overview(v: &Overview) -> String {
     let body = html! {
         h1 { (v.project) }
         p.muted {
-            (v.series.len()) " series · "
+            (v.total_series) " series · "
             (plural(v.alerts.len(), "open alert")) " · "
             (plural(v.uploads.len(), "recent upload"))
         }
@@ -188,6 +192,15 @@ pub fn overview(v: &Overview) -> String {
             }
         }
         h2 { "Series" }
+        @let pages = v.total_series.div_ceil(v.page_size.max(1)).max(1);
+        @if pages > 1 {
+            p.muted.pager {
+                "The most recently measured first: "
+                (v.series.len()) " of " (v.total_series) ", page " (v.page) " of " (pages) ". "
+                @if v.page > 1 { a href={ "/?page=" (v.page - 1) } { "← newer" } " " }
+                @if v.page < pages { a href={ "/?page=" (v.page + 1) } { "older →" } }
+            }
+        }
         section {
             table {
                 tr {

@@ -92,16 +92,36 @@ where
     respond(st, r)
 }
 
-pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    read_page(
-        &st,
-        &headers,
-        Ok(|s: &mut dyn History, project: &str| {
-            let list = s.list()?;
+/// Series a page of the overview lists.
+pub const OVERVIEW_PAGE: usize = 100;
+/// Points read for a series' sparkline and for a suite's pipeline row (its
+/// latest change point is looked for among them).
+const OVERVIEW_POINTS: usize = 300;
+
+/// The overview: open alerts, then one page of the series, the most
+/// recently measured first (`?page=N`), each with its recent points. The
+/// page reads its own series only (their rank is kept at upload time), so
+/// its cost and size do not grow with the history.
+pub async fn overview(
+    State(st): State<Arc<AppState>>,
+    headers: HeaderMap,
+    RawQuery(q): RawQuery,
+) -> Response {
+    let build = query_params(q.as_deref(), &["page"]).and_then(|q| {
+        let page = match q.get("page") {
+            None => 1,
+            Some(p) => p
+                .parse::<usize>()
+                .ok()
+                .filter(|p| (1..=1_000_000).contains(p))
+                .ok_or_else(|| ApiError::bad_request("page must be a number from 1"))?,
+        };
+        Ok(move |s: &mut dyn History, project: &str| {
+            let (total, infos) = s.series_page((page - 1) * OVERVIEW_PAGE, OVERVIEW_PAGE)?;
             let mut series = Vec::new();
             let mut suites = Vec::new();
-            for info in list {
-                let points = s.points(info.id, &PointFilter::default())?;
+            for info in infos {
+                let points = s.recent_points(info.id, OVERVIEW_POINTS)?;
                 let recent: Vec<f64> = points
                     .iter()
                     .rev()
@@ -125,19 +145,19 @@ pub async fn overview(State(st): State<Arc<AppState>>, headers: HeaderMap) -> Re
             Ok(web::overview(&Overview {
                 project,
                 series: &series,
+                total_series: total,
+                page,
+                page_size: OVERVIEW_PAGE,
                 alerts: &alerts,
                 subjects: &subjects,
                 uploads: &uploads,
                 pipeline: &pipeline,
             }))
-        }),
-    )
-    .await
+        })
+    });
+    read_page(&st, &headers, build).await
 }
 
-/// The last builds (commits, else run times) across the suites, and each
-/// suite's duration in each with its ratio to the suite's baseline: its median
-/// before its latest change point (all of it when it has none).
 fn pipeline(
     suites: &[(
         crate::store::history::SeriesInfo,

@@ -106,6 +106,13 @@ pub trait History {
     /// oldest first.
     fn machines(&self) -> Result<Vec<MachineInfo>, DbError>;
     fn list(&self) -> Result<Vec<SeriesInfo>, DbError>;
+    /// One page of the series, the most recently measured first (then by
+    /// name), and how many series there are in all: what the overview
+    /// shows, without reading every series.
+    fn series_page(&self, offset: usize, limit: usize)
+    -> Result<(usize, Vec<SeriesInfo>), DbError>;
+    /// The newest `n` points of a series, oldest first.
+    fn recent_points(&self, series_id: i64, n: usize) -> Result<Vec<Point>, DbError>;
     /// The newest schema migration applied: one cheap query, the server's
     /// health check.
     fn schema_version(&self) -> Result<i64, DbError>;

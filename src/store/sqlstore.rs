@@ -131,6 +131,15 @@ impl<C: Conn> SqlStore<C> {
     }
 
     fn series_where(&self, clause: &str, arg: Value) -> Result<Vec<SeriesInfo>, DbError> {
+        self.series_query(
+            &format!("s.project_id = ?1 AND {clause} ORDER BY s.name"),
+            &[Value::Int(self.project_id), arg],
+        )
+    }
+
+    /// Series rows: the page's ids chosen first (`FROM series s WHERE
+    /// ...`), their counts computed for those rows only.
+    fn series_query(&self, tail: &str, args: &[Value]) -> Result<Vec<SeriesInfo>, DbError> {
         let sql = format!(
             "SELECT s.id, s.name, s.metric, s.unit, s.direction, s.kind, s.tags, s.command, s.threshold,
                 s.options,
@@ -140,9 +149,9 @@ impl<C: Conn> SqlStore<C> {
                 (SELECT COUNT(*) FROM tests t WHERE t.series_id = s.id),
                 (SELECT COUNT(DISTINCT a.id) FROM alert_members m JOIN alerts a ON a.id = m.alert_id
                   WHERE m.series_id = s.id AND a.state = 'open')
-             FROM series s WHERE s.project_id = ?1 AND {clause} ORDER BY s.name"
+             FROM series s WHERE {tail}"
         );
-        let rows = self.conn.query(&sql, &[Value::Int(self.project_id), arg])?;
+        let rows = self.conn.query(&sql, args)?;
         rows.iter()
             .map(|r| {
                 Ok(SeriesInfo {
@@ -638,6 +647,19 @@ impl<C: Conn> SqlStore<C> {
                     )?;
                 }
             }
+            // The series' newest point time, kept at upload time: the
+            // overview ranks series by it without reading their points.
+            if let Some(t) = batch
+                .points
+                .iter()
+                .map(|p| p.provenance.commit_time.unwrap_or(p.provenance.run_time))
+                .max()
+            {
+                c.execute(
+                    "UPDATE series SET last_t = CASE WHEN last_t IS NULL OR last_t < ?2 THEN ?2 ELSE last_t END WHERE id = ?1",
+                    sql_args!(series_id, t),
+                )?;
+            }
             out[index] = ids;
         }
         Ok(out)
@@ -776,6 +798,43 @@ impl<C: Conn> History for SqlStore<C> {
 
     fn list(&self) -> Result<Vec<SeriesInfo>, DbError> {
         self.series_where("1 = ?2", Value::Int(1))
+    }
+
+    fn series_page(
+        &self,
+        offset: usize,
+        limit: usize,
+    ) -> Result<(usize, Vec<SeriesInfo>), DbError> {
+        let total = self
+            .conn
+            .query_one(
+                "SELECT COUNT(*) FROM series WHERE project_id = ?1",
+                sql_args!(self.project_id),
+            )?
+            .i64(0)?;
+        let rank = "COALESCE(s.last_t, -1) DESC, s.name";
+        let page = self.series_query(
+            &format!(
+                "s.id IN (SELECT s.id FROM series s WHERE s.project_id = ?1 ORDER BY {rank} LIMIT ?2 OFFSET ?3) ORDER BY {rank}"
+            ),
+            sql_args!(self.project_id, limit as i64, offset as i64),
+        )?;
+        Ok((total.max(0) as usize, page))
+    }
+
+    fn recent_points(&self, series_id: i64, n: usize) -> Result<Vec<Point>, DbError> {
+        let sql = format!(
+            "SELECT {POINT_COLUMNS} FROM points p WHERE p.series_id = ?1
+             ORDER BY p.t DESC, p.id DESC LIMIT ?2"
+        );
+        let mut points = self
+            .conn
+            .query(&sql, sql_args!(series_id, n as i64))?
+            .iter()
+            .map(point_from_row)
+            .collect::<Result<Vec<_>, _>>()?;
+        points.reverse();
+        Ok(points)
     }
 
     fn schema_version(&self) -> Result<i64, DbError> {
