@@ -81,10 +81,17 @@ pub struct ServeArgs {
     /// slow client trickling its headers), so new clients always get in.
     #[arg(long, value_name = "N", default_value_t = 512)]
     max_connections: usize,
-    /// Connections one client address may hold at once (beyond it, its oldest
-    /// connection without a request is closed, or the new one refused).
+    /// Connections one client may hold at once, and request bodies it may be
+    /// sending at once (beyond them: its oldest connection without a request
+    /// is closed, and a body is refused with 429). A client is its address's
+    /// /24 (IPv4) or /64 (IPv6).
     #[arg(long, value_name = "N", default_value_t = 64)]
     max_per_client: usize,
+    /// A reverse proxy in front of the server (repeat for several): its
+    /// connections are not limited per client, and a request through it is
+    /// counted as its client's, the last address of X-Forwarded-For.
+    #[arg(long, value_name = "ADDR")]
+    trusted_proxy: Vec<std::net::IpAddr>,
     /// Do not run change-point detection after each upload.
     #[arg(long)]
     no_detect: bool,
@@ -189,6 +196,7 @@ fn run(args: ServeArgs) -> Result<(), String> {
     opts.read_budget = seconds("read-budget", args.read_budget)?;
     opts.max_connections = args.max_connections.max(1);
     opts.max_per_client = args.max_per_client.max(1);
+    opts.trusted_proxies = args.trusted_proxy.clone();
     let min_magnitude = super::percent("min-magnitude", &args.min_magnitude, false)?;
     let method = tardy::history::detect::Method::from_flags(
         args.otava,

@@ -54,8 +54,13 @@ pub struct ServeOptions {
     /// What one upload may become: inflated bytes, results, distinct names.
     pub limits: crate::ingest::limits::Limits,
     pub max_connections: usize,
-    /// Connections one client address may hold at once.
+    /// Connections one client (its /24 or /64, [`client_range`]) may hold
+    /// at once, and request bodies it may be sending at once.
     pub max_per_client: usize,
+    /// Reverse proxies whose connections carry many clients: not limited
+    /// per client themselves; their requests' client is the last address
+    /// of `X-Forwarded-For`.
+    pub trusted_proxies: Vec<std::net::IpAddr>,
     /// Run change-point detection after each upload, with these options.
     pub detect: Option<crate::history::detect::DetectOptions>,
     /// Memory for the suites' windows held between uploads
@@ -84,6 +89,7 @@ impl ServeOptions {
             },
             max_connections: 512,
             max_per_client: 64,
+            trusted_proxies: Vec::new(),
             detect: Some(crate::history::detect::DetectOptions {
                 window: Some(crate::history::detect::SERVER_WINDOW),
                 search_every: crate::history::detect::SERVER_SEARCH_EVERY,
@@ -351,6 +357,7 @@ impl Conns {
         self.list.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Connections of `peer`'s range ([`client_range`]).
     fn per_client(&self, peer: std::net::IpAddr) -> usize {
         self.lock().iter().filter(|c| c.peer == peer).count()
     }
@@ -385,6 +392,75 @@ impl Conns {
     }
 }
 
+/// The client a trusted proxy forwarded: the last address of
+/// `X-Forwarded-For` (the one the proxy itself appended).
+fn forwarded_for(h: &hyper::HeaderMap) -> Option<std::net::IpAddr> {
+    let last = h
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .last()?;
+    last.trim().parse().ok()
+}
+
+/// Request bodies being sent, per client range.
+#[derive(Default)]
+struct Bodies(std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, usize>>);
+
+/// One body of a client: its count goes down when dropped.
+struct BodySlot(Arc<Bodies>, std::net::IpAddr);
+
+impl Drop for BodySlot {
+    fn drop(&mut self) {
+        let mut m = (self.0).0.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(n) = m.get_mut(&self.1) {
+            *n -= 1;
+            if *n == 0 {
+                m.remove(&self.1);
+            }
+        }
+    }
+}
+
+trait Enter {
+    fn enter(&self, ip: std::net::IpAddr, limit: usize) -> Option<BodySlot>;
+}
+
+impl Enter for Arc<Bodies> {
+    /// A slot for one more body of `ip`'s range, unless it has `limit`.
+    fn enter(&self, ip: std::net::IpAddr, limit: usize) -> Option<BodySlot> {
+        let mut m = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        let n = m.entry(ip).or_insert(0);
+        if *n >= limit {
+            return None;
+        }
+        *n += 1;
+        Some(BodySlot(self.clone(), ip))
+    }
+}
+
+/// The range a client address stands for in per-client limits: its /24
+/// for IPv4 (and IPv4-mapped IPv6), its /64 for IPv6. Addresses are cheap
+/// inside one range, so a limit per address is a limit on nothing.
+pub fn client_range(ip: std::net::IpAddr) -> std::net::IpAddr {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let v4 = |a: Ipv4Addr| {
+        let o = a.octets();
+        IpAddr::V4(Ipv4Addr::new(o[0], o[1], o[2], 0))
+    };
+    match ip {
+        IpAddr::V4(a) => v4(a),
+        IpAddr::V6(a) => match a.to_ipv4_mapped() {
+            Some(m) => v4(m),
+            None => {
+                let s = a.segments();
+                IpAddr::V6(Ipv6Addr::new(s[0], s[1], s[2], s[3], 0, 0, 0, 0))
+            }
+        },
+    }
+}
+
 async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
     let max = state.opts.max_connections;
     // Below this many free slots, a new connection makes room by closing the oldest
@@ -393,6 +469,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
     let per_client = state.opts.max_per_client.max(1);
     let slots = Arc::new(tokio::sync::Semaphore::new(max));
     let conns = Arc::new(Conns::default());
+    let bodies = Arc::new(Bodies::default());
     let app = router(state.clone());
     let shutdown = shutdown_signal();
     tokio::pin!(shutdown);
@@ -410,7 +487,11 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
         };
         // One address may not hold every slot (loopback and a shared NAT are one
         // address: the eviction below is what keeps room for them).
-        if conns.per_client(peer.ip()) >= per_client && !conns.evict_one(Some(peer.ip())) {
+        // A client is its address range: one host of a /24 (or /64) can
+        // bring its neighbours' addresses, not a listener's worth of them.
+        let range = client_range(peer.ip());
+        let trusted = state.opts.trusted_proxies.contains(&peer.ip());
+        if !trusted && conns.per_client(range) >= per_client && !conns.evict_one(Some(range)) {
             drop(stream);
             continue;
         }
@@ -425,7 +506,7 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
         let close = Arc::new(tokio::sync::Notify::new());
         conns.lock().push(ConnEntry {
             id,
-            peer: peer.ip(),
+            peer: range,
             served: served.clone(),
             receiving: receiving.clone(),
             close: close.clone(),
@@ -443,6 +524,11 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
         );
         // Every body under its route's rules: uploads their size and time,
         // everything else (the forms anyone may post) a few KiB in seconds.
+        // The client of this connection's current request, and whether it
+        // sends a body (set per request; a connection's requests are served
+        // one after another).
+        let current: Arc<std::sync::Mutex<Option<std::net::IpAddr>>> = Default::default();
+        let (current_in, proxied) = (current.clone(), trusted);
         let guarded = tower::ServiceExt::<axum::extract::Request>::map_request(
             app.clone(),
             move |req: hyper::Request<hyper::body::Incoming>| {
@@ -451,10 +537,25 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
                 } else {
                     form_rules
                 };
+                let client = if proxied {
+                    forwarded_for(req.headers()).map_or(range, client_range)
+                } else {
+                    range
+                };
+                let sends_body = req.headers().contains_key(hyper::header::TRANSFER_ENCODING)
+                    || req
+                        .headers()
+                        .get(hyper::header::CONTENT_LENGTH)
+                        .and_then(|v| v.to_str().ok())
+                        .is_some_and(|v| v.trim() != "0");
+                if let Ok(mut c) = current_in.lock() {
+                    *c = sends_body.then_some(client);
+                }
                 let receiving = receiving.clone();
                 req.map(|b| axum::body::Body::new(body::Guarded::new(b, rules, receiving)))
             },
         );
+        let bodies = bodies.clone();
         let service = TowerToHyperService::new(tower::ServiceExt::<
             hyper::Request<hyper::body::Incoming>,
         >::map_future(
@@ -462,8 +563,24 @@ async fn accept_loop(listener: tokio::net::TcpListener, state: Arc<AppState>) {
             move |fut: axum::routing::future::RouteFuture<std::convert::Infallible>| {
                 let busy = busy.clone();
                 busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                // A body from a client already sending its share of bodies
+                // is refused before it is read (429), so one range cannot
+                // hold every connection with slow bodies.
+                let client = current.lock().ok().and_then(|mut c| c.take());
+                let slot = client.map(|ip| bodies.enter(ip, per_client));
                 async move {
-                    let r = fut.await;
+                    let r = match slot {
+                        Some(None) => Ok(axum::response::IntoResponse::into_response(
+                            error::ApiError::new(
+                                hyper::StatusCode::TOO_MANY_REQUESTS,
+                                "too_many_bodies",
+                                format!(
+                                    "this client's address range is sending {per_client} request bodies already (--max-per-client): retry when one is done"
+                                ),
+                            ),
+                        )),
+                        _ => fut.await,
+                    };
                     busy.fetch_sub(1, std::sync::atomic::Ordering::Relaxed);
                     r
                 }
