@@ -2055,3 +2055,56 @@ fn bodies_at_once_are_limited_per_client_range_and_a_trusted_proxy_forwards_its_
     let got = answer(&mut elsewhere);
     assert!(!got.starts_with("HTTP/1.1 429") && !got.is_empty(), "{got}");
 }
+
+/// A large body arrives into a temporary file before it takes the one
+/// large upload's turn: a write-token client declaring 30 MB and sending
+/// 20 KiB a second (above the 16 KiB/s floor) no longer holds the turn, so
+/// a small gzip report beside it is stored in seconds (it waited 57 s).
+#[test]
+fn a_slow_large_upload_holds_no_ones_turn() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let addr = s.url.trim_start_matches("http://").to_string();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let trickler = {
+        let (addr, stop, write) = (addr.clone(), stop.clone(), write.clone());
+        std::thread::spawn(move || {
+            let mut c = TcpStream::connect(&addr).unwrap();
+            let head = format!(
+                "POST /api/v1/points?series=slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {write}\r\nContent-Type: text/csv\r\nContent-Length: 30000000\r\n\r\ntime,x\n"
+            );
+            c.write_all(head.as_bytes()).unwrap();
+            let chunk = vec![b'1'; 2048];
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                if c.write_all(&chunk).is_err() {
+                    break;
+                }
+                // 20 KiB a second.
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        })
+    };
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(junit(1, 99).as_bytes()).unwrap();
+    let body = gz.finish().unwrap();
+    let t = std::time::Instant::now();
+    let a = post(
+        &format!("{}/api/v1/tests?series=small", s.url),
+        &[
+            ("Authorization", &bearer(&write)),
+            ("Content-Type", "application/gzip"),
+        ],
+        &body,
+    );
+    let took = t.elapsed();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    trickler.join().unwrap();
+    assert_eq!(a.status, 201, "{}", a.text);
+    assert!(
+        took < Duration::from_secs(20),
+        "the small gzip report waited {took:?} behind a slow large body"
+    );
+}

@@ -88,29 +88,29 @@ async fn read_body(st: &AppState, headers: &HeaderMap, body: Body) -> Result<Byt
                 st.opts.body_timeout.as_secs_f64()
             ),
         )),
-        Ok(Err(e)) => {
-            let mut src: Option<&dyn std::error::Error> = Some(&e);
-            while let Some(s) = src {
-                match s.downcast_ref::<super::body::BodyError>() {
-                    Some(super::body::BodyError::TooLarge(_)) => return Err(too_large()),
-                    Some(cut) => {
-                        return Err(ApiError::new(
-                            StatusCode::REQUEST_TIMEOUT,
-                            "timeout",
-                            cut.to_string(),
-                        ));
-                    }
-                    None => {}
-                }
-                if s.to_string().contains("length limit") {
-                    return Err(too_large());
-                }
-                src = s.source();
-            }
-            Err(ApiError::bad_request(format!("cannot read the body: {e}")))
-        }
+        Ok(Err(e)) => Err(body_error(&e, too_large)),
         Ok(Ok(b)) => Ok(b),
     }
+}
+
+/// What a body that could not be read is answered: too large (413), cut
+/// off for its pace or its time (408), or else unreadable (400).
+fn body_error(e: &(dyn std::error::Error + 'static), too_large: impl Fn() -> ApiError) -> ApiError {
+    let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(s) = src {
+        match s.downcast_ref::<super::body::BodyError>() {
+            Some(super::body::BodyError::TooLarge(_)) => return too_large(),
+            Some(cut) => {
+                return ApiError::new(StatusCode::REQUEST_TIMEOUT, "timeout", cut.to_string());
+            }
+            None => {}
+        }
+        if s.to_string().contains("length limit") {
+            return too_large();
+        }
+        src = s.source();
+    }
+    ApiError::bad_request(format!("cannot read the body: {e}"))
 }
 
 fn clean(v: &str, what: &str) -> Result<String, ApiError> {
@@ -220,6 +220,87 @@ fn upload_meta(
 /// The header on an empty upload's answer that tells the largest body taken.
 pub const MAX_BODY_HEADER: &str = "x-tardy-max-body";
 
+/// Room in the spool for one body: its bytes, given back when dropped.
+struct Spool<'a>(&'a AppState, u64);
+
+impl<'a> Spool<'a> {
+    fn reserve(st: &'a AppState, bytes: u64) -> Option<Spool<'a>> {
+        use std::sync::atomic::Ordering::SeqCst;
+        st.spooled
+            .fetch_update(SeqCst, SeqCst, |now| {
+                (now + bytes <= super::SPOOL_BUDGET).then_some(now + bytes)
+            })
+            .ok()
+            .map(|_| Spool(st, bytes))
+    }
+}
+
+impl Drop for Spool<'_> {
+    fn drop(&mut self) {
+        self.0
+            .spooled
+            .fetch_sub(self.1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The body written to an unnamed temporary file as it arrives, within
+/// the size limit and the body timeout (the same answers as [`read_body`]).
+async fn spool_body(
+    st: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<std::fs::File, ApiError> {
+    use http_body_util::BodyExt;
+    let max = st.opts.max_body as u64;
+    let too_large = || {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "too_large",
+            format!("the body is larger than this server's limit of {max} bytes (--max-body)"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    if declared.is_some_and(|n| n > max) {
+        return Err(too_large());
+    }
+    let mut file = tempfile::tempfile()
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "spool", e.to_string()))?;
+    let read = async {
+        let mut body = body;
+        let mut n = 0u64;
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| body_error(&e, too_large))?;
+            if let Ok(data) = frame.into_data() {
+                n += data.len() as u64;
+                if n > max {
+                    return Err(too_large());
+                }
+                std::io::Write::write_all(&mut file, &data).map_err(|e| {
+                    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "spool", e.to_string())
+                })?;
+            }
+        }
+        Ok(())
+    };
+    match tokio::time::timeout(st.opts.body_timeout, read).await {
+        Err(_) => Err(ApiError::new(
+            StatusCode::REQUEST_TIMEOUT,
+            "timeout",
+            format!(
+                "the body did not arrive within {} s",
+                st.opts.body_timeout.as_secs_f64()
+            ),
+        )),
+        Ok(r) => r,
+    }?;
+    std::io::Seek::rewind(&mut file)
+        .map_err(|e| ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "spool", e.to_string()))?;
+    Ok(file)
+}
+
 /// The turn of a large upload (one at a time).
 async fn large_turn(st: &AppState) -> Result<tokio::sync::SemaphorePermit<'_>, ApiError> {
     st.large_uploads.acquire().await.map_err(|_| {
@@ -266,12 +347,43 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.parse::<u64>().ok())
             .is_none_or(|n| n >= super::LARGE_UPLOAD);
-    let mut turn = if large {
-        Some(large_turn(&st).await?)
+    // A large body arrives into a temporary file before the turn is taken
+    // (a slow sender then holds only its own connection), unless the files
+    // of bodies arriving now already hold the spool's budget.
+    let declared = parts
+        .headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let spool = if large {
+        Spool::reserve(&st, declared.unwrap_or(st.opts.max_body as u64))
     } else {
         None
     };
-    let bytes = read_body(&st, &parts.headers, body).await?;
+    let (mut turn, bytes) = match spool {
+        Some(spool) => {
+            let file = spool_body(&st, &parts.headers, body).await?;
+            let turn = large_turn(&st).await?;
+            drop(spool);
+            let bytes = tokio::task::spawn_blocking(move || {
+                let mut f = file;
+                let mut v = Vec::new();
+                std::io::Read::read_to_end(&mut f, &mut v).map(|_| Bytes::from(v))
+            })
+            .await
+            .map_err(|_| ApiError::bad_request("reading the spooled body failed"))?
+            .map_err(|e| ApiError::bad_request(format!("reading the spooled body: {e}")))?;
+            (Some(turn), bytes)
+        }
+        None => {
+            let turn = if large {
+                Some(large_turn(&st).await?)
+            } else {
+                None
+            };
+            (turn, read_body(&st, &parts.headers, body).await?)
+        }
+    };
     if bytes.is_empty() {
         return Err(ApiError::bad_request("the body is empty"));
     }

@@ -117,10 +117,13 @@ pub struct AppState {
     pub opts: ServeOptions,
     /// Sign-in sessions of the web pages.
     pub sessions: session::Sessions,
-    /// Uploads over [`LARGE_UPLOAD`] bytes are read and stored one at a time, so
-    /// that memory stays bounded however many arrive at once (the others wait
-    /// before their bodies are read).
+    /// Uploads over [`LARGE_UPLOAD`] bytes are parsed and stored one at a
+    /// time, so that memory stays bounded however many arrive at once. Their
+    /// bodies arrive first, spooled to temporary files ([`SPOOL_BUDGET`] in
+    /// all), so a slow sender holds no one's turn.
     pub large_uploads: tokio::sync::Semaphore,
+    /// Bytes of bodies being spooled now.
+    pub spooled: std::sync::atomic::AtomicU64,
     /// Each suite's newest points, held so an upload's check reads only
     /// its own.
     pub windows: Arc<crate::history::window::Windows>,
@@ -159,6 +162,10 @@ const HEALTH_EVERY: Duration = Duration::from_secs(5);
 
 /// The body size from which an upload waits for its turn.
 pub const LARGE_UPLOAD: u64 = 1 << 20;
+
+/// Disk that large bodies arriving at once may take in temporary files;
+/// past it, a large upload waits for its turn before its body is read.
+pub const SPOOL_BUDGET: u64 = 1 << 30;
 
 impl AppState {
     /// Run blocking database work off the async threads.
@@ -275,6 +282,7 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             windows,
             sessions: session::Sessions::default(),
             large_uploads: tokio::sync::Semaphore::new(1),
+            spooled: std::sync::atomic::AtomicU64::new(0),
             health: Health::default(),
         });
         Health::check(&state).await;
