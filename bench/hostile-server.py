@@ -20,6 +20,12 @@ builds tardy and makes the tokens), or alone:
     of it was stored.
 10. 10,000 sign-ins with one read token: seconds, and whether another user's
     session survives.
+11. The overview with 10,000 series: bytes and seconds of page 1 and page 100,
+    and 16 anonymous clients looping on it beside health probes.
+12. A write-token client declaring 30 MB and sending 20 KiB/s, and a 1 KB gzip
+    report sent beside it: seconds until the report is stored.
+13. 32 address ranges x 64 connections trickling upload bodies: health probes
+    answered from another address.
 """
 import gzip, http.client, os, socket, subprocess, threading, time, urllib.request
 
@@ -250,6 +256,117 @@ def sign_ins():
     p.wait()
 
 
-for section in (bombs, slow_bodies, push, wide_csv, sigterm, sign_ins):
+def overview():
+    n = 10000
+    with open("wide.csv", "w") as f:
+        f.write("time," + ",".join(f"bench{i:05}" for i in range(n)) + "\n")
+        for r in range(3):
+            f.write(f"{1700000000 + r * 100}," + ",".join(str(1.0 + i % 7) for i in range(n)) + "\n")
+    if os.path.exists("ov.db"):
+        os.remove("ov.db")
+    subprocess.run([T, "history", "import", "--db", "ov.db", "wide.csv"], check=True, stdout=subprocess.DEVNULL)
+    p, port = serve("sqlite:ov.db", "--no-detect")
+    for page in ("/", "/?page=100"):
+        t = time.time()
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=60).read()
+        print(f"overview {page} with {n} series: {len(body) / 1024:.0f} KiB in {time.time() - t:.3f} s")
+    stop = False
+
+    def reader():
+        while not stop:
+            try:
+                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read()
+            except Exception:
+                pass
+
+    threads = [threading.Thread(target=reader, daemon=True) for _ in range(16)]
+    for t in threads:
+        t.start()
+    ok = 0
+    for _ in range(22):
+        try:
+            ok += urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=5).status == 200
+        except Exception:
+            pass
+        time.sleep(0.5)
+    stop = True
+    print(f"16 clients looping on the overview: {ok}/22 health probes answered; server peak {hwm(p.pid)} MiB")
+    p.terminate()
+    p.wait()
+
+
+def slow_large():
+    p, port = serve("sqlite:slow.db", "--no-detect")
+    stop = False
+
+    def trickle():
+        s = socket.create_connection(("127.0.0.1", port))
+        s.sendall((f"POST /api/v1/points?series=slow HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {W}\r\n"
+                   "Content-Type: text/csv\r\nContent-Length: 30000000\r\n\r\ntime,x\n").encode())
+        while not stop:
+            try:
+                s.sendall(b"1" * 2048)
+            except OSError:
+                return
+            time.sleep(0.1)
+
+    t = threading.Thread(target=trickle, daemon=True)
+    t.start()
+    time.sleep(1.5)
+    report = gzip.compress(b'<testsuite><testcase name="a" time="0.1"/></testsuite>')
+    start = time.time()
+    status, _ = post(port, "/api/v1/tests?series=small", report, "application/gzip")
+    print(f"1 KB gzip report beside a 30 MB body at 20 KiB/s: {status} in {time.time() - start:.2f} s")
+    stop = True
+    p.terminate()
+    p.wait()
+
+
+def ranges():
+    p, port = serve("sqlite:ranges.db", "--no-detect")
+    stop = False
+    head = (f"POST /api/v1/points HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {W}\r\n"
+            "Content-Type: text/csv\r\nContent-Length: 30000000\r\n\r\ntime,x\n").encode()
+
+    def attacker(k):
+        held = []
+        while not stop:
+            while len(held) < 64:
+                try:
+                    s = socket.socket()
+                    s.bind((f"127.1.{10 + k}.{1 + k % 7}", 0))
+                    s.connect(("127.0.0.1", port))
+                    s.setblocking(False)
+                    s.sendall(head)
+                    held.append(s)
+                except OSError:
+                    break
+            alive = []
+            for s in held:
+                try:
+                    s.send(b"1")
+                    alive.append(s)
+                except OSError:
+                    pass
+            held = alive
+            time.sleep(1)
+
+    for k in range(32):
+        threading.Thread(target=attacker, args=(k,), daemon=True).start()
+    time.sleep(2)
+    ok = 0
+    for _ in range(60):
+        try:
+            ok += urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=10).status == 200
+        except Exception:
+            pass
+        time.sleep(0.2)
+    stop = True
+    print(f"32 ranges x 64 slow upload bodies: {ok}/60 health probes answered")
+    p.terminate()
+    p.wait()
+
+
+for section in (bombs, slow_bodies, push, wide_csv, sigterm, sign_ins, overview, slow_large, ranges):
     print(f"-- {section.__name__.replace('_', ' ')}", flush=True)
     section()

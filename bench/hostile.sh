@@ -11,9 +11,11 @@
 #      (refused from the first 64 KiB), and on a valid hyperfine JSON of 2 M times.
 #   4. Slowloris: 520 connections trickling headers from this address while a
 #      health probe runs every half second; the share of probes answered.
-#   5-10. Compressed bombs, slow bodies on every route, push against a refusing
-#      or absent server, a 200,000-column CSV, SIGTERM mid-upload and 10,000
-#      sign-ins: bench/hostile-server.py, which says what each measures.
+#   5-13. Compressed bombs, slow bodies on every route, push against a refusing
+#      or absent server, a 200,000-column CSV, SIGTERM mid-upload, 10,000
+#      sign-ins, the overview of 10,000 series, a slow 30 MB body beside a small
+#      upload and 32 ranges of slow bodies: bench/hostile-server.py, which says
+#      what each measures.
 #
 # Usage: bench/hostile.sh  (needs curl and python3)
 . "$(dirname "$0")/lib.sh"
@@ -144,7 +146,7 @@ print(f"slowloris, 520 trickling connections: {ok}/76 health probes answered ({1
 EOF
 kill "$spid"; wait "$spid" 2>/dev/null || true
 
-echo "== 5-10. compressed bombs, slow bodies, push, wide CSV, SIGTERM, sign-ins"
+echo "== 5-13. compressed bombs, slow bodies, push, wide CSV, SIGTERM, sign-ins, overview, slow large body, ranges"
 "$TARDY" token add --token-file tokens2 --scope write >w.out 2>&1
 "$TARDY" token add --token-file tokens2 --scope read >r.out 2>&1
 TARDY="$TARDY" TOKENS=tokens2 WRITE=$(grep -o 'tardy_[0-9a-f]*' w.out | head -1) \
