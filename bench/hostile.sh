@@ -146,6 +146,19 @@ print(f"slowloris, 520 trickling connections: {ok}/76 health probes answered ({1
 EOF
 kill "$spid"; wait "$spid" 2>/dev/null || true
 
+echo "== 4b. history import of a 1 M-testcase JUnit report (the CLI readers stay under 256 MiB)"
+python3 - <<'EOF'
+with open('million.xml', 'w') as f:
+    f.write('<?xml version="1.0"?>\n<testsuites>\n<testsuite name="s" tests="1000000">\n')
+    for i in range(1000000):
+        f.write(f'<testcase classname="pkg.Class{i%1000}" name="test_{i}" time="0.{i%997:03d}"/>\n')
+    f.write('</testsuite>\n</testsuites>\n')
+EOF
+rm -f million.db
+echo "first import:  $(rss "$TARDY" history import --db million.db --series big million.xml)"
+echo "second import: $(rss "$TARDY" history import --db million.db --series big million.xml)"
+echo "tests show:    $(rss "$TARDY" tests show million.xml)"
+
 echo "== 5-13. compressed bombs, slow bodies, push, wide CSV, SIGTERM, sign-ins, overview, slow large body, ranges"
 "$TARDY" token add --token-file tokens2 --scope write >w.out 2>&1
 "$TARDY" token add --token-file tokens2 --scope read >r.out 2>&1

@@ -134,7 +134,9 @@ fn show(
         Some(_) => Some(super::history::open(&history.db).map_err(|e| e.to_string())?),
         None => None,
     };
-    let report = reports::read_run(paths, common.keep_going).map_err(|e| e.to_string())?;
+    let mut report = reports::read_run(paths, common.keep_going).map_err(|e| e.to_string())?;
+    // Summarised first: saving takes the report's cases.
+    let s = suite::show(&report, common.top);
     if let (Some(name), Some(db)) = (save, db.as_mut()) {
         let mut provenance = history.provenance()?;
         if let Some(t) = time {
@@ -146,7 +148,7 @@ fn show(
             fingerprint: Some(tardy::probe::Fingerprint::capture()),
             ..Default::default()
         };
-        let batch = tardy::history::import::suite_batch(name, &report, &labels);
+        let batch = tardy::history::import::suite_batch(name, &mut report, &labels);
         let tests = batch.points[0].tests.len();
         db.save(&[batch]).map_err(|e| e.to_string())?;
         eprintln!(
@@ -154,7 +156,6 @@ fn show(
             super::history::backend(&history.db.db).describe()
         );
     }
-    let s = suite::show(&report, common.top);
     match common.format.as_str() {
         "json" => emit(&(serde_json::to_string_pretty(&s).map_err(|e| e.to_string())? + "\n")),
         "text" => emit(&render::suite::show_text(&s, style())),

@@ -3,7 +3,6 @@
 //! (a suite point with every test's duration); and the git metadata of a
 //! point (hash, branch, commit time) read from the repository.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -514,16 +513,20 @@ pub fn reports_batch(
     keep_going: bool,
     labels: &Labels,
 ) -> Result<(Batch, Vec<String>), IngestError> {
-    let report = reports::read_run(paths, keep_going)?;
-    Ok((suite_batch(name, &report, labels), report.warnings.clone()))
+    let mut report = reports::read_run(paths, keep_going)?;
+    let batch = suite_batch(name, &mut report, labels);
+    Ok((batch, std::mem::take(&mut report.warnings)))
 }
 
-/// The batch of one read report.
-pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Batch {
+/// The batch of one read report. Its test cases are taken (each freed as
+/// it becomes a test's result: a million tests are not held twice).
+pub fn suite_batch(name: &str, report: &mut reports::Report, labels: &Labels) -> Batch {
     let mut spec = SeriesSpec::new(name, "suite", "s");
     spec.kind = SeriesKind::Suite;
-    let mut tests: BTreeMap<String, TestResult> = BTreeMap::new();
-    for c in report.cases.iter().filter(|c| !c.has_children) {
+    let value = report.suite_wall_s().unwrap_or_else(|| report.total_s());
+    let cases = std::mem::take(&mut report.cases);
+    let mut tests: Vec<TestResult> = Vec::with_capacity(cases.len());
+    for c in cases.into_iter().filter(|c| !c.has_children) {
         let Some(d) = c.duration_s else { continue };
         let status = match c.status {
             Status::Passed => "passed",
@@ -534,16 +537,17 @@ pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Bat
             Status::Flaky => "flaky",
         };
         let name = super::names::test_name(&c.id.display()).into_owned();
-        tests.insert(
-            name.clone(),
-            TestResult {
-                name,
-                duration: d,
-                status: status.into(),
-            },
-        );
+        tests.push(TestResult {
+            name,
+            duration: d,
+            status: status.into(),
+        });
     }
-    let value = report.suite_wall_s().unwrap_or_else(|| report.total_s());
+    // By name, the last result of a name kept (as a map keyed by name did).
+    tests.reverse();
+    tests.sort_by(|a, b| a.name.cmp(&b.name));
+    tests.dedup_by(|later, first| later.name == first.name);
+    tests.shrink_to_fit();
     Batch {
         spec,
         points: vec![NewPoint {
@@ -554,7 +558,7 @@ pub fn suite_batch(name: &str, report: &reports::Report, labels: &Labels) -> Bat
             fingerprint: labels.fingerprint.clone().map(std::sync::Arc::new),
             value,
             samples: Vec::new(),
-            tests: tests.into_values().collect(),
+            tests,
         }],
     }
 }

@@ -156,7 +156,7 @@ fn read_batches(
             Vec::new(),
         )),
         UploadKind::Tests => {
-            let report = reports::read_run_bytes(body, source)?;
+            let mut report = reports::read_run_bytes(body, source)?;
             // Tests that all lost their durations would store an empty suite: refuse,
             // naming the first bad value, rather than answer "stored" with 0 tests.
             if !report.cases.is_empty() && report.cases.iter().all(|c| c.duration_s.is_none()) {
@@ -172,7 +172,7 @@ fn read_batches(
             let warnings = report.warnings.clone();
             let batch = suite_batch(
                 &name,
-                &report,
+                &mut report,
                 &Labels {
                     series: None,
                     ..labels

@@ -134,7 +134,8 @@ pub struct TestResult {
     pub name: String,
     /// Seconds.
     pub duration: f64,
-    pub status: String,
+    /// `passed`, `failed`, ...: one of a few words, never allocated per test.
+    pub status: std::borrow::Cow<'static, str>,
 }
 
 /// A point to write.

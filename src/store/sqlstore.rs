@@ -405,17 +405,46 @@ impl<C: Conn> SqlStore<C> {
         }
         names.sort_unstable();
         names.dedup();
-        let known_of = || -> Result<HashMap<String, i64>, DbError> {
-            Ok(Self::tests_of(c, series_id)?
-                .into_iter()
-                .map(|t| (t.name, t.id))
-                .collect())
+        // The ids of the batch's own names, looked up and inserted 500 at a
+        // time (a series' every test name was read into a map, and read
+        // again after inserting: a million names held twice).
+        let mut out: HashMap<&'b str, i64> = HashMap::with_capacity(names.len());
+        let take = |rows: &[crate::store::sql::Row],
+                    chunk: &[&'b str],
+                    out: &mut HashMap<&'b str, i64>|
+         -> Result<(), DbError> {
+            for r in rows {
+                let name = r.text(1)?;
+                if let Ok(i) = chunk.binary_search(&name.as_str()) {
+                    out.insert(chunk[i], r.i64(0)?);
+                }
+            }
+            Ok(())
         };
-        let mut known = known_of()?;
-        let missing: Vec<&str> = names
+        let lookup = |chunk: &[&'b str], out: &mut HashMap<&'b str, i64>| -> Result<(), DbError> {
+            let marks: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
+            let mut args: Vec<Value> = Vec::with_capacity(chunk.len() + 1);
+            args.push(Value::Int(series_id));
+            for n in chunk {
+                args.push(Value::from(*n));
+            }
+            let rows = c.query(
+                &format!(
+                    "SELECT id, name FROM tests WHERE series_id = ?1 AND name IN ({})",
+                    marks.join(", ")
+                ),
+                &args,
+            )?;
+            take(&rows, chunk, out)
+        };
+        for chunk in names.chunks(500) {
+            over_budget()?;
+            lookup(chunk, &mut out)?;
+        }
+        let missing: Vec<&'b str> = names
             .iter()
             .copied()
-            .filter(|n| !known.contains_key(*n))
+            .filter(|n| !out.contains_key(n))
             .collect();
         for chunk in missing.chunks(500) {
             over_budget()?;
@@ -426,26 +455,25 @@ impl<C: Conn> SqlStore<C> {
             for n in chunk {
                 args.extend_from_slice(sql_args!(series_id, *n));
             }
-            c.execute(
+            let inserted = c.query(
                 &format!(
-                    "INSERT INTO tests (series_id, name) VALUES {} ON CONFLICT (series_id, name) DO NOTHING",
+                    "INSERT INTO tests (series_id, name) VALUES {} ON CONFLICT (series_id, name) DO NOTHING RETURNING id, name",
                     rows.join(", ")
                 ),
                 &args,
             )?;
+            take(&inserted, chunk, &mut out)?;
+            // Names another writer stored meanwhile: their ids.
+            if chunk.iter().any(|n| !out.contains_key(n)) {
+                lookup(chunk, &mut out)?;
+            }
         }
-        if !missing.is_empty() {
-            known = known_of()?;
+        if let Some(n) = names.iter().find(|n| !out.contains_key(*n)) {
+            return Err(DbError::Invalid(format!(
+                "internal: test '{n}' was not stored"
+            )));
         }
-        names
-            .into_iter()
-            .map(|n| match known.get(n) {
-                Some(&id) => Ok((n, id)),
-                None => Err(DbError::Invalid(format!(
-                    "internal: test '{n}' was not stored"
-                ))),
-            })
-            .collect()
+        Ok(out)
     }
 
     fn insert_batches(c: &C, project: i64, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
