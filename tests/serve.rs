@@ -2108,3 +2108,35 @@ fn a_slow_large_upload_holds_no_ones_turn() {
         "the small gzip report waited {took:?} behind a slow large body"
     );
 }
+
+/// A series page draws the newest 2,000 points and says where the rest
+/// are: its size does not grow with the history (100,000 points made a
+/// 10.8 MB page).
+#[test]
+fn a_long_series_page_shows_its_newest_points_and_points_to_the_rest() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut csv = String::from("time,long\n");
+    for r in 0..5000 {
+        csv.push_str(&format!(
+            "{},{}\n",
+            1_600_000_000 + r * 60,
+            100.0 + (r % 13) as f64
+        ));
+    }
+    std::fs::write(dir.path().join("long.csv"), csv).unwrap();
+    succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "long.csv"]));
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    let page = get(&format!("{}/series?name=long", s.url), &[]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text.contains("The newest 2000 of 5000 points"),
+        "{}",
+        &page.text[..500.min(page.text.len())]
+    );
+    assert!(page.text.contains("/api/v1/points?series=long"));
+    let all = get(&format!("{}/api/v1/points?series=long", s.url), &[]);
+    assert_eq!(all.status, 200);
+    let v: serde_json::Value = serde_json::from_str(&all.text).unwrap();
+    let n = v["points"].as_array().map_or(0, Vec::len);
+    assert_eq!(n, 5000, "the API has every point");
+}

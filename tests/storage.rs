@@ -97,6 +97,7 @@ fn round_trip() {
                 &PointFilter {
                     branch: Some("main".into()),
                     since: Some(15),
+                    newest: None,
                 },
             )
             .unwrap();
@@ -104,6 +105,7 @@ fn round_trip() {
         let other = PointFilter {
             branch: Some("x' OR '1'='1".into()),
             since: None,
+            newest: None,
         };
         assert!(db.points(info.id, &other).unwrap().is_empty());
         assert!(db.series("suite' OR '1'='1").unwrap().is_none());

@@ -123,6 +123,7 @@ impl Filter {
         Ok(PointFilter {
             branch: self.branch.clone(),
             since,
+            newest: None,
         })
     }
 }

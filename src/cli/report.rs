@@ -183,6 +183,7 @@ fn history_part(args: &ReportArgs) -> Result<(Vec<view::SeriesView>, Alerts), St
     let filter = PointFilter {
         branch: args.branch.clone(),
         since: None,
+        newest: None,
     };
     let mut series = Vec::new();
     for info in all

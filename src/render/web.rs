@@ -262,8 +262,16 @@ pub fn series_page(
     tests: &[String],
 ) -> String {
     let fmt = value_fmt(&view.info.unit);
+    let shown = view.points.len() as i64;
     let body = html! {
         h1 { (view.info.name) }
+        @if view.info.points > shown {
+            p.muted {
+                "The newest " (shown) " of " (view.info.points) " points (and the change points among them); all of them: "
+                a href={ "/api/v1/points?series=" (form_urlencoded::byte_serialize(view.info.name.as_bytes()).collect::<String>()) } { "/api/v1/points" }
+                " or " code { "tardy history export" } "."
+            }
+        }
         (PreEscaped(series_section(view, false)))
         @if !alongside.is_empty() {
             h2 { "Measured alongside" }

@@ -623,6 +623,7 @@ pub async fn points(
                 ApiError::bad_request(format!("since '{t}' is not a date or Unix seconds"))
             })?),
         },
+        newest: None,
     };
     let body = st
         .db(move |s| {

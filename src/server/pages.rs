@@ -92,6 +92,9 @@ where
     respond(st, r)
 }
 
+/// Points a series page draws (the newest; the API has them all).
+pub const SERIES_PAGE_POINTS: usize = 2000;
+
 /// Series a page of the overview lists.
 pub const OVERVIEW_PAGE: usize = 100;
 /// Points read for a series' sparkline and for a suite's pipeline row (its
@@ -237,6 +240,7 @@ fn filter_from(q: &std::collections::BTreeMap<String, String>) -> PointFilter {
     PointFilter {
         branch: q.get("branch").cloned().filter(|b| !b.is_empty()),
         since: None,
+        newest: None,
     }
 }
 
@@ -250,7 +254,11 @@ pub async fn series(
             .get("name")
             .cloned()
             .ok_or_else(|| ApiError::bad_request("which series? (/series?name=NAME)"))?;
-        let filter = filter_from(&q);
+        // The newest points only: a page stays small whatever the history.
+        let filter = PointFilter {
+            newest: Some(SERIES_PAGE_POINTS),
+            ..filter_from(&q)
+        };
         Ok(move |s: &mut dyn History, project: &str| {
             let info = s
                 .series(&name)?

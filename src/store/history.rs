@@ -200,6 +200,8 @@ pub struct PointFilter {
     pub branch: Option<String>,
     /// Points at or after this time (Unix seconds, commit time else run time).
     pub since: Option<i64>,
+    /// Only the newest this many (still oldest first).
+    pub newest: Option<usize>,
 }
 
 /// What the last detection of one series left for the next, incremental one.

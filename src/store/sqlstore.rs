@@ -882,17 +882,26 @@ impl<C: Conn> History for SqlStore<C> {
     }
 
     fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError> {
+        let (order, limit) = match filter.newest {
+            Some(n) => ("DESC", format!(" LIMIT {n}")),
+            None => ("", String::new()),
+        };
         let sql = format!(
             "SELECT {POINT_COLUMNS} FROM points p WHERE p.series_id = ?1
                AND (CAST(?2 AS TEXT) IS NULL OR p.branch = ?2)
                AND (CAST(?3 AS BIGINT) IS NULL OR p.t >= ?3)
-             ORDER BY p.t, p.id"
+             ORDER BY p.t {order}, p.id {order}{limit}"
         );
-        self.conn
+        let mut points = self
+            .conn
             .query(&sql, sql_args!(series_id, &filter.branch, filter.since))?
             .iter()
             .map(point_from_row)
-            .collect()
+            .collect::<Result<Vec<_>, _>>()?;
+        if filter.newest.is_some() {
+            points.reverse();
+        }
+        Ok(points)
     }
 
     fn series_samples(
