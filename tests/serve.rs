@@ -2140,3 +2140,48 @@ fn a_long_series_page_shows_its_newest_points_and_points_to_the_rest() {
     let n = v["points"].as_array().map_or(0, Vec::len);
     assert_eq!(n, 5000, "the API has every point");
 }
+
+/// An alert that moved 600 series lists its 500 largest changes and links
+/// to the API for all of them (3,000 members made a 630 KB page).
+#[test]
+fn an_alert_of_many_series_lists_its_largest_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 600;
+    let mut csv = String::from("time");
+    for i in 0..n {
+        csv.push_str(&format!(",m{i:04}"));
+    }
+    csv.push('\n');
+    for r in 0..60u64 {
+        csv.push_str(&format!("{}", 1_700_000_000 + r * 100));
+        for i in 0..n {
+            let step = if r >= 40 { 10.0 } else { 1.0 };
+            // A little noise: deterministic, different per row and series.
+            let wobble = 1.0 + ((r * 31 + i as u64 * 17) % 11) as f64 * 0.001;
+            csv.push_str(&format!(",{:.4}", (100.0 + (i % 7) as f64) * step * wobble));
+        }
+        csv.push('\n');
+    }
+    std::fs::write(dir.path().join("step.csv"), csv).unwrap();
+    succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "step.csv"]));
+    succeeds(tardy(dir.path()).args(["history", "detect", "--db", "h.db"]));
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    let alerts = get(&format!("{}/api/v1/alerts", s.url), &[]);
+    let v: serde_json::Value = serde_json::from_str(&alerts.text).unwrap();
+    let big = v
+        .as_array()
+        .unwrap()
+        .iter()
+        .max_by_key(|a| a["members"].as_array().map_or(0, Vec::len))
+        .unwrap();
+    let members = big["members"].as_array().unwrap().len();
+    assert!(members > 500, "{members} members");
+    let page = get(&format!("{}/alert/{}", s.url, big["id"]), &[]);
+    assert_eq!(page.status, 200);
+    assert!(
+        page.text
+            .contains(&format!("The 500 largest changes; all {members}")),
+        "{}",
+        &page.text[..400.min(page.text.len())]
+    );
+}

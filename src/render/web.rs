@@ -372,6 +372,9 @@ pub struct BisectOffer {
 
 /// `tardy bisect` command to copy (or, without a stored command, a template
 /// to fill in, not offered for copying).
+/// Members an alert page lists (the largest changes).
+pub const ALERT_PAGE_MEMBERS: usize = 500;
+
 pub fn alert_page(
     project: &str,
     alert: &Alert,
@@ -379,7 +382,11 @@ pub fn alert_page(
     csrf: Option<&str>,
     context: &AlertContext,
 ) -> String {
+    // The largest changes (the page stays small however many series one
+    // commit moved; the API lists them all), then by series.
     let mut members: Vec<_> = alert.members.iter().collect();
+    members.sort_by(|a, b| b.change.abs().total_cmp(&a.change.abs()));
+    members.truncate(ALERT_PAGE_MEMBERS);
     members.sort_by(|a, b| {
         a.series
             .cmp(&b.series)
@@ -498,6 +505,12 @@ pub fn alert_page(
             }
         }
         h2 { "Affected series (" (alert.members.len()) ")" }
+        @if alert.members.len() > members.len() {
+            p.muted {
+                "The " (members.len()) " largest changes; all " (alert.members.len()) ": "
+                a href={ "/api/v1/alerts/" (alert.id) } { "/api/v1/alerts/" (alert.id) } "."
+            }
+        }
         section {
             table {
                 tr {
