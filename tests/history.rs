@@ -792,7 +792,11 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
     for needle in [
         "<h2>Verdicts</h2>",
         "class=\"verdict-slower\">slower",
-        "old.txt: Sum-2",
+        // One chart per benchmark, its files side by side, in the units
+        // the command line prints.
+        "<h3>Sum-2",
+        ">old.txt</text>",
+        "ns/op</text>",
         "<h2>Tests: ",
         "15.6 ms, the default Windows timer resolution",
         "class=\"bar up\"",
@@ -802,6 +806,8 @@ fn report_shows_verdicts_the_tests_waterfall_and_machines() {
         assert!(html.contains(needle), "the report lacks {needle:?}");
     }
     assert!(!html.contains("<script"));
+    // The verdicts first, then the distributions.
+    assert!(html.find("<h2>Verdicts</h2>") < html.find("<h2>Results</h2>"));
     // One chart alone as SVG; several charts is an error that says how to pick.
     succeeds(
         tardy(d)

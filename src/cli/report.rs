@@ -239,8 +239,11 @@ fn read_files(files: &[String]) -> Result<Inputs, String> {
     Ok(inputs)
 }
 
-/// One chart per unit, every file's sets in it side by side (a set is
-/// named by its file when there are several files).
+/// Commands (tardy, hyperfine, numbers): one chart per unit, every file's
+/// sets in it side by side (a set named by its file when there are several
+/// files). Benchmarks of a harness (Go, JMH, ...): one small chart per
+/// benchmark and unit, its files side by side on its own scale (on one
+/// axis, 80 ns and 27 µs benchmarks crushed each other).
 fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
     let mut results: Vec<ResultsView> = Vec::new();
     let several = datasets.len() > 1;
@@ -248,9 +251,17 @@ fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
         let file = std::path::Path::new(&d.source)
             .file_name()
             .map_or(d.source.clone(), |n| n.to_string_lossy().into_owned());
+        let per_benchmark = d.format.is_benchmarks();
         for s in &d.series {
+            let bench = if s.group.is_empty() {
+                s.name.clone()
+            } else {
+                format!("{} ({})", s.name, s.group)
+            };
             let set = ResultSet {
-                name: if several {
+                name: if per_benchmark {
+                    file.clone()
+                } else if several {
                     format!("{file}: {}", s.name)
                 } else {
                     s.name.clone()
@@ -263,6 +274,20 @@ fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
                 },
                 dots: spaced_order_statistics(&s.values, STRIP_DOTS),
             };
+            if per_benchmark {
+                match results
+                    .iter_mut()
+                    .find(|r| r.unit == s.unit && r.source == bench)
+                {
+                    Some(r) => r.sets.push(set),
+                    None => results.push(ResultsView {
+                        source: bench,
+                        unit: s.unit.clone(),
+                        sets: vec![set],
+                    }),
+                }
+                continue;
+            }
             match results.iter_mut().find(|r| r.unit == s.unit) {
                 Some(r) => {
                     r.sets.push(set);
@@ -278,6 +303,14 @@ fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
             }
         }
     }
+    // A benchmark whose every value is one number (0 B/op in every run of
+    // every file) has nothing to draw: the verdicts say it.
+    let per_benchmark = datasets.iter().any(|d| d.format.is_benchmarks());
+    results.retain(|r| {
+        let mut all = r.sets.iter().flat_map(|s| s.dots.iter().copied());
+        let first = all.next();
+        !per_benchmark || all.any(|v| Some(v) != first)
+    });
     results
 }
 

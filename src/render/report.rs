@@ -126,9 +126,12 @@ pub fn html(page: &Page) -> String {
                 }
                 @if !series.is_empty() { h2 { "Series" } }
                 @for s in series { (PreEscaped(series_section(s, true))) }
+                // The verdicts first: what changed, then the distributions.
+                @if let Some(c) = page.compare { (PreEscaped(compare_section(c))) }
                 @if !results.is_empty() { h2 { "Results" } }
                 @for r in results {
-                    @let fmt = value_fmt(&r.unit);
+                    // Values in the units the command line shows (82.33 ns/op).
+                    @let fmt = |v: f64| super::compare::value(v, &r.unit);
                     section {
                         h3 {
                             (r.source)
@@ -146,7 +149,6 @@ pub fn html(page: &Page) -> String {
                         }
                     }
                 }
-                @if let Some(c) = page.compare { (PreEscaped(compare_section(c))) }
                 @for t in page.tests { (PreEscaped(tests_section(t))) }
                 @if let Some(d) = page.doctor { (PreEscaped(doctor_section(d))) }
                 @if !page.traces.is_empty() { (PreEscaped(traces_section(page.traces, page.flame))) }
@@ -169,7 +171,8 @@ pub(crate) fn compare_section(c: &CompareReport) -> String {
         section {
             p.muted {
                 (format!("{:.0}", c.confidence * 100.0)) "% confidence, " (adjusted) " across "
-                (c.rows.len()) " comparison" @if c.rows.len() != 1 { "s" }
+                (c.family) " comparison" @if c.family != 1 { "s" }
+                @if c.exact_rows > 0 { " (" (c.exact_rows) " exact rows, not tested)" }
                 ", target effect ±" (percent(c.target_effect))
             }
             table {
@@ -180,14 +183,19 @@ pub(crate) fn compare_section(c: &CompareReport) -> String {
                 @for r in &c.rows {
                     @let verdict = format!("{:?}", r.verdict).to_lowercase();
                     tr {
-                        td { (r.name) }
+                        td {
+                            (r.name)
+                            @if !r.group.is_empty() { br; span.muted { (r.group) } }
+                        }
                         td { (r.baseline) " → " (r.candidate) }
                         td.num { (r.n[0]) "/" (r.n[1]) }
                         td.num { (super::compare::value(r.center[0], &r.unit)) }
                         td.num { (super::compare::value(r.center[1], &r.unit)) }
                         td.num { (format!("{:.3}x", r.ratio)) }
                         td { @if let (Some(l), Some(h)) = (r.ci_low, r.ci_high) { (format!("{l:.3}x – {h:.3}x")) } }
-                        td.num { (p_value(r.p_adjusted)) }
+                        td.num {
+                            @if r.p_adjusted.is_nan() { "exact" } @else { (p_value(r.p_adjusted)) }
+                        }
                         td class={ "verdict-" (verdict) } { (verdict) }
                     }
                     @for n in &r.notes {
