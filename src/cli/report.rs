@@ -273,6 +273,7 @@ fn result_views(datasets: &[tardy::ingest::Dataset]) -> Vec<ResultsView> {
                     median_by_selection(&mut s.values.clone())
                 },
                 dots: spaced_order_statistics(&s.values, STRIP_DOTS),
+                quartiles: tardy::stats::summarize(&s.values, 0.95).map(|x| (x.q1, x.q3)),
             };
             if per_benchmark {
                 match results

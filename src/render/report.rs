@@ -128,7 +128,10 @@ pub fn html(page: &Page) -> String {
                 @for s in series { (PreEscaped(series_section(s, true))) }
                 // The verdicts first: what changed, then the distributions.
                 @if let Some(c) = page.compare { (PreEscaped(compare_section(c))) }
-                @if !results.is_empty() { h2 { "Results" } }
+                @if !results.is_empty() {
+                    h2 { "Results" }
+                    p.muted { "Each line is a set of runs, its median the bar. A value more than 3 interquartile ranges beyond the quartiles is drawn as a ring at the axis's end (its value in its tooltip), so a few outliers do not crush the rest." }
+                }
                 @for r in results {
                     // Values in the units the command line shows (82.33 ns/op).
                     @let fmt = |v: f64| super::compare::value(v, &r.unit);

@@ -11,6 +11,10 @@ pub struct ResultSet {
     pub n: usize,
     pub median: f64,
     pub dots: Vec<f64>,
+    /// The set's quartiles (computed by the caller): the axis reaches 3
+    /// interquartile ranges beyond them, and values past that are drawn
+    /// at its edge, marked, so a few outliers do not crush the rest.
+    pub quartiles: Option<(f64, f64)>,
 }
 
 /// The most dots drawn for one set: a strip of 20 million dots would make a
@@ -230,11 +234,28 @@ pub fn strips(sets: &[ResultSet], fmt: &dyn Fn(f64) -> String) -> String {
         .fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), &v| {
             (l.min(v), h.max(v))
         });
+    // The axis: every value, unless outliers lie beyond 3 interquartile
+    // ranges of the sets' quartiles (then they sit at the edge, marked).
+    let fences = sets
+        .iter()
+        .filter_map(|s| s.quartiles)
+        .map(|(q1, q3)| (q1 - 3.0 * (q3 - q1), q3 + 3.0 * (q3 - q1)))
+        .fold(None, |acc: Option<(f64, f64)>, (a, b)| match acc {
+            None => Some((a, b)),
+            Some((l, h)) => Some((l.min(a), h.max(b))),
+        });
+    if let Some((flo, fhi)) = fences
+        && fhi > flo
+    {
+        lo = lo.max(flo);
+        hi = hi.min(fhi);
+    }
     if hi <= lo {
         lo -= lo.abs() * 0.05 + 1e-12;
         hi += hi.abs() * 0.05 + 1e-12;
     }
-    let x = |v: f64| left + (w - left - right) * (v - lo) / (hi - lo);
+    let clipped = |v: f64| v < lo || v > hi;
+    let x = |v: f64| left + (w - left - right) * (v.clamp(lo, hi) - lo) / (hi - lo);
     for (k, set) in sets.iter().enumerate() {
         let (name, values, median) = (&set.name, &set.dots, &set.median);
         let cy = 16.0 + row * k as f64;
@@ -249,6 +270,17 @@ pub fn strips(sets: &[ResultSet], fmt: &dyn Fn(f64) -> String) -> String {
             if v.is_finite() {
                 // A small deterministic jitter keeps equal values visible.
                 let jy = ((i * 7919) % 17) as f64 - 8.0;
+                if clipped(v) {
+                    // Off the axis: a ring at its edge, the value in its title.
+                    let _ = write!(
+                        out,
+                        "<circle class=\"dot clipped\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"none\" stroke=\"currentColor\"><title>{} (off the axis)</title></circle>",
+                        x(v),
+                        cy + jy * 0.8,
+                        esc(&fmt(v))
+                    );
+                    continue;
+                }
                 let _ = write!(
                     out,
                     "<circle class=\"dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>",
@@ -417,9 +449,26 @@ mod tests {
                 n: 2,
                 median: 1.5,
                 dots: vec![1.0, 2.0],
+                quartiles: None,
             }],
             &|v| v.to_string(),
         );
         assert_eq!(s.matches("<circle").count(), 2);
+        // One outlier 1,000 times the rest: at the edge, marked; the axis
+        // ends near the rest.
+        let mut dots: Vec<f64> = (0..20).map(|i| 10.0 + i as f64 * 0.1).collect();
+        dots.push(10_000.0);
+        let s = strips(
+            &[ResultSet {
+                name: "a".into(),
+                n: 21,
+                median: 11.0,
+                dots,
+                quartiles: Some((10.5, 11.5)),
+            }],
+            &|v| v.to_string(),
+        );
+        assert_eq!(s.matches("dot clipped").count(), 1);
+        assert!(s.contains(">14.5</text>"), "{s}");
     }
 }
