@@ -42,10 +42,13 @@ fn fill(text: &str, vars: &BTreeMap<String, String>) -> String {
             .map(|j| i + j)
             .expect("closed expression");
         let key = out[i + 3..j].trim().to_string();
-        let value = vars
-            .get(&key)
-            .unwrap_or_else(|| panic!("unknown expression {key}"));
-        out.replace_range(i..j + 2, value);
+        // A skipped step's outputs are empty, as on a runner.
+        let empty = String::new();
+        let value = vars.get(&key).unwrap_or_else(|| {
+            assert!(key.starts_with("steps."), "unknown expression {key}");
+            &empty
+        });
+        out.replace_range(i..j + 2, &value.clone());
     }
     out
 }
@@ -53,12 +56,12 @@ fn fill(text: &str, vars: &BTreeMap<String, String>) -> String {
 /// The `if:` conditions action.yml uses: `inputs.x != ''` joined by `&&`.
 fn holds(cond: &str, vars: &BTreeMap<String, String>) -> bool {
     cond.split("&&").all(|c| {
-        let name = c
-            .trim()
-            .strip_suffix("!= ''")
-            .unwrap_or_else(|| panic!("unsupported condition {c}"))
-            .trim();
-        vars.get(name).is_some_and(|v| !v.is_empty())
+        let set = |name: &str| vars.get(name.trim()).is_some_and(|v| !v.is_empty());
+        match (c.trim().strip_suffix("!= ''"), c.trim().strip_suffix("== ''")) {
+            (Some(name), _) => set(name),
+            (_, Some(name)) => !set(name),
+            _ => panic!("unsupported condition {c}"),
+        }
     })
 }
 
@@ -88,6 +91,11 @@ fn run_steps(
         if let Some(cond) = step["if"].as_str()
             && !holds(cond, &vars)
         {
+            codes.push((name, None));
+            continue;
+        }
+        // Another action (actions/cache): the runner's, not run here.
+        if step.get("uses").is_some() {
             codes.push((name, None));
             continue;
         }
@@ -148,14 +156,28 @@ fn inputs(given: &[(&str, String)]) -> BTreeMap<String, String> {
     }
     vars.insert("inputs.tardy".into(), tardy.display().to_string());
     vars.insert("github.action_path".into(), repo.display().to_string());
+    vars.insert("github.action_repository".into(), String::new());
+    vars.insert("github.action_ref".into(), "main".into());
     for (k, v) in given {
         vars.insert(format!("inputs.{k}"), v.clone());
     }
     vars
 }
 
+/// The steps that get tardy (which version, the released binary, the
+/// cache), checked in their own test.
+const GETTING_TARDY: [&str; 3] = [
+    "Which tardy",
+    "Download the released tardy",
+    "Cache the built tardy",
+];
+
 fn ran(codes: &[Ran]) -> Vec<Option<i32>> {
-    codes.iter().map(|(_, c)| *c).collect()
+    codes
+        .iter()
+        .filter(|(name, _)| !GETTING_TARDY.contains(&name.as_str()))
+        .map(|(_, c)| *c)
+        .collect()
 }
 
 #[test]
@@ -480,4 +502,44 @@ fn the_example_workflows_use_only_inputs_the_action_has() {
         }
     }
     assert!(seen >= 3, "{seen}");
+}
+
+/// Getting tardy: a binary given is used as it is; without one, the version
+/// is read from the action's Cargo.toml, and a release that cannot be had
+/// (no repository, no network, no release for this version) is no error,
+/// only the note that the source will be built.
+#[test]
+fn the_action_gets_tardy_from_a_release_or_a_cached_build() {
+    let Some(action) = action() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let runner = tempfile::tempdir().unwrap();
+    let tardy = assert_cmd::cargo::cargo_bin("tardy");
+    let (codes, vars) = run_steps(&action, inputs(&[]), dir.path(), runner.path(), &[]);
+    let by = |n: &str| codes.iter().find(|(name, _)| name == n).map(|(_, c)| *c);
+    assert_eq!(by("Which tardy"), Some(Some(0)));
+    assert_eq!(by("Download the released tardy"), Some(None), "a binary was given");
+    assert_eq!(by("Cache the built tardy"), Some(None));
+    assert_eq!(vars["steps.version.outputs.version"], env!("CARGO_PKG_VERSION"));
+    assert!(vars["steps.version.outputs.target"].ends_with("-unknown-linux-gnu"));
+    assert_eq!(vars["steps.install.outputs.tardy"], tardy.display().to_string());
+    // The download step alone, with no release to be had: exit 0, no binary.
+    let step = action["runs"]["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["id"] == "release")
+        .unwrap();
+    let out = Command::new("bash")
+        .args(["-e", "-c", step["run"].as_str().unwrap()])
+        .env("RUNNER_TEMP", runner.path())
+        .env("GITHUB_OUTPUT", runner.path().join("out"))
+        .env("REPO", "")
+        .env("VERSION", env!("CARGO_PKG_VERSION"))
+        .env("TARGET", "x86_64-unknown-linux-gnu")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("building it"));
+    let written = std::fs::read_to_string(runner.path().join("out")).unwrap_or_default();
+    assert!(!written.contains("tardy="), "{written}");
 }
