@@ -57,7 +57,10 @@ fn fill(text: &str, vars: &BTreeMap<String, String>) -> String {
 fn holds(cond: &str, vars: &BTreeMap<String, String>) -> bool {
     cond.split("&&").all(|c| {
         let set = |name: &str| vars.get(name.trim()).is_some_and(|v| !v.is_empty());
-        match (c.trim().strip_suffix("!= ''"), c.trim().strip_suffix("== ''")) {
+        match (
+            c.trim().strip_suffix("!= ''"),
+            c.trim().strip_suffix("== ''"),
+        ) {
             (Some(name), _) => set(name),
             (_, Some(name)) => !set(name),
             _ => panic!("unsupported condition {c}"),
@@ -517,11 +520,21 @@ fn the_action_gets_tardy_from_a_release_or_a_cached_build() {
     let (codes, vars) = run_steps(&action, inputs(&[]), dir.path(), runner.path(), &[]);
     let by = |n: &str| codes.iter().find(|(name, _)| name == n).map(|(_, c)| *c);
     assert_eq!(by("Which tardy"), Some(Some(0)));
-    assert_eq!(by("Download the released tardy"), Some(None), "a binary was given");
+    assert_eq!(
+        by("Download the released tardy"),
+        Some(None),
+        "a binary was given"
+    );
     assert_eq!(by("Cache the built tardy"), Some(None));
-    assert_eq!(vars["steps.version.outputs.version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(
+        vars["steps.version.outputs.version"],
+        env!("CARGO_PKG_VERSION")
+    );
     assert!(vars["steps.version.outputs.target"].ends_with("-unknown-linux-gnu"));
-    assert_eq!(vars["steps.install.outputs.tardy"], tardy.display().to_string());
+    assert_eq!(
+        vars["steps.install.outputs.tardy"],
+        tardy.display().to_string()
+    );
     // The download step alone, with no release to be had: exit 0, no binary.
     let step = action["runs"]["steps"]
         .as_array()

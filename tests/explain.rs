@@ -848,3 +848,49 @@ fn ctrl_c_explains_the_runs_completed() {
     assert!((1..100).contains(&runs), "{runs}");
     assert_eq!(t["interrupted"], true);
 }
+
+/// `--prepare` runs before every run, warm-up or recorded, and is neither
+/// timed nor traced: a 1 s prepare leaves runs of `true` in milliseconds;
+/// a failing one stops with its own words.
+#[test]
+fn prepare_runs_before_each_run_untimed() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("prep.log");
+    let c = explain_json(&[
+        "--runs",
+        "3",
+        "--warmup",
+        "1",
+        "--prepare",
+        &format!("echo x >> {}; sleep 1", log.display()),
+        "true",
+        "sh -c true",
+    ]);
+    let lines = std::fs::read_to_string(&log).unwrap().lines().count();
+    assert_eq!(lines, 2 + 6, "one prepare per warm-up and per run");
+    for side in ["a", "b"] {
+        for run in c[side]["runs"].as_array().unwrap() {
+            let wall = run["wall_s"].as_f64().unwrap();
+            assert!(wall < 0.8, "the prepare (1 s) was timed: {wall} s");
+        }
+    }
+    let out = std::process::Command::new(tardy_bin())
+        .args([
+            "explain",
+            "--runs",
+            "2",
+            "--prepare",
+            "exit 3",
+            "true",
+            "true",
+        ])
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--prepare 'exit 3' failed") && !err.contains("--ignore-failure"),
+        "{err}"
+    );
+}

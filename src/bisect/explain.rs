@@ -229,6 +229,7 @@ pub fn culprit(
         overhead_check: false,
         recorder: crate::record::Choice::Auto,
         warmup: 1,
+        prepare: None,
     };
     let mut first = true;
     let outcome = session::record_set(&pair.specs, &opts, &mut |ev| match ev {

@@ -455,6 +455,7 @@ pub fn explain(o: &Options, p: &Prepared, runs: u64) -> Result<Explained, String
         overhead_check: false,
         recorder: crate::record::Choice::Auto,
         warmup: 1,
+        prepare: None,
     };
     let outcome = session::record_set(&specs, &opts, &mut |_| {}).map_err(|e| e.to_string())?;
     let mut traces = outcome.traces.into_iter();

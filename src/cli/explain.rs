@@ -57,6 +57,10 @@ pub struct ExplainArgs {
     /// that compiles bytecode or reads a cold disk is not the program's usual cost).
     #[arg(short, long, default_value_t = 1)]
     warmup: u64,
+    /// A shell command run before every run, neither timed nor traced
+    /// (e.g. 'sync; echo 3 > /proc/sys/vm/drop_caches' for cold-cache runs).
+    #[arg(long, value_name = "CMD")]
+    prepare: Option<String>,
     /// Compare the command with itself under an environment change (KEY=VALUE, repeatable).
     #[arg(long, value_name = "KEY=VALUE")]
     condition_b: Vec<String>,
@@ -173,6 +177,7 @@ fn explain_main(args: ExplainArgs) -> Result<i32, String> {
         ignore_failure: args.ignore_failure,
         overhead_check: args.overhead_check,
         warmup: args.warmup,
+        prepare: args.prepare.clone(),
         recorder: match args.recorder {
             RecorderArg::Auto => tardy::record::Choice::Auto,
             RecorderArg::Kernel => tardy::record::Choice::Kernel,

@@ -261,7 +261,7 @@ pub fn explain(
         }
     } else {
         session::record_set(&specs, opts, on).map_err(|e| match e {
-            session::SessionError::Failed(m) => {
+            session::SessionError::Failed(m) if !m.starts_with("--prepare") => {
                 format!("{m}; use --ignore-failure to explain failing runs")
             }
             e => e.to_string(),

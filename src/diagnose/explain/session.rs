@@ -33,6 +33,31 @@ pub struct Options {
     /// Untraced, unrecorded runs of each command first (caches, compiled
     /// bytecode, a cold disk), as hyperfine's --warmup.
     pub warmup: u64,
+    /// A shell command run before every run, warm-up or recorded, neither
+    /// timed nor traced (`sync; echo 3 > /proc/sys/vm/drop_caches` for a
+    /// cold-cache run), as `tardy run --prepare` and hyperfine's.
+    pub prepare: Option<String>,
+}
+
+/// `--prepare`: run to its end, untraced; a failure ends the set.
+fn prepare(opts: &Options) -> Result<(), SessionError> {
+    let Some(cmd) = &opts.prepare else {
+        return Ok(());
+    };
+    let status = std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::inherit())
+        .status()
+        .map_err(|e| SessionError::Failed(format!("--prepare '{cmd}' could not start: {e}")))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(SessionError::Failed(format!(
+            "--prepare '{cmd}' failed ({status}): the runs after it would not be what was asked"
+        )))
+    }
 }
 
 /// Progress, for a bar or a log.
@@ -201,6 +226,7 @@ fn rounds(
             on(Event::Warmup {
                 display: &side.display,
             });
+            prepare(opts)?;
             record::Untraced.record(plain)?;
         }
     }
@@ -218,6 +244,7 @@ fn rounds(
             on(Event::Run {
                 display: &side.display,
             });
+            prepare(opts)?;
             let rec = recorder.record(&side.prepared)?;
             if rec.interrupted {
                 return Ok(true);
@@ -246,6 +273,7 @@ fn rounds(
                 b.add_run(rec.profile.as_ref());
             }
             if let Some(u) = &side.untraced {
+                prepare(opts)?;
                 let r = record::Untraced.record(u)?;
                 side.untraced_walls.push(r.wall_ns as f64 / 1e9);
             }
