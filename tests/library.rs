@@ -174,6 +174,7 @@ fn run_and_explain_are_library_calls() {
         overhead_check: false,
         recorder: tardy::record::Choice::Auto,
         warmup: 0,
+        prepare: None,
     };
     let mut events = 0;
     let done = job::explain(sides, &runs, &mut |_| events += 1).unwrap();
