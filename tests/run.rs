@@ -594,15 +594,24 @@ fn sigint_reaches_a_long_command_at_once() {
         }
         let mut child = cmd.spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
-        while !alive("sleep 60") && Instant::now() < deadline {
+        // This tardy's own command (a `sleep 60` of another run, still
+        // exiting, is not it: signalled before its handler, tardy dies).
+        let ours = || descendant(child.id() as i32, "sleep 60");
+        while !ours() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(20));
         }
-        assert!(alive("sleep 60"), "the command never started");
+        assert!(ours(), "the command never started");
         let sent = Instant::now();
         // SAFETY: sending a signal to our own child.
         unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
-        let status = child.wait().unwrap();
-        assert_eq!(status.code(), Some(130));
+        let out = child.wait_with_output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(130),
+            "small spawner {small}: {:?}; stderr: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
         assert!(
             sent.elapsed() < Duration::from_secs(20),
             "small spawner {small}: Ctrl-C took {:?}",
@@ -696,6 +705,42 @@ fn a_drift_over_the_session_is_reported() {
 }
 
 /// Whether a process with exactly this command line is alive.
+/// Whether a process with this command line descends from `root`.
+fn descendant(root: i32, cmdline: &str) -> bool {
+    let parent = |pid: i32| -> Option<i32> {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // pid (comm) state ppid ...: the comm may hold spaces and parentheses.
+        stat.rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()
+    };
+    std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+        let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+            return false;
+        };
+        let matches = std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+            c.split(|&b| b == 0)
+                .filter(|s| !s.is_empty())
+                .collect::<Vec<_>>()
+                .join(&b' ')
+                == cmdline.as_bytes()
+        });
+        let mut p = pid;
+        matches
+            && (0..64).any(|_| match parent(p) {
+                Some(pp) if pp == root => true,
+                Some(pp) if pp > 1 => {
+                    p = pp;
+                    false
+                }
+                _ => false,
+            })
+    })
+}
+
 fn alive(cmdline: &str) -> bool {
     std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
         std::fs::read(e.path().join("cmdline"))
