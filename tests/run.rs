@@ -592,7 +592,7 @@ fn sigint_reaches_a_long_command_at_once() {
                 Ok(())
             });
         }
-        let mut child = cmd.spawn().unwrap();
+        let child = cmd.spawn().unwrap();
         let deadline = Instant::now() + Duration::from_secs(30);
         // This tardy's own command (a `sleep 60` of another run, still
         // exiting, is not it: signalled before its handler, tardy dies).
