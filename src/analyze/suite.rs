@@ -163,28 +163,35 @@ pub struct Diff {
     pub warnings: Vec<String>,
 }
 
-struct Side {
-    durations: HashMap<TestId, Vec<f64>>,
-    status: HashMap<TestId, Status>,
-    parents: std::collections::HashSet<TestId>,
+/// One side's tests, borrowed from its reports (a million tests were
+/// copied three times a side): each test's durations, its last status and
+/// whether it is a parent.
+struct Side<'r> {
+    tests: HashMap<&'r TestId, Seen>,
 }
 
-fn side(runs: &[Report]) -> Side {
+struct Seen {
+    durations: Vec<f64>,
+    status: Status,
+    parent: bool,
+}
+
+fn side(runs: &[Report]) -> Side<'_> {
     let mut s = Side {
-        durations: HashMap::new(),
-        status: HashMap::new(),
-        parents: Default::default(),
+        tests: HashMap::with_capacity(runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),
     };
     for r in runs {
         for c in &r.cases {
-            if c.has_children {
-                s.parents.insert(c.id.clone());
-            }
-            let e = s.durations.entry(c.id.clone()).or_default();
+            let e = s.tests.entry(&c.id).or_insert_with(|| Seen {
+                durations: Vec::new(),
+                status: c.status,
+                parent: false,
+            });
+            e.parent |= c.has_children;
             if let Some(d) = c.duration_s {
-                e.push(d);
+                e.durations.push(d);
             }
-            s.status.insert(c.id.clone(), c.status);
+            e.status = c.status;
         }
     }
     s
@@ -205,8 +212,8 @@ fn failing(s: Status) -> bool {
 
 pub fn diff(before: &[Report], after: &[Report]) -> Diff {
     let (b, a) = (side(before), side(after));
-    let mut ids: Vec<&TestId> = b.durations.keys().chain(a.durations.keys()).collect();
-    ids.sort();
+    let mut ids: Vec<&TestId> = b.tests.keys().chain(a.tests.keys()).copied().collect();
+    ids.sort_unstable();
     ids.dedup();
     let many = before.len() >= 2 && after.len() >= 2;
     let opts = Options {
@@ -221,10 +228,11 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
     let (mut added_s, mut removed_s) = (0.0, 0.0);
     let (mut cv_b, mut cv_a) = (Vec::new(), Vec::new());
     for id in ids {
-        let parent = b.parents.contains(id) || a.parents.contains(id);
-        let (db, da) = (b.durations.get(id), a.durations.get(id));
+        let (tb, ta) = (b.tests.get(id), a.tests.get(id));
+        let parent = tb.is_some_and(|t| t.parent) || ta.is_some_and(|t| t.parent);
+        let (db, da) = (tb.map(|t| &t.durations), ta.map(|t| &t.durations));
         let (mb, ma) = (db.and_then(|v| med(v)), da.and_then(|v| med(v)));
-        let (sb, sa) = (b.status.get(id).copied(), a.status.get(id).copied());
+        let (sb, sa) = (tb.map(|t| t.status), ta.map(|t| t.status));
         let name = id.display();
         match (db.is_some(), da.is_some()) {
             (true, false) => {
@@ -297,8 +305,9 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
     let total =
         |runs: &[Report]| med(&runs.iter().map(Report::total_s).collect::<Vec<_>>()).unwrap_or(0.0);
     let (wb, wa) = (median_wall(before), median_wall(after));
+    let matched_n = matched.len();
     let input = shape::Input {
-        matched: matched.clone(),
+        matched,
         added_s,
         removed_s,
         added: added.len(),
@@ -328,7 +337,7 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
         runs: [before.len(), after.len()],
         tests_per_side: [before, after]
             .map(|runs| runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),
-        matched: matched.len(),
+        matched: matched_n,
         added,
         removed,
         renamed,
