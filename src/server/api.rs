@@ -62,21 +62,28 @@ fn check_content_type(kind: UploadKind, headers: &HeaderMap) -> Result<(), ApiEr
     }
 }
 
+/// A body over the server's limit (413).
+fn too_large(max: u64) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "too_large",
+        format!("the body is larger than this server's limit of {max} bytes (--max-body)"),
+    )
+}
+
+/// The body's declared length, when it states one.
+fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok())
+}
+
 /// The body, within the size limit and the body timeout.
 async fn read_body(st: &AppState, headers: &HeaderMap, body: Body) -> Result<Bytes, ApiError> {
     let max = st.opts.max_body;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the body is larger than this server's limit of {max} bytes (--max-body)"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max as u64) {
+    let too_large = || too_large(max as u64);
+    if declared_length(headers).is_some_and(|n| n > max as u64) {
         return Err(too_large());
     }
     match tokio::time::timeout(st.opts.body_timeout, axum::body::to_bytes(body, max)).await {
@@ -252,18 +259,8 @@ async fn spool_body(
 ) -> Result<std::fs::File, ApiError> {
     use http_body_util::BodyExt;
     let max = st.opts.max_body as u64;
-    let too_large = || {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "too_large",
-            format!("the body is larger than this server's limit of {max} bytes (--max-body)"),
-        )
-    };
-    let declared = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    if declared.is_some_and(|n| n > max) {
+    let too_large = || too_large(max);
+    if declared_length(headers).is_some_and(|n| n > max) {
         return Err(too_large());
     }
     let mut file = tempfile::tempfile()
@@ -340,21 +337,11 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
         .get(header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())
         .is_some_and(|v| v.to_ascii_lowercase().contains("gzip"));
-    let large = compressed
-        || parts
-            .headers
-            .get(header::CONTENT_LENGTH)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse::<u64>().ok())
-            .is_none_or(|n| n >= super::LARGE_UPLOAD);
+    let declared = declared_length(&parts.headers);
+    let large = compressed || declared.is_none_or(|n| n >= super::LARGE_UPLOAD);
     // A large body arrives into a temporary file before the turn is taken
     // (a slow sender then holds only its own connection), unless the files
     // of bodies arriving now already hold the spool's budget.
-    let declared = parts
-        .headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
     let spool = if large {
         Spool::reserve(&st, declared.unwrap_or(st.opts.max_body as u64))
     } else {
