@@ -1359,6 +1359,26 @@ fn trickle_n(
     })
 }
 
+/// Stop the attackers, and hold the share of health probes answered to
+/// 95%.
+fn end_attack(
+    stop: &std::sync::atomic::AtomicBool,
+    attackers: Vec<std::thread::JoinHandle<()>>,
+    ok: usize,
+    probes: usize,
+    what: &str,
+) {
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for a in attackers {
+        a.join().unwrap();
+    }
+    eprintln!("{ok} of {probes} health probes answered");
+    assert!(
+        ok * 100 >= probes * 95,
+        "{ok} of {probes} health probes answered {what}"
+    );
+}
+
 /// Whether `GET /healthz` from `from` is answered 200 within 10 s.
 fn health_from(from: std::net::Ipv4Addr, addr: &str) -> bool {
     connect_from(from, addr).is_ok_and(|mut c| {
@@ -1451,15 +1471,7 @@ fn slow_bodies_on_any_route_are_cut_and_health_stays_available() {
         ok += health_from(from, &addr) as usize;
         std::thread::sleep(Duration::from_millis(200));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for a in attackers {
-        a.join().unwrap();
-    }
-    eprintln!("{ok} of {probes} health probes answered");
-    assert!(
-        ok * 100 >= probes * 95,
-        "{ok} of {probes} health probes answered under attack"
-    );
+    end_attack(&stop, attackers, ok, probes, "under attack");
 }
 
 #[test]
@@ -1966,14 +1978,12 @@ fn thirty_two_ranges_of_slow_bodies_leave_the_listener_to_others() {
         ok += health_from(std::net::Ipv4Addr::LOCALHOST, &addr) as usize;
         std::thread::sleep(Duration::from_millis(200));
     }
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
-    for a in attackers {
-        a.join().unwrap();
-    }
-    eprintln!("{ok} of {probes} health probes answered");
-    assert!(
-        ok * 100 >= probes * 95,
-        "{ok} of {probes} health probes answered beside 32 ranges of slow bodies"
+    end_attack(
+        &stop,
+        attackers,
+        ok,
+        probes,
+        "beside 32 ranges of slow bodies",
     );
 }
 

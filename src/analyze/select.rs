@@ -417,12 +417,7 @@ pub fn columns(datasets: Vec<Dataset>, key: &str) -> Vec<Dataset> {
                 s2.name = without(key, &s.name);
             } else if !key.starts_with('.') {
                 // A configuration key: the series' group no longer tells them apart by it.
-                s2.group = s
-                    .group
-                    .split(' ')
-                    .filter(|p| !p.starts_with(&format!("{key}=")))
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                s2.group = group_without(&s.group, key);
             }
             let col = match out.iter().position(|o| o.source == value) {
                 Some(i) => i,
@@ -450,6 +445,16 @@ pub fn columns(datasets: Vec<Dataset>, key: &str) -> Vec<Dataset> {
     out
 }
 
+/// A group (`pkg=a note=x`) without the configuration key `key`.
+fn group_without(group: &str, key: &str) -> String {
+    let prefix = format!("{key}=");
+    group
+        .split(' ')
+        .filter(|p| !p.starts_with(&prefix))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// benchstat's `-row KEY`: each series named by its value of `key` (the
 /// rest of its name and the key's part of its group dropped); series that
 /// share a row's value within one input are pooled, as benchstat pools
@@ -459,18 +464,12 @@ pub fn rows(datasets: Vec<Dataset>, key: &str) -> Vec<Dataset> {
         .into_iter()
         .map(|mut d| {
             let mut out: Vec<Series> = Vec::new();
-            for s in std::mem::take(&mut d.series) {
-                let mut s2 = s.clone();
-                if let Some(v) = key_value(key, &d, &s) {
+            for mut s2 in std::mem::take(&mut d.series) {
+                if let Some(v) = key_value(key, &d, &s2) {
                     s2.name = v;
                 }
                 if !key.starts_with('.') && !key.starts_with('/') {
-                    s2.group = s
-                        .group
-                        .split(' ')
-                        .filter(|p| !p.starts_with(&format!("{key}=")))
-                        .collect::<Vec<_>>()
-                        .join(" ");
+                    s2.group = group_without(&s2.group, key);
                 }
                 match out
                     .iter_mut()

@@ -270,20 +270,18 @@ pub fn strips(sets: &[ResultSet], fmt: &dyn Fn(f64) -> String) -> String {
             if v.is_finite() {
                 // A small deterministic jitter keeps equal values visible.
                 let jy = ((i * 7919) % 17) as f64 - 8.0;
-                if clipped(v) {
-                    // Off the axis: a ring at its edge, the value in its title.
-                    let _ = write!(
-                        out,
-                        "<circle class=\"dot clipped\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"3\" fill=\"none\" stroke=\"currentColor\"><title>{} (off the axis)</title></circle>",
-                        x(v),
-                        cy + jy * 0.8,
-                        esc(&fmt(v))
-                    );
-                    continue;
-                }
+                // Off the axis: a ring at its edge, the value in its title.
+                let (look, note) = if clipped(v) {
+                    (
+                        "class=\"dot clipped\" r=\"3\" fill=\"none\" stroke=\"currentColor\"",
+                        " (off the axis)",
+                    )
+                } else {
+                    ("class=\"dot\" r=\"2\"", "")
+                };
                 let _ = write!(
                     out,
-                    "<circle class=\"dot\" cx=\"{:.1}\" cy=\"{:.1}\" r=\"2\"><title>{}</title></circle>",
+                    "<circle {look} cx=\"{:.1}\" cy=\"{:.1}\"><title>{}{note}</title></circle>",
                     x(v),
                     cy + jy * 0.8,
                     esc(&fmt(v))
