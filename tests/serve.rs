@@ -1125,6 +1125,34 @@ fn a_small_cap_on_distinct_tests_and_results_names_the_option() {
     );
     refused(&a, 422, "invalid_body");
     assert!(a.text.contains("same name as column 2"), "{}", a.text);
+    // A series prefix is at most 99 characters, as docs/openapi.yaml says,
+    // and is checked before the run id: a run stored before does not make a
+    // longer one "duplicate" (schemathesis found that).
+    let csv = "time,latency\n1000000000,1\n";
+    for series in ["p".repeat(99), "p".repeat(100)] {
+        for _ in 0..2 {
+            let a = post(
+                &format!("{}/api/v1/points?series={series}", s.url),
+                &[
+                    ("Authorization", &w),
+                    ("Content-Type", "text/csv"),
+                    ("X-Tardy-Run-Id", "prefix-run"),
+                ],
+                csv.as_bytes(),
+            );
+            if series.len() == 99 {
+                assert!(
+                    a.status == 201 || a.status == 200,
+                    "{} {}",
+                    a.status,
+                    a.text
+                );
+            } else {
+                refused(&a, 400, "bad_request");
+                assert!(a.text.contains("1 to 99 characters, not 100"), "{}", a.text);
+            }
+        }
+    }
 }
 
 #[test]

@@ -9,6 +9,10 @@ use std::borrow::Cow;
 
 /// Longest label, in characters.
 pub const LABEL_MAX: usize = 200;
+/// Longest series prefix an upload names (its `series` or `suite` query
+/// parameter, or `push --series`): a prefix, `/` and a name from the body
+/// together stay within [`LABEL_MAX`] when each is at most this long.
+pub const PREFIX_MAX: usize = (LABEL_MAX - 1) / 2;
 /// Longest test name, in characters (parametrised test ids run long).
 pub const TEST_NAME_MAX: usize = 1000;
 
@@ -30,6 +34,20 @@ pub fn label(v: &str, what: &str) -> Result<String, String> {
         ));
     }
     Ok(v.to_string())
+}
+
+/// `v` trimmed, when it is a valid series prefix (a label of at most
+/// [`PREFIX_MAX`] characters); else what is wrong with it.
+pub fn prefix(v: &str, what: &str) -> Result<String, String> {
+    let v = label(v, what)?;
+    let n = v.chars().count();
+    if n > PREFIX_MAX {
+        return Err(format!(
+            "{what} must be 1 to {PREFIX_MAX} characters, not {n} (it is joined to each name in the body, and a stored name is at most {LABEL_MAX}): {}",
+            crate::fmt::clip::quote(&v)
+        ));
+    }
+    Ok(v)
 }
 
 /// A test's name as stored: control characters escaped (`\n`, `\u{1b}`).
@@ -70,6 +88,12 @@ mod tests {
     fn labels_and_test_names_follow_one_rule() {
         assert_eq!(label("  main ", "branch").unwrap(), "main");
         assert!(label("", "branch").unwrap_err().contains("1 to 200"));
+        assert_eq!(prefix(&"p".repeat(99), "series").unwrap().len(), 99);
+        assert!(
+            prefix(&"p".repeat(100), "series")
+                .unwrap_err()
+                .contains("1 to 99 characters, not 100")
+        );
         let long = "x".repeat(1 << 20);
         let e = label(&long, "series").unwrap_err();
         assert!(e.len() < 400, "{}", e.len());

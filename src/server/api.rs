@@ -120,6 +120,36 @@ fn body_error(e: &(dyn std::error::Error + 'static), too_large: impl Fn() -> Api
     ApiError::bad_request(format!("cannot read the body: {e}"))
 }
 
+/// The times a query parameter takes (`commit_time`, `since`): Unix seconds
+/// or an RFC 3339 date, with a time or without, every day a real one. The
+/// same pattern describes them in docs/openapi.yaml (a test holds the two
+/// equal), so what the description calls invalid the server refuses, and
+/// what it calls valid is taken: `0.5` or `2026-02-30` are a 400.
+pub const QUERY_TIME_PATTERN: &str = concat!(
+    "^([0-9]{1,11}|-[0-9]{1,10}|",
+    "([1-9][0-9]{3}-(0[13578]|1[02])-(0[1-9]|[12][0-9]|3[01])",
+    "|[1-9][0-9]{3}-(0[469]|11)-(0[1-9]|[12][0-9]|30)",
+    "|[1-9][0-9]{3}-02-(0[1-9]|1[0-9]|2[0-8])",
+    "|([1-9][0-9](0[48]|[2468][048]|[13579][26])|([13579][26]|[2468][048])00)-02-29)",
+    "(T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9]([.][0-9]{1,9})?(Z|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?)$"
+);
+
+/// A query parameter's time (see [`QUERY_TIME_PATTERN`]) in Unix seconds.
+fn query_time(v: &str, what: &str) -> Result<i64, ApiError> {
+    static PATTERN: std::sync::LazyLock<Option<regex::Regex>> =
+        std::sync::LazyLock::new(|| regex::Regex::new(QUERY_TIME_PATTERN).ok());
+    PATTERN
+        .as_ref()
+        .filter(|p| p.is_match(v))
+        .and_then(|_| parse_time(v))
+        .ok_or_else(|| {
+            ApiError::bad_request(format!(
+                "{what} {} is not Unix seconds or an RFC 3339 date (2026-11-28 or 2026-11-28T09:30:00Z)",
+                crate::fmt::clip::quote(v)
+            ))
+        })
+}
+
 fn clean(v: &str, what: &str) -> Result<String, ApiError> {
     crate::history::names::label(v, what).map_err(ApiError::bad_request)
 }
@@ -152,11 +182,7 @@ fn upload_meta(
         meta.branch = Some(clean(b, "branch")?);
     }
     if let Some(t) = q.get("commit_time") {
-        meta.commit_time = Some(parse_time(t).ok_or_else(|| {
-            ApiError::bad_request(format!(
-                "commit_time '{t}' is not a date (RFC 3339) or Unix seconds"
-            ))
-        })?);
+        meta.commit_time = Some(query_time(t, "commit_time")?);
     }
     if let Some(s) = q.get("commit_subject") {
         // A subject is free text: controls become spaces and it is cut to 200
@@ -174,7 +200,8 @@ fn upload_meta(
         ));
     }
     if let Some(s) = q.get("series").or(q.get("suite")) {
-        meta.series = Some(clean(s, "series")?);
+        meta.series =
+            Some(crate::history::names::prefix(s, "series").map_err(ApiError::bad_request)?);
     }
     if let Some(d) = q.get("direction") {
         meta.direction = Some(Direction::parse(d).ok_or_else(|| {
@@ -606,9 +633,7 @@ pub async fn points(
         branch: q.get("branch").cloned(),
         since: match q.get("since") {
             None => None,
-            Some(t) => Some(parse_time(t).ok_or_else(|| {
-                ApiError::bad_request(format!("since '{t}' is not a date or Unix seconds"))
-            })?),
+            Some(t) => Some(query_time(t, "since")?),
         },
         newest: None,
     };
@@ -741,4 +766,52 @@ pub async fn method_not_allowed(req: Request) -> Response {
         format!("{} is not allowed on {}", req.method(), req.uri().path()),
     )
     .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// docs/openapi.yaml describes `commit_time` and `since` with the very
+    /// pattern the server checks (schemathesis's negative cases found the
+    /// server taking `0.5`, which the description called invalid).
+    #[test]
+    fn the_query_time_pattern_is_the_described_one() {
+        let yaml = include_str!("../../docs/openapi.yaml");
+        let described = yaml
+            .lines()
+            .find_map(|l| l.split("schema: &when {type: string, pattern: '").nth(1))
+            .and_then(|rest| rest.split("'}").next())
+            .expect("docs/openapi.yaml describes commit_time with a pattern (&when)");
+        assert_eq!(described, QUERY_TIME_PATTERN);
+        for ok in [
+            "0",
+            "1795832499",
+            "-86400",
+            "2026-11-28",
+            "2024-02-29",
+            "2000-02-29",
+            "2026-11-28T09:30:00Z",
+            "2026-11-28T09:30:00.123+05:30",
+            "1999-12-31T23:59:59-08:00",
+        ] {
+            assert!(query_time(ok, "since").is_ok(), "{ok}");
+        }
+        for bad in [
+            "0.5",
+            "",
+            " 1",
+            "1e9",
+            "2026-02-30",
+            "2023-02-29",
+            "1900-02-29",
+            "2026-11-28T24:00:00Z",
+            "2026-11-28T09:30:00",
+            "2026-11-28 09:30:00Z",
+            "999999999999",
+        ] {
+            let e = query_time(bad, "since").unwrap_err();
+            assert_eq!(e.status, StatusCode::BAD_REQUEST, "{bad}");
+        }
+    }
 }
