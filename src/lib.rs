@@ -13,6 +13,7 @@ pub mod diagnose;
 pub mod fmt;
 pub mod history;
 pub mod ingest;
+pub mod jobs;
 pub mod measure;
 pub mod model;
 pub mod probe;

@@ -226,3 +226,166 @@ fn compare_is_a_library_call() {
     let same = compare(request(vec![(None, a.as_str()), (None, a.as_str())])).unwrap();
     assert_eq!(same.warnings.len(), 1);
 }
+
+/// `tardy ministat`: ministat's command line as one call, byte for byte
+/// the output Debian's ministat gave (the golden files' first case:
+/// `ministat -s -w 60 iguana chameleon`).
+#[test]
+fn ministat_is_a_library_call() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ministat");
+    let golden = std::fs::read_to_string(dir.join("golden/01.out")).unwrap();
+    let path = |n: &str| dir.join(n).display().to_string();
+    let args: Vec<String> = vec![
+        "-s".into(),
+        "-w".into(),
+        "60".into(),
+        path("iguana"),
+        path("chameleon"),
+    ];
+    let out = tardy::jobs::ministat::run(&args, &mut std::io::empty(), 74);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    // The golden file names the sets as given on ministat's command line.
+    let ours = out
+        .stdout
+        .replace(&path("iguana"), "iguana")
+        .replace(&path("chameleon"), "chameleon");
+    assert_eq!(ours, golden);
+    // ministat's own usage error and exit code.
+    let bad = tardy::jobs::ministat::run(&["-x".into()], &mut std::io::empty(), 74);
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr.contains("invalid option -- 'x'"),
+        "{}",
+        bad.stderr
+    );
+}
+
+/// `tardy report`: what the page shows is gathered by one call; the CLI
+/// only hands it to `render::report`.
+#[test]
+fn report_is_a_library_call() {
+    use tardy::jobs::report::{Spec, gather};
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let file = |p: &str| data.join(p).display().to_string();
+    let g = gather(&Spec {
+        files: vec![
+            file("bench/jmh-before.json"),
+            file("bench/jmh-after.json"),
+            file("reports/jest-junit.xml"),
+        ],
+        no_history: true,
+        project: "default".into(),
+        ..Spec::default()
+    })
+    .unwrap();
+    assert_eq!(g.given, [2, 1, 0, 0]);
+    let compare = g.compare.expect("two result files give verdicts");
+    assert!(
+        compare
+            .rows
+            .iter()
+            .any(|r| r.name == "bench.Calc.sum/n=100" && r.verdict == tardy::stats::Verdict::Slower)
+    );
+    assert!(!g.results.is_empty());
+    assert_eq!(g.tests.len(), 1);
+    assert!(g.series.is_empty() && g.doctor.is_none() && g.traces.is_empty());
+    let nothing = gather(&Spec {
+        no_history: true,
+        ..Spec::default()
+    });
+    assert!(nothing.is_err_and(|e| e.contains("nothing to report")));
+}
+
+/// `tardy push`: the uploads are one call telling an observer what happens;
+/// a server that never answers is a failed file (the next one is still
+/// sent), a URL that is not one is an error before anything is sent.
+#[test]
+fn push_is_a_library_call() {
+    use tardy::jobs::push::{Event, Plan, options, push};
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("r.txt");
+    std::fs::write(&f, "1\n2\n3\n").unwrap();
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let plan = Plan {
+        url: format!("http://127.0.0.1:{port}"),
+        files: vec![f.clone(), f],
+        kind: None,
+        fingerprint: false,
+        meta: Default::default(),
+        run_id: None,
+        options: options(None, Some(0), 0.0, 5.0).unwrap(),
+    };
+    let mut failed = Vec::new();
+    let out = push(&plan, &mut |e| {
+        if let Event::Failed { file, .. } = e {
+            failed.push(file.to_string());
+        }
+    })
+    .unwrap();
+    assert_eq!(out.failed, 2);
+    assert_eq!(failed.len(), 2);
+    assert!(!out.regression);
+    let not_a_url = push(
+        &Plan {
+            url: "localhost:8080".into(),
+            ..plan
+        },
+        &mut |_| {},
+    );
+    assert!(not_a_url.is_err_and(|e| e.contains("not a server URL")));
+    assert!(options(None, None, -1.0, 5.0).is_err());
+}
+
+/// `tardy bisect`: the command line's values become a checked
+/// configuration in one call (before any build).
+#[test]
+fn bisect_configuration_is_a_library_call() {
+    use tardy::bisect::session::{Request, config};
+    let req = Request {
+        versions: Some("3.2.1, 3.3.0,3.4.0".into()),
+        metric: "wall".into(),
+        confidence: 0.95,
+        max_runs: 200,
+        jobs: 1,
+        cmd: vec!["python3".into(), "bench.py".into()],
+        ..Request::default()
+    };
+    let c = config(&req).unwrap();
+    assert_eq!((c.good.as_str(), c.bad.as_str()), ("3.2.1", "3.4.0"));
+    assert!(matches!(&c.mode, tardy::bisect::Mode::Versions { list } if list.len() == 3));
+    assert_eq!(c.command, "python3 bench.py");
+    let e = |r: Request| config(&r).unwrap_err().to_string();
+    assert!(
+        e(Request {
+            cmd: vec![],
+            ..req.clone()
+        })
+        .contains("nothing to measure")
+    );
+    assert!(
+        e(Request {
+            confidence: 0.3,
+            ..req.clone()
+        })
+        .contains("at least 50%")
+    );
+    assert!(
+        e(Request {
+            condition_b: vec!["NOEQUALS".into()],
+            ..req.clone()
+        })
+        .contains("KEY=VALUE")
+    );
+    assert!(
+        e(Request {
+            metric: "joules".into(),
+            ..req
+        })
+        .contains("--metric is wall")
+    );
+}

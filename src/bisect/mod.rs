@@ -17,6 +17,7 @@ pub mod explain;
 pub mod git;
 pub mod posterior;
 pub mod runner;
+pub mod session;
 pub mod simulate;
 pub mod state;
 

@@ -6,12 +6,10 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use tardy::bisect::decide::Policy;
 use tardy::bisect::engine::{self, Event, Report};
 use tardy::bisect::explain::{ExplainFailure, Explained, Progress};
-use tardy::bisect::state;
-use tardy::bisect::{BisectError, Conditions, Config, Metric, Mode, git};
-use tardy::measure::command::join_quoted;
+use tardy::bisect::session::{self, Request};
+use tardy::bisect::{BisectError, state};
 use tardy::measure::interrupt;
 use tardy::render::bisect::{cache_line, disturbance_line, step_line, text};
 
@@ -180,211 +178,37 @@ pub fn main(args: BisectArgs) -> i32 {
     }
 }
 
-fn default_state(explicit: Option<PathBuf>) -> Result<PathBuf, BisectError> {
-    if let Some(d) = explicit {
-        return Ok(d);
-    }
-    let cwd = std::env::current_dir()
-        .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
-    let top = git::toplevel(&cwd).unwrap_or(cwd);
-    Ok(top.join(".tardy").join("bisect"))
-}
-
-fn env_pairs(list: &[String], flag: &str) -> Result<Vec<(String, String)>, BisectError> {
-    list.iter()
-        .map(|kv| {
-            kv.split_once('=')
-                .filter(|(k, _)| !k.is_empty())
-                .map(|(k, v)| (k.to_string(), v.to_string()))
-                .ok_or_else(|| BisectError::Input(format!("--{flag} takes KEY=VALUE, not '{kv}'")))
-        })
-        .collect()
-}
-
-fn config(a: &BisectArgs) -> Result<Config, BisectError> {
-    let command = match a.cmd.len() {
-        0 => {
-            return Err(BisectError::Input(
-                "nothing to measure: give the command after --, e.g. tardy bisect --good v1 --bad main -- ./bench".into(),
-            ));
-        }
-        1 => a.cmd[0].clone(),
-        _ => join_quoted(&a.cmd),
-    };
-    let metric = metric_of(a)?;
-    let conditions = conditions_of(a)?;
-    let versions = versions_of(a)?;
-    let confidence = super::confidence("confidence", &a.confidence).map_err(BisectError::Input)?;
-    if confidence < 0.5 {
-        return Err(BisectError::Input(format!(
-            "--confidence must be at least 50% (95, 95% or 0.95), not '{}'",
-            a.confidence
-        )));
-    }
-    let (mode, repo, good, bad) = mode_of(a, versions)?;
-    let threshold = a
-        .threshold
-        .as_deref()
-        .map(|t| percent("threshold", t, false))
-        .transpose()
-        .map_err(BisectError::Input)?;
-    if a.explain && a.explain_runs == 0 {
-        return Err(BisectError::Input(
-            "--explain-runs must be at least 1".into(),
-        ));
-    }
-    if a.max_runs < 6 {
-        return Err(BisectError::Input("--max-runs must be at least 6".into()));
-    }
-    Ok(Config {
-        repo,
-        good,
-        bad,
-        mode,
+/// The library's request: what the command line said, in plain values.
+fn request(a: &BisectArgs) -> Result<Request, BisectError> {
+    let input = BisectError::Input;
+    Ok(Request {
+        good: a.good.clone(),
+        bad: a.bad.clone(),
         build: a.build.clone(),
         prepare: a.prepare.clone(),
-        command,
-        metric,
-        conditions,
-        threshold,
+        versions: a.versions.clone(),
+        versions_file: a.versions_file.clone(),
+        first_parent: a.first_parent,
+        metric: a.metric.clone(),
+        metric_regex: a.metric_regex.clone(),
+        metric_junit: a.metric_junit.clone(),
+        metric_test: a.metric_test.clone(),
+        condition_a: a.condition_a.clone(),
+        condition_b: a.condition_b.clone(),
+        prefix_a: a.prefix_a.clone(),
+        prefix_b: a.prefix_b.clone(),
+        threshold: (a.threshold.as_deref())
+            .map(|t| percent("threshold", t, false))
+            .transpose()
+            .map_err(input)?,
         invert: a.invert,
-        policy: Policy {
-            max_runs: a.max_runs,
-            confidence,
-            ..Policy::default()
-        },
+        confidence: super::confidence("confidence", &a.confidence).map_err(input)?,
+        max_runs: a.max_runs,
         seed: a.seed,
-        timeout_s: a.timeout,
+        timeout: a.timeout,
         jobs: a.jobs as usize,
+        cmd: a.cmd.clone(),
     })
-}
-
-/// `--metric`, `--metric-regex` or `--metric-junit` (checked now: a count
-/// this machine cannot take is said before the first build).
-fn metric_of(a: &BisectArgs) -> Result<Metric, BisectError> {
-    let metric = match (&a.metric_regex, &a.metric_junit, a.metric.as_str()) {
-        (Some(_), Some(_), _) => {
-            return Err(BisectError::Input(
-                "--metric-regex and --metric-junit exclude each other".into(),
-            ));
-        }
-        (Some(re), None, _) => {
-            regex::Regex::new(re)
-                .map_err(|e| BisectError::Input(format!("--metric-regex: {e}")))?;
-            Metric::Regex {
-                pattern: re.clone(),
-            }
-        }
-        (None, Some(p), _) => Metric::Junit {
-            path: p.clone(),
-            test: a.metric_test.clone(),
-        },
-        (None, None, "wall") => Metric::Wall,
-        (None, None, "cpu") => Metric::Cpu,
-        (None, None, "user") => Metric::User,
-        (None, None, "sys") => Metric::Sys,
-        (None, None, "rss") => Metric::Rss,
-        (None, None, other @ ("instructions" | "cycles" | "estimated-cycles")) => {
-            let m = tardy::measure::counters::Metric::parse(other).map_err(BisectError::Input)?;
-            // Say now, not at the first run, when this machine cannot count it.
-            tardy::measure::counters::choose(
-                &[m],
-                tardy::measure::counters::BackendChoice::Auto,
-                false,
-            )
-            .map_err(|e| BisectError::Input(e.to_string()))?;
-            Metric::Count {
-                metric: m.name().to_string(),
-            }
-        }
-        (None, None, other) => {
-            return Err(BisectError::Input(format!(
-                "--metric is wall, cpu, user, sys, rss, instructions, cycles or estimated-cycles, not '{other}'"
-            )));
-        }
-    };
-    Ok(metric)
-}
-
-fn conditions_of(a: &BisectArgs) -> Result<Option<Conditions>, BisectError> {
-    let conditions = if a.condition_a.is_empty()
-        && a.condition_b.is_empty()
-        && a.prefix_a.is_none()
-        && a.prefix_b.is_none()
-    {
-        None
-    } else {
-        Some(Conditions {
-            a_env: env_pairs(&a.condition_a, "condition-a")?,
-            b_env: env_pairs(&a.condition_b, "condition-b")?,
-            a_prefix: a.prefix_a.clone(),
-            b_prefix: a.prefix_b.clone(),
-        })
-    };
-    Ok(conditions)
-}
-
-/// `--versions a,b,c` or `--versions-file`: the versions, oldest first.
-fn versions_of(a: &BisectArgs) -> Result<Option<Vec<String>>, BisectError> {
-    let versions = match (&a.versions, &a.versions_file) {
-        (Some(v), _) => Some(
-            v.split(',')
-                .map(|s| s.trim().to_string())
-                .filter(|s| !s.is_empty())
-                .collect::<Vec<_>>(),
-        ),
-        (None, Some(f)) => Some(
-            std::fs::read_to_string(f)
-                .map_err(|e| BisectError::Input(format!("{}: cannot read: {e}", f.display())))?
-                .lines()
-                .map(|l| l.trim().to_string())
-                .filter(|l| !l.is_empty() && !l.starts_with('#'))
-                .collect(),
-        ),
-        (None, None) => None,
-    };
-    Ok(versions)
-}
-
-/// Commits of the repository here, or the versions given; and the ends.
-fn mode_of(
-    a: &BisectArgs,
-    versions: Option<Vec<String>>,
-) -> Result<(Mode, std::path::PathBuf, String, String), BisectError> {
-    let cwd = std::env::current_dir()
-        .map_err(|e| BisectError::Input(format!("no working directory: {e}")))?;
-    let (mode, repo, good, bad) = match versions {
-        Some(list) => {
-            if list.len() < 2 {
-                return Err(BisectError::Input(
-                    "--versions needs at least two versions, oldest first".into(),
-                ));
-            }
-            let good = a.good.clone().unwrap_or_else(|| list[0].clone());
-            let bad = a
-                .bad
-                .clone()
-                .unwrap_or_else(|| list[list.len() - 1].clone());
-            (Mode::Versions { list }, cwd, good, bad)
-        }
-        None => {
-            let (Some(good), Some(bad)) = (&a.good, &a.bad) else {
-                return Err(BisectError::Input(
-                    "give --good REV and --bad REV (or --versions)".into(),
-                ));
-            };
-            let repo = git::toplevel(&cwd)?;
-            (
-                Mode::Commits {
-                    first_parent: a.first_parent,
-                },
-                repo,
-                good.clone(),
-                bad.clone(),
-            )
-        }
-    };
-    Ok((mode, repo, good, bad))
 }
 
 fn run(args: BisectArgs) -> Result<i32, BisectError> {
@@ -467,7 +291,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
 
 /// `tardy bisect log`: the saved bisection, step by step.
 fn log(dir: Option<std::path::PathBuf>, format: &str) -> Result<i32, BisectError> {
-    let dir = default_state(dir)?;
+    let dir = session::default_state(dir)?;
     let st = state::load(&dir)?;
     if format == "json" {
         println!(
@@ -482,7 +306,7 @@ fn log(dir: Option<std::path::PathBuf>, format: &str) -> Result<i32, BisectError
 
 /// `tardy bisect reset`: worktrees and state removed.
 fn reset(dir: Option<std::path::PathBuf>) -> Result<i32, BisectError> {
-    let dir = default_state(dir)?;
+    let dir = session::default_state(dir)?;
     let removed = engine::reset(&dir)?;
     println!(
         "removed {} worktree(s) and the state in {}",
@@ -492,25 +316,20 @@ fn reset(dir: Option<std::path::PathBuf>) -> Result<i32, BisectError> {
     Ok(0)
 }
 
-/// The state directory and the bisection: resumed, or new (refusing to
-/// overwrite an unfinished one).
+/// The state directory and the bisection: resumed, or new.
 fn start(args: &BisectArgs) -> Result<(std::path::PathBuf, state::State), BisectError> {
-    let dir = default_state(args.state.clone())?;
-    if args.resume {
-        let st = state::load(&dir)?;
-        return Ok((dir, st));
+    if args.explain && args.explain_runs == 0 {
+        return Err(BisectError::Input(
+            "--explain-runs must be at least 1".into(),
+        ));
     }
-    let cfg = config(args)?;
-    if state::state_file(&dir).exists()
-        && let Ok(old) = state::load(&dir)
-        && !old.finished
-    {
-        return Err(BisectError::Input(format!(
-            "an unfinished bisection is saved in {}: continue it with --resume, or remove it with `tardy bisect reset`",
-            dir.display()
-        )));
-    }
-    let (st, cache) = engine::new_state(cfg, &dir, !args.no_cache)?;
+    let dir = session::default_state(args.state.clone())?;
+    let req = if args.resume {
+        Request::default()
+    } else {
+        request(args)?
+    };
+    let (st, cache) = session::start(&dir, args.resume, &req, !args.no_cache)?;
     if let Some(line) = cache_line(&cache) {
         eprintln!("{line}");
     }
@@ -590,18 +409,14 @@ fn search(
             }
         }
     };
-    let report = engine::run(st, dir, &mut on);
+    let report = session::search(st, dir, args.resume, &mut on);
     bar.finish_and_clear();
-    report.inspect_err(|e| {
-        if !args.resume && st.endpoints.is_none() && !matches!(e, BisectError::Interrupted) {
-            let _ = engine::reset(dir);
-        }
-    })
+    report
 }
 
 /// Say where the candidates' worktrees stay and how to remove them.
 fn worktrees_note(dir: &std::path::Path, quiet: bool) {
-    let n = std::fs::read_dir(dir.join("worktrees")).map_or(0, |d| d.count());
+    let n = session::worktrees_kept(dir);
     if n > 0 && !quiet {
         eprintln!(
             "tardy: {n} worktree{} kept in {} for `tardy bisect log` and a later bisection's cache; `tardy bisect reset` removes them",

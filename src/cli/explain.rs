@@ -140,8 +140,6 @@ enum RecorderArg {
     Ptrace,
 }
 
-pub use tardy::diagnose::explain::job::read_trace;
-
 pub fn main(args: ExplainArgs) -> i32 {
     match explain_main(args) {
         Ok(code) => code,

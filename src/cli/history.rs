@@ -9,9 +9,9 @@ use tardy::history::bisect::{bisect_plan, shell_line};
 use tardy::history::detect::{DetectOptions, Method};
 use tardy::history::import::{self, Labels};
 use tardy::history::ops;
+use tardy::jobs::store;
 use tardy::render::history as view;
 use tardy::render::style::Style;
-use tardy::server::pool::Backend;
 use tardy::store::history::{AlertState, Direction, PointFilter, Provenance};
 use tardy::store::{DbError, History};
 
@@ -55,9 +55,9 @@ impl SaveMeta {
         Ok(())
     }
 
-    /// The saved point's provenance (see [`provenance_now`]).
+    /// The saved point's provenance (see [`store::provenance_now`]).
     pub fn provenance(&self) -> Result<Provenance, String> {
-        provenance_now(self.commit.as_deref(), self.branch.as_deref())
+        store::provenance_now(self.commit.as_deref(), self.branch.as_deref())
     }
 }
 
@@ -336,85 +336,14 @@ fn style() -> Style {
     }
 }
 
-/// The database path: --db, else .tardy/tardy.db at the repository's top or here.
-pub fn db_path(db: &Option<PathBuf>) -> PathBuf {
-    if let Some(p) = db {
-        return p.clone();
-    }
-    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let root = import::repo_root(&here).unwrap_or(here);
-    root.join(".tardy").join("tardy.db")
-}
-
-/// Where the history is: a SQLite file (`PATH` or `sqlite:PATH`) or a
-/// PostgreSQL database (`postgres://...`).
-pub fn backend(db: &Option<PathBuf>) -> Backend {
-    Backend::parse(&db_path(db).to_string_lossy())
-}
-
-/// Open the history database for `tardy run --save` and friends.
+/// Open (or make) the history database `args` name.
 pub fn open(args: &DbArgs) -> Result<Box<dyn History + Send>, DbError> {
-    let backend = backend(&args.db);
-    let store = backend.open(&args.project)?;
-    if let Backend::Sqlite(path) = &backend {
-        ignore_dir(path);
-    }
-    Ok(store)
+    store::open(args.db.as_deref(), &args.project)
 }
 
-/// Open a database that must exist already: commands that only read (or
-/// change alerts) never create one (`history show --db typo.db` made an
-/// empty `typo.db`).
+/// Open a history database that must exist already.
 pub fn open_existing(args: &DbArgs) -> Result<Box<dyn History + Send>, String> {
-    if let Backend::Sqlite(path) = backend(&args.db)
-        && !path.exists()
-    {
-        return Err(format!(
-            "no history database at '{}' (`tardy run --save` and `tardy history import` make one)",
-            path.display()
-        ));
-    }
-    open(args).map_err(|e| e.to_string())
-}
-
-/// Keep `git status` clean: a `.gitignore` of `*` in a `.tardy` directory we made.
-fn ignore_dir(db: &Path) {
-    if let Some(dir) = db.parent()
-        && dir.file_name().is_some_and(|n| n == ".tardy")
-    {
-        let gi = dir.join(".gitignore");
-        if !gi.exists() {
-            let _ = std::fs::write(gi, "*\n");
-        }
-    }
-}
-
-/// Provenance of a point saved now: git HEAD (or `commit`) when in a repository.
-pub fn provenance_now(commit: Option<&str>, branch: Option<&str>) -> Result<Provenance, String> {
-    let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
-    let mut p = match import::git_provenance(&here, commit) {
-        Some(p) => p,
-        None => match commit {
-            Some(c) if import::repo_root(&here).is_some() => {
-                return Err(format!(
-                    "--commit: '{c}' is not a commit of this repository"
-                ));
-            }
-            Some(c) => Provenance {
-                commit: Some(c.to_string()),
-                run_time: import::now_s(),
-                ..Provenance::default()
-            },
-            None => Provenance {
-                run_time: import::now_s(),
-                ..Provenance::default()
-            },
-        },
-    };
-    if let Some(b) = branch {
-        p.branch = Some(b.to_string());
-    }
-    Ok(p)
+    store::open_existing(args.db.as_deref(), &args.project)
 }
 
 pub fn main(args: HistoryArgs) -> i32 {
@@ -619,7 +548,7 @@ fn import_files(
 ) -> Result<i32, String> {
     let labels = Labels {
         series,
-        provenance: import_provenance(when.0, when.1, when.2)?,
+        provenance: store::import_provenance(when.0, when.1, when.2)?,
         fingerprint: None,
         direction: higher_is_better.then_some(Direction::HigherIsBetter),
     };
@@ -714,28 +643,6 @@ fn gate(d: &ops::Detected) -> Result<i32, String> {
         d.new_open
     );
     Ok(1)
-}
-
-/// The provenance `history import` stamps: HEAD's commit with `--commit`,
-/// or only a branch or a time (no commit of HEAD implied).
-fn import_provenance(
-    commit: Option<&str>,
-    branch: Option<&str>,
-    time: Option<&str>,
-) -> Result<Option<Provenance>, String> {
-    if commit.is_none() && branch.is_none() && time.is_none() {
-        return Ok(None);
-    }
-    let mut p = provenance_now(commit, branch)?;
-    if commit.is_none() {
-        p.commit = None;
-        p.commit_time = None;
-    }
-    if let Some(t) = time {
-        p.run_time = import::parse_time(t)
-            .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
-    }
-    Ok(Some(p))
 }
 
 fn set_state(db: &DbArgs, ids: &[i64], state: AlertState) -> Result<i32, String> {

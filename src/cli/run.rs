@@ -196,38 +196,18 @@ pub struct RunArgs {
     history: super::history::SaveMeta,
 }
 
-/// Upload the results to `url`; the server's answer, described.
+/// Upload the results to `url`; whether a regression alert is open.
 fn push_results(args: &RunArgs, url: &str, results: &Results) -> Result<bool, String> {
-    use tardy::history::upload::UploadKind;
-    let meta = super::push::meta_here(
+    let meta = tardy::jobs::push::meta_here(
         args.history.commit.as_deref(),
         args.history.branch.as_deref(),
         args.save.as_deref(),
     )?;
-    let opts = super::push::options(args.push_token.clone(), None, 60.0, 60.0)?;
+    let opts = tardy::jobs::push::options(args.push_token.clone(), None, 60.0, 60.0)?;
     let body = render::json::results(results);
-    let pushed = tardy::server::client::push_with(
-        url,
-        UploadKind::Runs,
-        body.as_bytes(),
-        &meta,
-        None,
-        &opts,
-        &mut |r| eprintln!("{}", super::push::retry_line("--push", &r)),
-    )
-    .map_err(|e| format!("--push: {e}"))?;
-    if pushed.status >= 400 {
-        return Err(format!(
-            "--push: the server refused the results (HTTP {}): {}",
-            pushed.status,
-            pushed
-                .body
-                .pointer("/error/message")
-                .and_then(|m| m.as_str())
-                .unwrap_or("")
-        ));
-    }
-    Ok(super::push::report(url, "results", &pushed))
+    tardy::jobs::push::push_results(url, body.as_bytes(), &meta, &opts, &mut |e| {
+        super::push::tell(url, e)
+    })
 }
 
 /// Save the measured runs of every benchmark as one point each.
@@ -502,7 +482,7 @@ fn keep(args: &RunArgs, db: Option<&mut Db>, results: &Results) -> Result<(), i3
         eprintln!(
             "tardy: saved {n} point{} to {} (series {name})",
             if n == 1 { "" } else { "s" },
-            super::history::backend(&args.history.db.db).describe()
+            tardy::jobs::store::backend(args.history.db.db.as_deref()).describe()
         );
     }
     if let Some(url) = &args.push

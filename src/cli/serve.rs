@@ -163,7 +163,7 @@ pub fn main(args: ServeArgs) -> i32 {
 fn run(args: ServeArgs) -> Result<(), String> {
     let backend = match &args.db {
         Some(db) => Backend::parse(db),
-        None => Backend::Sqlite(super::history::db_path(&None)),
+        None => Backend::Sqlite(tardy::jobs::store::db_path(None)),
     };
     let mut opts = ServeOptions::new(backend.clone(), &args.project);
     opts.listen = args.listen.clone();

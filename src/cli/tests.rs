@@ -153,7 +153,7 @@ fn show(
         db.save(&[batch]).map_err(|e| e.to_string())?;
         eprintln!(
             "tardy: saved suite {name} ({tests} tests) to {}",
-            super::history::backend(&history.db.db).describe()
+            tardy::jobs::store::backend(history.db.db.as_deref()).describe()
         );
     }
     match common.format.as_str() {

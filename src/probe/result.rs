@@ -117,3 +117,65 @@ impl DoctorReport {
         r
     }
 }
+
+/// Read a saved doctor report, checking its shape and version. The kind is checked
+/// from the first 64 KiB (tardy writes `"schema"` first), and the file is then read
+/// into the typed report, never into a generic JSON tree: a large file of the wrong
+/// kind costs nothing, a right one no more than the report.
+pub fn load(path: &std::path::Path) -> Result<DoctorReport, String> {
+    use crate::ingest::sniff;
+    use std::io::Read;
+    let name = path.display();
+    let mut head = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| f.take(sniff::HEAD as u64).read_to_end(&mut head))
+        .map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let expected = "expected a tardy doctor report from `tardy doctor --save`";
+    match sniff::sniff(&head) {
+        sniff::Kind::ResultsJson => {}
+        sniff::Kind::Empty => return Err(format!("{name}: is empty: {expected}")),
+        other => {
+            return Err(format!(
+                "{name}: is not JSON ({}): {expected}",
+                other.describe()
+            ));
+        }
+    }
+    if !head.windows(8).any(|w| w == b"\"schema\"") {
+        return Err(format!(
+            "{name}: has no \"schema\" key in its first {} KiB: {expected}",
+            sniff::HEAD / 1024
+        ));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{name}: cannot read: {e}"))?;
+    let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+    #[derive(serde::Deserialize)]
+    struct Head {
+        schema: Option<String>,
+        schema_version: Option<u64>,
+    }
+    let h: Head = serde_json::from_str(text)
+        .map_err(|e| format!("{name}:{}:{}: not JSON: {e}", e.line(), e.column()))?;
+    match h.schema.as_deref() {
+        Some(SCHEMA) => {}
+        Some(other) => {
+            return Err(format!(
+                "{name}: is a '{other}' file, expected a tardy doctor report (schema '{SCHEMA}', from `tardy doctor --save`)"
+            ));
+        }
+        None => {
+            return Err(format!("{name}: has no \"schema\" key: {expected}"));
+        }
+    }
+    match h.schema_version {
+        Some(n) if n == SCHEMA_VERSION as u64 => {}
+        other => {
+            return Err(format!(
+                "{name}: schema_version {} is not supported (this tardy reads {SCHEMA_VERSION})",
+                other.map_or("missing".into(), |n| n.to_string())
+            ));
+        }
+    }
+    serde_json::from_str(text)
+        .map_err(|e| format!("{name}: not a doctor report of this version: {e}"))
+}

@@ -19,6 +19,7 @@ pub mod junit;
 pub mod ministat;
 pub mod plot;
 pub mod pprof;
+pub mod push;
 pub mod report;
 pub mod style;
 pub mod suite;

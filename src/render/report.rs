@@ -659,3 +659,20 @@ fn flame_section(f: &crate::diagnose::explain::functions::ReportFlame) -> String
     out.push_str("</section>\n");
     out
 }
+
+/// What a report was made of, for the line `tardy report` ends with: the
+/// history series, then the result files (always) and any other kind
+/// given (`given`: results, test reports, doctor reports, traces).
+pub fn given_summary(series: usize, given: [usize; 4]) -> String {
+    let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+    let mut parts = vec![format!("{series} history series")];
+    for (n, what) in given
+        .into_iter()
+        .zip(["result file", "test report", "doctor report", "trace"])
+    {
+        if n > 0 || what == "result file" {
+            parts.push(count(n, what));
+        }
+    }
+    parts.join(", ")
+}
