@@ -87,6 +87,18 @@ impl Row {
             self.estimate.proven_slower()
         }
     }
+
+    /// A proven regression of more than `pct` (a fraction) at the lower
+    /// end of its interval (for throughput, the lower end of the loss):
+    /// what `--fail-if-slower` fails on.
+    pub fn proven_slower_than(&self, pct: f64) -> bool {
+        let least = match (self.ci_low, self.ci_high, self.higher_is_better) {
+            (Some(lo), _, false) => lo - 1.0,
+            (_, Some(hi), true) => 1.0 - hi,
+            _ => 0.0,
+        };
+        self.proven_regression() && least > pct
+    }
 }
 
 /// benchstat's summary row, per candidate and unit: the geometric mean of

@@ -13,6 +13,7 @@
 //! the text and Markdown `render::ci`'s.
 
 pub mod comment;
+pub mod summary;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

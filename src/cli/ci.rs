@@ -90,14 +90,8 @@ pub struct CiArgs {
     command: Vec<String>,
 }
 
-pub fn main(args: CiArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
-fn run(args: CiArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: CiArgs) -> Result<i32, String> {
     let (o, gate) = options(&args)?;
     for p in [&args.markdown, &args.export_json].into_iter().flatten() {
         store::check_writable(p).map_err(|e| e.to_string())?;
@@ -207,21 +201,9 @@ fn write_and_print(
     explained: Option<&Explained>,
 ) -> Result<(), String> {
     let (judgement, results) = (&outcome.judgement, &outcome.results);
-    let explain_text = match explained {
-        Some(Ok(x)) => Some(format!(
-            "Where the time went (tardy explain, {} traced runs each, interleaved; A = base, B = head):\n{}",
-            x.base.runs.len().min(x.head.runs.len()),
-            render::explain::comparison(&x.base, &x.head, &x.comparison, Style { color: false }, 5)
-        )),
-        Some(Err(e)) => Some(format!("Where the time went: not explained: {e}\n")),
-        None => None,
-    };
-    let mut md = render::ci::markdown(judgement, results);
-    match explained {
-        Some(Ok(x)) => md.push_str(&render::ci::explained_markdown(x)),
-        Some(Err(_)) => md.push_str(explain_text.as_deref().unwrap_or_default()),
-        None => {}
-    }
+    let explained = explained.map(Result::as_ref);
+    let explain_text = explained.map(render::ci::explained_text);
+    let md = render::ci::markdown_with(judgement, results, explained);
     if let Some(p) = &args.markdown {
         store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;
     }
@@ -229,16 +211,7 @@ fn write_and_print(
         github(judgement, &md)?;
     }
     if args.json {
-        let mut v = serde_json::to_value(judgement).map_err(|e| e.to_string())?;
-        if let (Some(obj), Some(x)) = (v.as_object_mut(), explained) {
-            obj.insert(
-                "explain".into(),
-                match x {
-                    Ok(x) => render::explain::comparison_json(&x.base, &x.head, &x.comparison),
-                    Err(e) => serde_json::json!({ "error": e }),
-                },
-            );
-        }
+        let v = render::ci::json(judgement, explained);
         println!(
             "{}",
             serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
@@ -279,15 +252,7 @@ fn finish(outcome: ci::Outcome) -> Result<i32, String> {
 
 /// The job summary and one annotation line for the log.
 fn github(j: &ci::Judgement, md: &str) -> Result<(), String> {
-    if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") {
-        use std::io::Write;
-        let mut f = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .map_err(|e| format!("cannot write $GITHUB_STEP_SUMMARY: {e}"))?;
-        writeln!(f, "{md}").map_err(|e| format!("cannot write $GITHUB_STEP_SUMMARY: {e}"))?;
-    }
+    ci::summary::append(&format!("{md}\n"))?;
     let level = if j.regression { "error" } else { "notice" };
     println!(
         "::{level} title=tardy ci::{}",

@@ -6,8 +6,6 @@ use clap::Args;
 
 use tardy::ci::comment::{self, Done, Target};
 
-use super::fail;
-
 #[derive(Args)]
 #[command(
     about = "Post a pull request's tardy comment, or edit the one already there (found by its hidden marker)",
@@ -49,17 +47,8 @@ pub struct CommentArgs {
     marker: String,
 }
 
-pub fn main(args: CommentArgs) -> i32 {
-    match run(args) {
-        Ok(line) => {
-            eprintln!("tardy: {line}");
-            0
-        }
-        Err(e) => fail(e),
-    }
-}
-
-fn run(args: CommentArgs) -> Result<String, String> {
+/// `tardy comment`; its exit code.
+pub fn run(args: CommentArgs) -> Result<i32, String> {
     let body = std::fs::read_to_string(&args.file)
         .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
     if body.len() > 65_000 {
@@ -93,8 +82,10 @@ fn run(args: CommentArgs) -> Result<String, String> {
         token,
         marker: args.marker,
     };
-    Ok(match comment::upsert(&target, &body)? {
-        Done::Created(id) => format!("created comment {id} on {}#{pr}", target.repo),
-        Done::Updated(id) => format!("updated comment {id} on {}#{pr}", target.repo),
-    })
+    let (done, id) = match comment::upsert(&target, &body)? {
+        Done::Created(id) => ("created", id),
+        Done::Updated(id) => ("updated", id),
+    };
+    eprintln!("tardy: {done} comment {id} on {}#{pr}", target.repo);
+    Ok(0)
 }

@@ -11,7 +11,7 @@ use tardy::ingest::{Format, NumberOptions};
 use tardy::render::{self, style::Style};
 use tardy::stats::compare::{Correction, Options, TestChoice};
 
-use super::{fail, percent};
+use super::percent;
 
 #[derive(Args)]
 #[command(
@@ -193,13 +193,6 @@ pub struct CompareArgs {
     ascii: bool,
 }
 
-pub fn main(args: CompareArgs) -> i32 {
-    match run(&args) {
-        Ok(code) => code,
-        Err(message) => fail(message),
-    }
-}
-
 /// The flags' values, checked.
 struct Settings {
     confidence: f64,
@@ -260,7 +253,9 @@ fn settings(args: &CompareArgs) -> Result<Settings, String> {
     })
 }
 
-fn run(args: &CompareArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: CompareArgs) -> Result<i32, String> {
+    let args = &args;
     let Settings {
         confidence,
         target_effect,
@@ -315,18 +310,10 @@ fn run(args: &CompareArgs) -> Result<i32, String> {
 }
 
 fn correction(args: &CompareArgs) -> Result<Correction, String> {
-    Ok(match (args.fdr, args.correction.as_deref()) {
-        (true, _) | (_, None | Some("bh" | "fdr" | "benjamini-hochberg")) => {
-            Correction::BenjaminiHochberg
-        }
-        (_, Some("holm")) => Correction::Holm,
-        (_, Some("none")) => Correction::None,
-        (_, Some(other)) => {
-            return Err(format!(
-                "--correction takes holm, bh or none, not '{other}'"
-            ));
-        }
-    })
+    match (args.fdr, args.correction.as_deref()) {
+        (true, _) | (_, None) => Ok(Correction::BenjaminiHochberg),
+        (_, Some(c)) => c.parse(),
+    }
 }
 
 /// The report in the format asked, GitHub's annotations and summary, and
@@ -351,9 +338,7 @@ fn print_and_gate(
             render::compare::text(report, style, !args.no_plot, unicode, width)
         }
     };
-    let failing = |r: &Row| {
-        fail_pct.is_some_and(|pct| r.proven_regression() && regression_lower_bound(r) > pct)
-    };
+    let failing = |r: &Row| fail_pct.is_some_and(|pct| r.proven_slower_than(pct));
     let mut out = stdout.lock();
     let _ = out.write_all(text.as_bytes());
     if args.github {
@@ -361,52 +346,23 @@ fn print_and_gate(
         write_summary(report)?;
     }
     let failed: Vec<&Row> = report.rows.iter().filter(|r| failing(r)).collect();
-    if !failed.is_empty() {
-        let names: Vec<&str> = failed.iter().map(|r| r.name.as_str()).collect();
-        eprintln!(
-            "tardy: {} proven slower by more than {}: {}",
-            if failed.len() == 1 {
-                "1 comparison is"
-            } else {
-                "comparisons are"
-            },
-            render::units::percent(fail_pct.unwrap_or(0.0)),
-            names.join(", ")
-        );
-        return Ok(1);
+    if failed.is_empty() {
+        return Ok(0);
     }
-    Ok(0)
-}
-
-/// How much slower the candidate is at least: the lower end of the interval
-/// (for throughput, the lower end of the loss).
-fn regression_lower_bound(r: &Row) -> f64 {
-    match (r.ci_low, r.ci_high, r.higher_is_better) {
-        (Some(lo), _, false) => lo - 1.0,
-        (_, Some(hi), true) => 1.0 - hi,
-        _ => 0.0,
-    }
+    eprintln!(
+        "{}",
+        render::compare::gate_line(&failed, fail_pct.unwrap_or(0.0))
+    );
+    Ok(1)
 }
 
 fn write_summary(report: &Report) -> Result<(), String> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY") else {
-        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
-        return Ok(());
-    };
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
-        .map_err(|e| {
-            format!(
-                "cannot write the job summary {}: {e}",
-                path.to_string_lossy()
-            )
-        })?;
-    let body = format!(
+    let md = format!(
         "### tardy compare\n\n{}\n",
         render::compare::markdown(report)
     );
-    f.write_all(body.as_bytes())
-        .map_err(|e| format!("cannot write the job summary: {e}"))
+    if !tardy::ci::summary::append(&md)? {
+        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
+    }
+    Ok(())
 }

@@ -12,8 +12,6 @@ use tardy::probe::result::{self, DoctorReport};
 use tardy::render::{self, style::Style};
 use tardy::store::atomic;
 
-use super::fail;
-
 #[derive(Args)]
 #[command(
     about = "Probe the machine: what makes it slow (timers, clocks, spawn, PAUSE, fsync...)",
@@ -70,13 +68,6 @@ fn emit(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-pub fn main(args: DoctorArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
 fn measure(opts: &Options) -> DoctorReport {
     // A live line on a terminal only (indicatif hides itself elsewhere).
     let bar = indicatif::ProgressBar::new(0);
@@ -96,7 +87,8 @@ fn measure(opts: &Options) -> DoctorReport {
     report
 }
 
-fn run(args: DoctorArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: DoctorArgs) -> Result<i32, String> {
     let only = args.only.as_deref().map(doctor::parse_only).transpose()?;
     let dir = match args.dir {
         Some(d) => {
@@ -160,41 +152,13 @@ fn run(args: DoctorArgs) -> Result<i32, String> {
 
 /// The exit code `--fail-on` asks for: 1, with a line naming the probes, when a probe
 /// of `report` is as bad as `level` or worse; else 0.
-fn verdict(report: &tardy::probe::result::DoctorReport, level: Option<&str>) -> i32 {
-    use tardy::probe::result::Health;
+fn verdict(report: &DoctorReport, level: Option<&str>) -> i32 {
     let Some(level) = level else { return 0 };
-    let failing: Vec<String> = report
-        .probes
-        .iter()
-        .filter(|p| {
-            p.assessment.as_ref().is_some_and(|a| match a.health {
-                Health::Bad => true,
-                Health::Warn => level == "warn",
-                _ => false,
-            })
-        })
-        .map(|p| {
-            let h = p.assessment.as_ref().map(|a| a.health);
-            format!(
-                "{} ({})",
-                p.id,
-                if h == Some(Health::Bad) {
-                    "bad"
-                } else {
-                    "warn"
-                }
-            )
-        })
-        .collect();
+    let failing = report.failing(level);
     if failing.is_empty() {
         return 0;
     }
-    eprintln!(
-        "tardy: doctor: {} probe{} at or past --fail-on {level}: {}",
-        failing.len(),
-        if failing.len() == 1 { "" } else { "s" },
-        failing.join(", ")
-    );
+    eprintln!("{}", render::doctor::failing_line(&failing, level));
     1
 }
 

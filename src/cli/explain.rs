@@ -9,7 +9,7 @@ use std::time::Duration;
 use clap::Args;
 use indicatif::ProgressBar;
 
-use super::{EXIT_INTERRUPTED, fail};
+use super::EXIT_INTERRUPTED;
 use tardy::diagnose::explain::session;
 use tardy::diagnose::explain::{Trace, job};
 use tardy::measure::interrupt;
@@ -140,14 +140,8 @@ enum RecorderArg {
     Ptrace,
 }
 
-pub fn main(args: ExplainArgs) -> i32 {
-    match explain_main(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
-fn explain_main(args: ExplainArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: ExplainArgs) -> Result<i32, String> {
     let opts = record_options(&args)?;
     let req = job::Request {
         inputs: args.inputs.clone(),

@@ -15,7 +15,7 @@ use tardy::render::style::Style;
 use tardy::store::history::{AlertState, Direction, PointFilter, Provenance};
 use tardy::store::{DbError, History};
 
-use super::{EXIT_ERROR, fail};
+use super::EXIT_ERROR;
 
 /// Where the database is and which project.
 #[derive(Args, Clone, Debug)]
@@ -118,7 +118,7 @@ impl Filter {
     fn point_filter(&self) -> Result<PointFilter, String> {
         let since = match &self.since {
             None => None,
-            Some(s) => Some(parse_since(s)?),
+            Some(s) => Some(import::parse_since(s)?),
         };
         Ok(PointFilter {
             branch: self.branch.clone(),
@@ -126,18 +126,6 @@ impl Filter {
             newest: None,
         })
     }
-}
-
-/// A duration ago ("30d", "12h", "2w", "1week 2days", as humantime reads them), or
-/// any time `parse_time` reads.
-fn parse_since(s: &str) -> Result<i64, String> {
-    let t = s.trim();
-    if let Ok(d) = humantime::parse_duration(t) {
-        return Ok(import::now_s() - i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2));
-    }
-    import::parse_time(t).ok_or_else(|| {
-        format!("--since: '{s}' is not a date or a duration (try 2026-11-01, 2026-11-01T12:00:00Z or 30d)")
-    })
 }
 
 #[derive(Subcommand)]
@@ -346,13 +334,6 @@ pub fn open_existing(args: &DbArgs) -> Result<Box<dyn History + Send>, String> {
     store::open_existing(args.db.as_deref(), &args.project)
 }
 
-pub fn main(args: HistoryArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
 fn print(text: &str) {
     let mut out = std::io::stdout().lock();
     let _ = out.write_all(text.as_bytes());
@@ -364,7 +345,8 @@ fn json<T: serde::Serialize>(v: &T) -> String {
     s
 }
 
-fn run(args: HistoryArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: HistoryArgs) -> Result<i32, String> {
     let db = &args.db;
     match args.command {
         HistoryCommand::Analyze {
@@ -504,21 +486,11 @@ fn detect(
 
 fn alerts(db: &DbArgs, all: bool, top: usize, as_json: bool) -> Result<i32, String> {
     let alerts = ops::alerts(&*open(db).map_err(|e| e.to_string())?, all)?;
-    if as_json {
-        print(&json(&alerts));
-    } else if alerts.is_empty() {
-        print(if all {
-            "no alerts\n"
-        } else {
-            "no open alerts\n"
-        });
+    print(&if as_json {
+        json(&alerts)
     } else {
-        let text: Vec<String> = alerts
-            .iter()
-            .map(|a| view::alert(a, top, style()))
-            .collect();
-        print(&text.join("\n"));
-    }
+        view::alerts(&alerts, all, top, style())
+    });
     Ok(0)
 }
 
@@ -562,13 +534,7 @@ fn import_files(
         for w in &f.warnings {
             eprintln!("tardy: warning: {}", tardy::fmt::clip::message(w));
         }
-        println!(
-            "{}: {} point{} in {} series",
-            f.file.display(),
-            f.points,
-            if f.points == 1 { "" } else { "s" },
-            f.series
-        );
+        println!("{}", view::imported(f));
     })?;
     if files.len() > 1 {
         println!("{total} points imported");
@@ -592,55 +558,24 @@ fn show(
         &filter.point_filter()?,
         &cp.options()?,
     )?;
-    if as_json {
-        #[derive(serde::Serialize)]
-        struct Out<'a> {
-            series: &'a tardy::store::history::SeriesInfo,
-            test: Option<&'a str>,
-            points: &'a [tardy::store::history::Point],
-            segments: &'a [tardy::history::detect::Segment],
-        }
-        print(&json(&Out {
-            series: &s.series,
-            test: s.test.as_deref(),
-            points: &s.points,
-            segments: &s.segments,
-        }));
+    let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
+    print(&if as_json {
+        json(&view::shown_json(&s))
     } else {
-        let values: Vec<f64> = s.points.iter().map(|p| p.value).collect();
-        let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
-        print(&view::show(
-            &view::ShowView {
-                series: &s.series,
-                test: s.test.as_deref(),
-                values: &values,
-                segments: &s.segments,
-                annotations: &s.annotations,
-            },
-            style(),
-            tardy::render::plot::unicode_supported(),
-            width,
-        ));
-    }
+        view::show(&s, style(), tardy::render::plot::unicode_supported(), width)
+    });
     Ok(0)
 }
 
 /// `--fail-on-regression`: exit 1 while a regression alert is open (not
 /// acknowledged or dismissed), not only in the run that found it.
 fn gate(d: &ops::Detected) -> Result<i32, String> {
-    let open = &d.open_regressions;
-    if open.is_empty() {
+    if d.open_regressions.is_empty() {
         return Ok(0);
     }
     eprintln!(
-        "tardy: {} open regression alert{} ({}; {} new): `tardy history ack ID` once handled, `tardy history dismiss ID` if not a regression",
-        open.len(),
-        if open.len() == 1 { "" } else { "s" },
-        open.iter()
-            .map(|i| format!("#{i}"))
-            .collect::<Vec<_>>()
-            .join(", "),
-        d.new_open
+        "{}",
+        view::open_regressions(&d.open_regressions, d.new_open)
     );
     Ok(1)
 }
@@ -670,11 +605,7 @@ fn export(
     let store = open_existing(db)?;
     let series = ops::export(&*store, names, &filter.point_filter()?, format == "csv")?;
     let text = if format == "json" {
-        let docs: Vec<_> = series
-            .iter()
-            .map(|e| serde_json::json!({ "series": e.series, "points": e.points }))
-            .collect();
-        json(&docs)
+        json(&view::export_json(&series))
     } else {
         view::export_csv(&series)
     };
@@ -699,15 +630,7 @@ fn bisect(
         .ok_or_else(|| DbError::NoAlert(id).to_string())?;
     let plan = bisect_plan(&*store, &alert, series, widen)?;
     eprintln!("tardy {}", shell_line(&plan.argv));
-    let next = |lead: &str| match &plan.wider {
-        Some((good, bad)) => format!(
-            "{lead}the next wider range is {good}..{bad}: tardy history bisect {id} --widen {}",
-            widen + 1
-        ),
-        None => format!(
-            "{lead}the range already reaches the series' ends; the change may not be in the code (see the alert's environment) or is too small for --threshold"
-        ),
-    };
+    let next = |lead: &str| format!("{lead}{}", view::widen_hint(&plan, id, widen));
     if dry_run {
         eprintln!("{}", next("if its ends do not reproduce the change, "));
         return Ok(0);
@@ -729,29 +652,4 @@ fn bisect(
         );
     }
     Ok(code)
-}
-
-#[cfg(test)]
-mod since_tests {
-    use super::*;
-
-    #[test]
-    fn durations_ago_and_dates() {
-        let now = import::now_s();
-        for (text, secs) in [
-            ("30d", 30 * 86400),
-            ("12h", 12 * 3600),
-            ("2w", 14 * 86400),
-            ("1week 2days", 9 * 86400),
-        ] {
-            let t = parse_since(text).unwrap();
-            assert!((now - secs - t).abs() <= 2, "{text}");
-        }
-        assert_eq!(parse_since("2026-11-01T00:00:00Z").unwrap(), 1_793_491_200);
-        assert!(
-            parse_since("someday")
-                .unwrap_err()
-                .contains("not a date or a duration")
-        );
-    }
 }

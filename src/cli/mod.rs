@@ -235,19 +235,19 @@ pub fn main() -> i32 {
     ));
     match cli.command {
         Command::Run(args) => run::main(*args),
-        Command::Compare(args) => compare::main(*args),
-        Command::Tests(args) => tests::main(args),
-        Command::Doctor(args) => doctor::main(*args),
+        Command::Compare(args) => exit(compare::run(*args)),
+        Command::Tests(args) => exit(tests::run(args)),
+        Command::Doctor(args) => exit(doctor::run(*args)),
         Command::Bisect(args) => bisect::main(*args),
-        Command::Ci(args) => ci::main(*args),
-        Command::Comment(args) => comment::main(args),
+        Command::Ci(args) => exit(ci::run(*args)),
+        Command::Comment(args) => exit(comment::run(args)),
         Command::Exec(args) => exec::main(args),
-        Command::Explain(args) => explain::main(*args),
-        Command::History(args) => history::main(*args),
-        Command::Report(args) => report::main(*args),
-        Command::Serve(args) => serve::main(*args),
-        Command::Push(args) => push::main(*args),
-        Command::Token(args) => serve::token_main(args),
+        Command::Explain(args) => exit(explain::run(*args)),
+        Command::History(args) => exit(history::run(*args)),
+        Command::Report(args) => exit(report::run(*args)),
+        Command::Serve(args) => exit(serve::run(*args)),
+        Command::Push(args) => exit(push::run(*args)),
+        Command::Token(args) => exit(serve::token(args)),
         // Reached only through `tardy help`-style parsing; run it as ministat would.
         Command::Ministat(m) => ministat::main(&m.args),
         Command::Completions { shell } => {
@@ -405,59 +405,11 @@ pub fn terminal_width() -> Option<usize> {
     terminal_size::terminal_size_of(std::io::stdout()).map(|(w, _)| w.0 as usize)
 }
 
-/// A confidence level as a fraction, written either way: "95", "95%" or
-/// "0.95" (one convention for `run`, `compare` and `bisect`, both spellings
-/// taken). Strictly between 0 and 1.
-pub fn confidence(name: &str, s: &str) -> Result<f64, String> {
-    let t = s.trim();
-    let v: f64 = t
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("--{name} takes a level such as 95 or 0.95, not '{s}'"))?;
-    let f = if t.ends_with('%') || v >= 1.0 {
-        v / 100.0
-    } else {
-        v
-    };
-    if f.is_finite() && f > 0.0 && f < 1.0 {
-        Ok(f)
-    } else {
-        Err(format!(
-            "--{name} must lie between 0 and 100% (95, 95% or 0.95), not '{s}'"
-        ))
-    }
-}
+pub use tardy::fmt::amount::{confidence, percent};
 
-/// An amount ("5", "5%" or "0.05": five percent) as a fraction: one
-/// convention for every such option (`--threshold`, `--min-magnitude`,
-/// `--target-effect`, `--fail-if-slower`, `--precision`), the same as
-/// [`confidence`]'s: a number with `%`, or a bare number of at least 1, is a
-/// percentage; a bare number below 1 is a fraction (Otava's `-M 0.05`). Half a
-/// percent is written "0.5%". A `level` (precision) lies strictly between 0
-/// and 100%; anything else is at least 0.
-pub fn percent(name: &str, s: &str, level: bool) -> Result<f64, String> {
-    let t = s.trim();
-    let v: f64 = t
-        .trim_end_matches('%')
-        .parse()
-        .map_err(|_| format!("--{name} takes an amount such as 5, 5% or 0.05, not '{s}'"))?;
-    let f = if t.ends_with('%') || v >= 1.0 {
-        v / 100.0
-    } else {
-        v
-    };
-    let ok = f.is_finite() && if level { f > 0.0 && f < 1.0 } else { f >= 0.0 };
-    if !ok {
-        let range = if level {
-            "between 0 and 100% (exclusive)"
-        } else {
-            "at least 0"
-        };
-        return Err(format!(
-            "--{name} must be {range} (5, 5% or 0.05 are five percent), not '{s}'"
-        ));
-    }
-    Ok(f)
+/// A subcommand's exit code, or its error said (see [`fail`]).
+fn exit(r: Result<i32, String>) -> i32 {
+    r.unwrap_or_else(fail)
 }
 
 /// Print `tardy: error: MESSAGE` and return the error exit code.

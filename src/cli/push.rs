@@ -9,7 +9,7 @@ use tardy::jobs::push::{self, Event, Plan};
 use tardy::render::push as words;
 use tardy::store::history::Direction;
 
-use super::{EXIT_ERROR, fail};
+use super::EXIT_ERROR;
 
 #[derive(Args)]
 #[command(
@@ -75,13 +75,6 @@ pub struct PushArgs {
     json: bool,
 }
 
-pub fn main(args: PushArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
 /// Say one event of an upload to `url` on stderr.
 pub fn tell(url: &str, e: Event) {
     let lines = match e {
@@ -108,7 +101,8 @@ pub fn tell(url: &str, e: Event) {
     }
 }
 
-fn run(args: PushArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: PushArgs) -> Result<i32, String> {
     let mut meta = push::meta_here(
         args.commit.as_deref(),
         args.branch.as_deref(),

@@ -7,8 +7,6 @@ use clap::Args;
 use tardy::jobs::report::Spec;
 use tardy::render::report;
 
-use super::fail;
-
 #[derive(Args)]
 #[command(
     about = "Write one self-contained HTML report: history series with change points, alerts, result sets",
@@ -44,14 +42,8 @@ pub struct ReportArgs {
     db: super::history::DbArgs,
 }
 
-pub fn main(args: ReportArgs) -> i32 {
-    match run(args) {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
-}
-
-fn run(args: ReportArgs) -> Result<(), String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: ReportArgs) -> Result<i32, String> {
     let g = tardy::jobs::report::gather(&Spec {
         files: args.files,
         series: args.series,
@@ -82,5 +74,5 @@ fn run(args: ReportArgs) -> Result<(), String> {
         report::given_summary(g.series.len(), g.given),
         html.len().div_ceil(1024)
     );
-    Ok(())
+    Ok(0)
 }

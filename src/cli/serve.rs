@@ -12,8 +12,6 @@ use tardy::server::auth::{Scope, Tokens, new_token};
 use tardy::server::pool::Backend;
 use tardy::server::{ServeOptions, serve};
 
-use super::fail;
-
 #[derive(Args)]
 #[command(
     about = "Serve the history to a team: an ingest API for CI uploads and web pages with the charts",
@@ -153,14 +151,8 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
     }
 }
 
-pub fn main(args: ServeArgs) -> i32 {
-    match run(args) {
-        Ok(()) => 0,
-        Err(e) => fail(e),
-    }
-}
-
-fn run(args: ServeArgs) -> Result<(), String> {
+/// `tardy serve`, until Ctrl-C or SIGTERM; its exit code.
+pub fn run(args: ServeArgs) -> Result<i32, String> {
     let backend = match &args.db {
         Some(db) => Backend::parse(db),
         None => Backend::Sqlite(tardy::jobs::store::db_path(None)),
@@ -236,20 +228,17 @@ fn run(args: ServeArgs) -> Result<(), String> {
     })
     .map_err(|e| e.to_string())?;
     eprintln!("tardy serve: stopped");
-    Ok(())
+    Ok(0)
 }
 
-pub fn token_main(args: TokenArgs) -> i32 {
-    match args.command {
-        TokenCommand::Add {
-            token_file,
-            scope,
-            label,
-        } => match add_token(&token_file, &scope, &label) {
-            Ok(()) => 0,
-            Err(e) => fail(e),
-        },
-    }
+/// `tardy token`; its exit code.
+pub fn token(args: TokenArgs) -> Result<i32, String> {
+    let TokenCommand::Add {
+        token_file,
+        scope,
+        label,
+    } = args.command;
+    add_token(&token_file, &scope, &label).map(|()| 0)
 }
 
 fn add_token(file: &PathBuf, scope: &str, label: &str) -> Result<(), String> {

@@ -9,8 +9,6 @@ use tardy::analyze::suite;
 use tardy::ingest::reports::{self, Report};
 use tardy::render::{self, style::Style};
 
-use super::fail;
-
 #[derive(Args)]
 #[command(about = "Read test reports: per-test durations, and what made a suite slower")]
 pub struct TestsArgs {
@@ -96,14 +94,8 @@ fn emit(text: &str) {
     let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
-pub fn main(args: TestsArgs) -> i32 {
-    match run(args) {
-        Ok(code) => code,
-        Err(e) => fail(e),
-    }
-}
-
-fn run(args: TestsArgs) -> Result<i32, String> {
+/// The subcommand, run; its exit code.
+pub fn run(args: TestsArgs) -> Result<i32, String> {
     match args.command {
         TestsCommand::Show {
             reports: paths,
@@ -224,19 +216,8 @@ fn diff(
 
 /// GitHub's job summary, when there is one.
 fn job_summary(markdown: &str) -> Result<(), String> {
-    match std::env::var_os("GITHUB_STEP_SUMMARY") {
-        Some(path) => {
-            let body = format!("### tardy tests diff\n\n{markdown}\n");
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .and_then(|mut f| f.write_all(body.as_bytes()))
-                .map_err(|e| format!("cannot write the job summary: {e}"))
-        }
-        None => {
-            eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
-            Ok(())
-        }
+    if !tardy::ci::summary::append(&format!("### tardy tests diff\n\n{markdown}\n"))? {
+        eprintln!("tardy: GITHUB_STEP_SUMMARY is not set; no job summary written");
     }
+    Ok(())
 }

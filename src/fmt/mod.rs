@@ -1,8 +1,10 @@
 //! Words for numbers and names, shared by every room (the ground floor, with
 //! `model` and `stats`): durations as people read them, a profiled
 //! function's name with where it lives, and input echoed in a message made
-//! safe to print ([`clip`]). No room above computes anything here.
+//! safe to print ([`clip`]); amounts and levels as options spell them
+//! ([`amount`]). No room above computes anything here.
 
+pub mod amount;
 pub mod clip;
 
 /// "2.31 s", "16.6 ms", "840 µs".

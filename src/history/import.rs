@@ -106,6 +106,18 @@ pub fn parse_time(s: &str) -> Option<i64> {
         .map(|t| t.and_utc().timestamp())
 }
 
+/// A duration ago ("30d", "12h", "2w", "1week 2days", as humantime reads them), or
+/// any time `parse_time` reads.
+pub fn parse_since(s: &str) -> Result<i64, String> {
+    let t = s.trim();
+    if let Ok(d) = humantime::parse_duration(t) {
+        return Ok(now_s() - i64::try_from(d.as_secs()).unwrap_or(i64::MAX / 2));
+    }
+    parse_time(t).ok_or_else(|| {
+        format!("--since: '{s}' is not a date or a duration (try 2026-11-01, 2026-11-01T12:00:00Z or 30d)")
+    })
+}
+
 /// How imported points are labelled.
 #[derive(Debug, Clone, Default)]
 pub struct Labels {
@@ -560,6 +572,31 @@ pub fn suite_batch(name: &str, report: &mut reports::Report, labels: &Labels) ->
             samples: Vec::new(),
             tests,
         }],
+    }
+}
+
+#[cfg(test)]
+mod since_tests {
+    use super::*;
+
+    #[test]
+    fn durations_ago_and_dates() {
+        let now = now_s();
+        for (text, secs) in [
+            ("30d", 30 * 86400),
+            ("12h", 12 * 3600),
+            ("2w", 14 * 86400),
+            ("1week 2days", 9 * 86400),
+        ] {
+            let t = parse_since(text).unwrap();
+            assert!((now - secs - t).abs() <= 2, "{text}");
+        }
+        assert_eq!(parse_since("2026-11-01T00:00:00Z").unwrap(), 1_793_491_200);
+        assert!(
+            parse_since("someday")
+                .unwrap_err()
+                .contains("not a date or a duration")
+        );
     }
 }
 

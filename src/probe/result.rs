@@ -106,6 +106,19 @@ impl DoctorReport {
         self.probes.iter().find(|p| p.id == id)
     }
 
+    /// The probes at or past `--fail-on` `level` ("bad", or "warn": bad and
+    /// warn), each with its health.
+    pub fn failing(&self, level: &str) -> Vec<(&str, Health)> {
+        self.probes
+            .iter()
+            .filter_map(|p| {
+                let h = p.assessment.as_ref()?.health;
+                let fails = h == Health::Bad || (h == Health::Warn && level == "warn");
+                fails.then_some((p.id.as_str(), h))
+            })
+            .collect()
+    }
+
     /// The same report without raw samples (what `--json` prints).
     pub fn without_samples(&self) -> DoctorReport {
         let mut r = self.clone();

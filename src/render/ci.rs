@@ -366,3 +366,48 @@ fn where_of(
             .unwrap_or_default()
     ))
 }
+
+/// What `tardy ci --explain` found (or why it could not), as text.
+pub fn explained_text(x: Result<&crate::ci::Explained, &String>) -> String {
+    match x {
+        Ok(x) => format!(
+            "Where the time went (tardy explain, {} traced runs each, interleaved; A = base, B = head):\n{}",
+            x.base.runs.len().min(x.head.runs.len()),
+            super::explain::comparison(&x.base, &x.head, &x.comparison, Style { color: false }, 5)
+        ),
+        Err(e) => format!("Where the time went: not explained: {e}\n"),
+    }
+}
+
+/// The pull request's Markdown, with where the time went when explained.
+pub fn markdown_with(
+    j: &Judgement,
+    results: &Results,
+    explained: Option<Result<&crate::ci::Explained, &String>>,
+) -> String {
+    let mut md = markdown(j, results);
+    match explained {
+        Some(Ok(x)) => md.push_str(&explained_markdown(x)),
+        Some(Err(e)) => md.push_str(&explained_text(Err(e))),
+        None => {}
+    }
+    md
+}
+
+/// `tardy ci --json`: the judgement, with the explanation (or its error).
+pub fn json(
+    j: &Judgement,
+    explained: Option<Result<&crate::ci::Explained, &String>>,
+) -> serde_json::Value {
+    let mut v = serde_json::to_value(j).unwrap_or_default();
+    if let (Some(obj), Some(x)) = (v.as_object_mut(), explained) {
+        obj.insert(
+            "explain".into(),
+            match x {
+                Ok(x) => super::explain::comparison_json(&x.base, &x.head, &x.comparison),
+                Err(e) => serde_json::json!({ "error": e }),
+            },
+        );
+    }
+    v
+}

@@ -626,3 +626,18 @@ pub fn github_annotations(r: &Report, failing: &dyn Fn(&Row) -> bool) -> String 
     }
     out
 }
+
+/// `--fail-if-slower`: the comparisons proven slower than `pct`.
+pub fn gate_line(failed: &[&crate::analyze::compare::Row], pct: f64) -> String {
+    let names: Vec<&str> = failed.iter().map(|r| r.name.as_str()).collect();
+    format!(
+        "tardy: {} proven slower by more than {}: {}",
+        if failed.len() == 1 {
+            "1 comparison is"
+        } else {
+            "comparisons are"
+        },
+        super::units::percent(pct),
+        names.join(", ")
+    )
+}

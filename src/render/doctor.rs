@@ -207,6 +207,27 @@ pub fn compare_text(c: &MachineComparison, style: Style) -> String {
     out
 }
 
+/// `--fail-on LEVEL`: the probes at or past it.
+pub fn failing_line(failing: &[(&str, crate::probe::result::Health)], level: &str) -> String {
+    let list: Vec<String> = failing
+        .iter()
+        .map(|(id, h)| {
+            let word = if *h == crate::probe::result::Health::Bad {
+                "bad"
+            } else {
+                "warn"
+            };
+            format!("{id} ({word})")
+        })
+        .collect();
+    format!(
+        "tardy: doctor: {} probe{} at or past --fail-on {level}: {}",
+        failing.len(),
+        if failing.len() == 1 { "" } else { "s" },
+        list.join(", ")
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::ratio_cell;

@@ -6,7 +6,9 @@ use std::fmt::Write;
 use super::compare::value;
 use super::style::Style;
 use super::units::{p_value, percent};
-use crate::history::detect::Segment;
+
+use crate::history::bisect::Plan;
+use crate::history::ops::{Exported, Imported, Shown};
 use crate::store::history::{Alert, Annotation, SeriesInfo};
 
 /// "2026-11-21 09:30" (UTC).
@@ -120,19 +122,12 @@ pub fn sparkline(values: &[f64], change_points: &[usize], width: usize, unicode:
     line
 }
 
-/// What `tardy history show` draws.
-pub struct ShowView<'a> {
-    pub series: &'a SeriesInfo,
-    pub test: Option<&'a str>,
-    pub values: &'a [f64],
-    pub segments: &'a [Segment],
-    pub annotations: &'a [Annotation],
-}
-
 /// `tardy history show`: header, sparkline, segments, annotations.
-pub fn show(v: &ShowView, style: Style, unicode: bool, width: usize) -> String {
-    let (s, test, values, segments, annotations) =
-        (v.series, v.test, v.values, v.segments, v.annotations);
+pub fn show(v: &Shown, style: Style, unicode: bool, width: usize) -> String {
+    let values: Vec<f64> = v.points.iter().map(|p| p.value).collect();
+    let values = values.as_slice();
+    let (s, test, segments, annotations) =
+        (&v.series, v.test.as_deref(), &v.segments, &v.annotations);
     let mut out = String::new();
     let title = match test {
         Some(t) => format!("{} :: {t}", s.name),
@@ -468,4 +463,74 @@ pub fn export_csv(series: &[crate::history::ops::Exported]) -> String {
         }
     }
     table.finish()
+}
+
+/// `tardy history alerts`: each alert with its `top` series, or a line
+/// saying there is none.
+pub fn alerts(alerts: &[Alert], all: bool, top: usize, style: Style) -> String {
+    if alerts.is_empty() {
+        return if all {
+            "no alerts\n"
+        } else {
+            "no open alerts\n"
+        }
+        .to_string();
+    }
+    let text: Vec<String> = alerts.iter().map(|a| alert(a, top, style)).collect();
+    text.join("\n")
+}
+
+/// One imported file: its points and series.
+pub fn imported(f: &Imported) -> String {
+    format!(
+        "{}: {} point{} in {} series",
+        f.file.display(),
+        f.points,
+        if f.points == 1 { "" } else { "s" },
+        f.series
+    )
+}
+
+/// `tardy history show --json`: the series, the test, its points and segments.
+pub fn shown_json(s: &Shown) -> serde_json::Value {
+    serde_json::json!({
+        "series": s.series,
+        "test": s.test,
+        "points": s.points,
+        "segments": s.segments,
+    })
+}
+
+/// `tardy history export --format json`: each series with its points.
+pub fn export_json(series: &[Exported]) -> serde_json::Value {
+    series
+        .iter()
+        .map(|e| serde_json::json!({ "series": e.series, "points": e.points }))
+        .collect()
+}
+
+/// `--fail-on-regression`: the regression alerts still open and how to
+/// close them.
+pub fn open_regressions(open: &[i64], new_open: usize) -> String {
+    format!(
+        "tardy: {} open regression alert{} ({}; {new_open} new): `tardy history ack ID` once handled, `tardy history dismiss ID` if not a regression",
+        open.len(),
+        if open.len() == 1 { "" } else { "s" },
+        open.iter()
+            .map(|i| format!("#{i}"))
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
+}
+
+/// `tardy history bisect`: what to try when the ends of alert `id`'s range
+/// (widened `widen` times) do not reproduce its change.
+pub fn widen_hint(plan: &Plan, id: i64, widen: u32) -> String {
+    match &plan.wider {
+        Some((good, bad)) => format!(
+            "the next wider range is {good}..{bad}: tardy history bisect {id} --widen {}",
+            widen + 1
+        ),
+        None => "the range already reaches the series' ends; the change may not be in the code (see the alert's environment) or is too small for --threshold".to_string(),
+    }
 }

@@ -459,6 +459,21 @@ pub enum Correction {
     BenjaminiHochberg,
 }
 
+impl std::str::FromStr for Correction {
+    type Err = String;
+    /// `holm`, `bh` (also `fdr`, `benjamini-hochberg`) or `none`.
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "bh" | "fdr" | "benjamini-hochberg" => Ok(Correction::BenjaminiHochberg),
+            "holm" => Ok(Correction::Holm),
+            "none" => Ok(Correction::None),
+            other => Err(format!(
+                "--correction takes holm, bh or none, not '{other}'"
+            )),
+        }
+    }
+}
+
 /// Adjust the p-values of a family and re-derive each verdict.
 pub fn adjust(estimates: &mut [&mut Estimate], correction: Correction) {
     let p: Vec<f64> = estimates.iter().map(|e| e.p_value).collect();
