@@ -29,3 +29,56 @@ fn main() {
     tardy::measure::spawner::run_if_asked();
     std::process::exit(cli::main());
 }
+
+/// The examples `--help` shows (docs/help/*.txt, included by the CLI) are
+/// command lines tardy takes: each `tardy ...` line parses (nothing runs).
+#[cfg(test)]
+mod help_examples {
+    use clap::Parser;
+
+    #[test]
+    fn every_example_in_the_help_parses() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/help");
+        let mut checked = 0;
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            // A command continued on the next line (` \`) is one example.
+            let text = std::fs::read_to_string(e.path())
+                .unwrap()
+                .replace("\\\n", " ");
+            // Examples are indented lines; several may share one, apart.
+            let examples = text
+                .lines()
+                .filter_map(|l| {
+                    Some(l).zip(l.strip_prefix("  ")?.trim_start().strip_prefix("tardy "))
+                })
+                .flat_map(|(l, rest)| rest.split("  tardy ").map(move |x| (l, x.trim())));
+            for (line, example) in examples {
+                // A note after the command: "   (two runs at once...)" or "   # ...".
+                let cmd = [example.find("  ("), example.find("  #")]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .map_or(example, |i| &example[..i]);
+                // Shell redirections and pipes are the shell's, not tardy's.
+                let cmd = cmd.split(['>', '|']).next().unwrap_or(cmd).trim();
+                let cmd = cmd.split(" && ").next().unwrap_or(cmd);
+                let mut argv = vec!["tardy".to_string()];
+                let Some(words) = tardy::measure::command::split_words(cmd) else {
+                    panic!("{}: `{line}` is not shell words", e.path().display());
+                };
+                argv.extend(words);
+                if argv.get(1).is_some_and(|a| a == "ministat")
+                    || argv.get(2).is_some_and(|a| a == "--ministat")
+                {
+                    continue; // ministat's own getopt parser (tests/ministat.rs)
+                }
+                if let Err(err) = crate::cli::Cli::try_parse_from(crate::cli::benchstat_flags(argv))
+                {
+                    panic!("{}: `{line}` does not parse:\n{err}", e.path().display());
+                }
+                checked += 1;
+            }
+        }
+        assert!(checked > 40, "only {checked} examples found");
+    }
+}

@@ -19,26 +19,8 @@ use super::{EXIT_INTERRUPTED, fail, percent};
 #[command(
     args_conflicts_with_subcommands = true,
     about = "Find the commit or version that made a command slower, with a stated confidence",
-    long_about = "Bisect between a good and a bad commit (or version) for the first one where COMMAND got slower. \
-Every commit is checked out into a worktree of its own under the state directory (your working tree is never \
-touched) and --build runs there; a build that fails skips the commit, like `git bisect run`'s exit 125.\n\n\
-tardy first measures both ends, interleaved, and confirms the regression with a confidence interval (or stops \
-and says it does not reproduce). Each step then runs the candidate in small batches interleaved with reference \
-runs of the good and bad ends, and calls it bad when its interval over good lies above the boundary (default: \
-half the regression), good when its interval over bad lies below it, or runs another batch. The culprit is \
-re-run against its parent (the sandwich) to confirm it. The rule and its error rates: docs/bisect.md.\n\n\
-With --explain the culprit and its parent are then recorded with `tardy explain` (interleaved, traced) and \
-the difference is attributed: \"this commit, and this is what it changed in the run\" (timed sleeps, process \
-creation, fsync, CPU, ...).\n\n\
-Sensitivity mode (--condition-a/-b, --prefix-a/-b) bisects the ratio of condition B to condition A: the first \
-commit that became sensitive to a setting, even when others changed speed for everyone.",
-    after_help = "Examples:\n  tardy bisect --good v1.2 --bad main --build 'make' -- ./bench --quick\n  \
-tardy bisect --good v1.2 --bad main --metric-regex 'time: ([0-9.]+)' -- ./run.sh\n  \
-tardy bisect --good A --bad B --condition-b TIMER=coarse -- pytest -q\n  \
-tardy bisect --good v1.2 --bad main --explain -- ./bench     (then: where the culprit's extra time went)\n  \
-tardy bisect --good v1.2 --bad main --jobs 2 -- ./bench     (two runs at once, on a machine with cores to spare)\n  \
-tardy bisect --versions 3.2.1,3.3.0,3.4.0 --prepare 'pip install lib=={version}' -- python bench.py\n  \
-tardy bisect --resume        tardy bisect log        tardy bisect reset"
+    long_about = include_str!("../../docs/help/bisect.about.txt"),
+    after_help = include_str!("../../docs/help/bisect.examples.txt")
 )]
 pub struct BisectArgs {
     #[command(subcommand)]

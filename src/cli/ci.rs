@@ -18,18 +18,8 @@ use super::{EXIT_ERROR, EXIT_INTERRUPTED, fail};
 #[derive(Args)]
 #[command(
     about = "Measure a pull request against its merge base in one job: both built, interleaved, one verdict",
-    long_about = "Check out the base (by default the merge base of HEAD with the default branch: \
-origin/$GITHUB_BASE_REF in a GitHub pull-request job, else origin/HEAD, origin/main, origin/master, \
-main or master) and the head into worktrees under .tardy/ci, build both with --build, and measure \
-COMMAND in each, interleaved in shuffled rounds as `tardy run` does, so a shared runner's noise \
-hits both alike. Prints `tardy run`'s report and one verdict with its interval; --markdown writes \
-it for a pull-request comment (with a hidden marker, <!-- tardy-ci -->, to edit it in place) and \
---github appends it to the job summary. Exit 1 when head is proven slower than base by more than \
---fail-if-slower.",
-    after_help = "Examples:\n  \
-tardy ci --build 'cargo build --release' -- ./target/release/app --bench\n  \
-tardy ci --base v1.2 --fail-if-slower 5 --markdown comment.md -- 'make bench'\n  \
-tardy ci --base HEAD~1 --runs 20 -- sh -c 'python3 bench.py'"
+    long_about = include_str!("../../docs/help/ci.about.txt"),
+    after_help = include_str!("../../docs/help/ci.examples.txt")
 )]
 pub struct CiArgs {
     /// The base revision (default: the merge base of --head with the default branch).

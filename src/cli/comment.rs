@@ -9,17 +9,8 @@ use tardy::ci::comment::{self, Done, Target};
 #[derive(Args)]
 #[command(
     about = "Post a pull request's tardy comment, or edit the one already there (found by its hidden marker)",
-    long_about = "Post FILE (the Markdown of `tardy ci --markdown`) as a comment on a GitHub pull request, \
-or edit the comment tardy left before: the one whose body holds the marker <!-- tardy-ci --> \
-(added at the top when FILE lacks it). One comment per pull request, kept up to date, instead of \
-one per push. In GitHub Actions every default comes from the job: the repository \
-($GITHUB_REPOSITORY), the pull request ($GITHUB_EVENT_PATH), the API ($GITHUB_API_URL) and the \
-token ($GITHUB_TOKEN, which the workflow passes as env). A pull request from a fork gets a \
-read-only token: measure in the pull_request workflow, upload the Markdown and the number as an \
-artifact, and comment from a workflow_run workflow (docs/book/04-ci-and-server.md).",
-    after_help = "Examples:\n  \
-tardy comment comment.md                       # in a pull_request job\n  \
-tardy comment comment.md --pr 42 --repo owner/name   # in a workflow_run job, from the artifact"
+    long_about = include_str!("../../docs/help/comment.about.txt"),
+    after_help = include_str!("../../docs/help/comment.examples.txt")
 )]
 pub struct CommentArgs {
     /// The Markdown to post.

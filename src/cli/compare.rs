@@ -16,31 +16,8 @@ use super::percent;
 #[derive(Args)]
 #[command(
     about = "Compare result sets: is the candidate slower, by how much, with what certainty?",
-    long_about = "Compare result sets and say whether they differ, by how much (a ratio with its confidence \
-interval), with what certainty (a p-value), and, when no difference is proven, what difference these \
-runs could have detected and how many runs would detect --target-effect.\n\n\
-Inputs (detected from the content, or --input-format): tardy results JSON, hyperfine --export-json, \
-plain number files as ministat reads them (-C, -d), Go benchmark output (benchstat's input), \
-pytest-benchmark --benchmark-json (with --benchmark-save-data), criterion sample.json or a criterion \
-benchmark directory, JMH -rf json, Google Benchmark JSON, BenchmarkDotNet's full JSON, tinybench and \
-vitest bench --outputJson, Benchmark.js's output, asv results, benchmark-ips json!, libtest #[bench] \
-divan and iai-callgrind output, Catch2 XML, Julia BenchmarkTools JSON, Bencher Metric Format. A harness that keeps \
-only a mean, sd and n is compared by Welch's t from them; one that keeps no spread (libtest, divan) \
-shows the ratio with no verdict. `-` reads standard input.\n\n\
-The first file is the baseline; every other file is compared with it. With --vs, the files before it \
-are pooled into the baseline and the files after it into the candidate. Files with several series \
-(benchmarks, commands) are matched by name, never by position; many comparisons at once are \
-controlled with Benjamini-Hochberg (the false discovery rate; --correction holm for the family-wise \
-error). Rows that cannot vary (every run identical on each side: B/op, allocs/op, counts) are exact \
-differences, never tested, and are not counted in the family.\n\n\
-`tardy compare --ministat [ministat flags] FILES` prints exactly what ministat prints.",
-    after_help = "Examples:\n  tardy compare base.json new.json\n  tardy compare old.txt new.txt --fail-if-slower 5\n  \
-tardy compare run1.json run2.json --vs run3.json run4.json --format json\n  \
-tardy compare old.txt new.txt --correction none   # each row's own p, as benchstat prints it\n  \
-tardy compare old.txt new.txt --ignore note,commit  # Go files whose labels differ\n  \
-tardy compare old=a.txt new=b.txt -alpha 0.01 -filter '/size:1000'  # a benchstat command line\n  \
-tardy compare -col /impl bench.txt   # impl=fast against impl=slow, as benchstat -col\n  \
-tardy compare --ministat -s -w 60 iguana chameleon"
+    long_about = include_str!("../../docs/help/compare.about.txt"),
+    after_help = include_str!("../../docs/help/compare.examples.txt")
 )]
 pub struct CompareArgs {
     /// Behave as FreeBSD's ministat, byte for byte, with ministat's own options after

@@ -15,19 +15,8 @@ use tardy::store::atomic;
 #[derive(Args)]
 #[command(
     about = "Probe the machine: what makes it slow (timers, clocks, spawn, PAUSE, fsync...)",
-    long_about = "Read the machine's fingerprint (CPU, kernel, clocksource, timer slack, governor, cgroup quota, \
-mitigations, ...) and run 13 short probes of the pathologies that make test suites and benchmarks slow on one \
-machine and not another: sleep granularity, clock read cost, null system call, wake-up latency, lock hand-off, \
-spawn cost and its growth with binary size, first exec of a new binary, fork with a large parent, PAUSE latency, \
-effective frequency, CPU contention, durable writes and small-file operations. Each gets a verdict against a healthy \
-range and a sentence on what it means. About 10 s (--quick: about 2 s).\n\n\
-The strongest signal is a comparison: save a report on a good machine (--save good.json) and run \
-`tardy doctor --compare good.json` on the slow one.",
-    after_help = "Probes (for --only): sleep, clock, syscall, ctxswitch, locks, spawn, first-exec, fork, pause, \
-frequency, contention, fsync, metadata.\n\n\
-Examples:\n  tardy doctor\n  tardy doctor --quick --only sleep,clock,pause\n  tardy doctor --save fast-runner.json\n  \
-tardy doctor --compare fast-runner.json              # this machine is B\n  tardy doctor --compare a.json b.json --json\n  \
-tardy doctor --quick --fail-on bad                   # exit 1 on a sick CI runner"
+    long_about = include_str!("../../docs/help/doctor.about.txt"),
+    after_help = include_str!("../../docs/help/doctor.examples.txt")
 )]
 pub struct DoctorArgs {
     /// Short probes (about 2 s in all) instead of the full run (about 10 s).

@@ -17,30 +17,12 @@ use tardy::record::RecordOptions;
 use tardy::render::{self, style::Style};
 
 /// `tardy explain --help`'s description (on the subcommand, where clap reads it).
-pub const LONG_ABOUT: &str = "Runs a command and records its whole process tree: from the kernel's own \
-scheduler events when allowed (perf_event_open on a cgroup made for the command; the command is \
-never stopped), else with ptrace and a seccomp filter (only the syscalls that sleep, wait, start \
-processes or sync stop). Its wall time is attributed along the critical path to CPU, waiting \
-for a CPU, timed sleeps, lock and event waits, process creation, fsync, block I/O and \"other\", \
-summing to the wall time; with kernel events each thread's call stack is also sampled (about \
-1,000 times a CPU-second), so the output names the functions the CPU went to. Given two \
-commands, one command under two conditions, or two saved traces, it interleaves A and B, ranks \
-what changed by its share of the difference, and ranks functions by their share of the CPU \
-difference.";
+pub const LONG_ABOUT: &str = include_str!("../../docs/help/explain.about.txt");
 
 #[derive(Args)]
 #[command(
     about = "Where a command's time went, and why run B is slower than run A",
-    after_help = "Examples:
-  tardy explain -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
-  tardy explain 'sleep 0.1' 'sleep 0.2'
-  tardy explain --prefix-b 'tardy exec --timer-slack 15600000 --' \\
-      -- python3 -c 'import time; [time.sleep(0.001) for _ in range(100)]'
-  tardy explain --condition-b OMP_NUM_THREADS=1 -- ./bench
-  tardy explain --save a.json -- ./suite     (then on the other machine or version: --save b.json)
-  tardy explain a.json b.json
-  tardy explain --export-pprof-b b.pb.gz './bench v1' './bench v2'   (go tool pprof -top b.pb.gz)
-  tardy explain --json 'sh -c \"true; true\"'"
+    after_help = include_str!("../../docs/help/explain.examples.txt")
 )]
 pub struct ExplainArgs {
     /// One or two command strings (run with `sh -c` when they use shell syntax) or

@@ -154,15 +154,7 @@ enum HistoryCommand {
     },
     /// Find change points in the stored series (all, or those named) and print new alerts.
     #[command(
-        long_about = "Find change points in every stored series (each test of a suite is a series of its own). \
-By default with a calibrated false-alarm rate: 1,000 points of pure noise get any change point with probability \
-at most --false-alarm-rate (1%), whatever the noise's shape and however often the series is checked, once or after \
-every build (docs/changepoints.md); --otava uses E-Divisive \
-means exactly as Apache Otava computes them (whose p-values ignore its search, so it raises false alerts on noise). \
-Change points are kept when significant after Benjamini-Hochberg across all series of the run (--fdr), grouped \
-into one alert per commit range (a change found again joins the alert already open), and called an environment \
-change when the machine's fingerprint changed at the same point. --fail-on-regression exits 1 while a regression \
-alert is open, new or not, until it is acknowledged or dismissed.",
+        long_about = include_str!("../../docs/help/history-detect.about.txt"),
         after_help = "Examples:\n  tardy history detect\n  tardy history detect build --since 30d --branch main --fail-on-regression\n  tardy history detect --false-alarm-rate 0.001      (one false alert in 1,000 series of 1,000 builds)\n  tardy history detect --otava --p-value 0.001       (Otava 0.8, exactly)\n  tardy history detect --ends 256                    (each test's end only, as the server checks)"
     )]
     Detect {
@@ -250,12 +242,7 @@ alert is open, new or not, until it is acknowledged or dismissed.",
     },
     /// Import results: tardy or hyperfine JSON, Otava CSV, or test reports (one suite run).
     #[command(
-        long_about = "Import files into the history, each file in one transaction (all or nothing).\n\n\
-* Benchmark results: tardy JSON (`tardy run --export-json`), hyperfine JSON, Go benchmark output and every harness `tardy compare` reads (JMH, Google Benchmark, BenchmarkDotNet, Catch2, tinybench, vitest bench, Benchmark.js, asv, benchmark-ips, libtest, divan, BenchmarkTools, Bencher Metric Format): one point per benchmark.\n\
-* CSV as Otava reads it: a header `time,commit,metric1,metric2,...` (optional `branch`), one row per point.\n\
-* Test reports (JUnit XML, NUnit, TRX, xUnit, go test -json; files or directories): one point of a suite \
-series named by --series, with every test's duration.\n\n\
---commit is resolved in the repository (hash, commit time, branch); --time sets the run time.",
+        long_about = include_str!("../../docs/help/history-import.about.txt"),
         after_help = "Examples:\n  tardy history import results.csv --series api\n  tardy history import hyperfine.json --commit HEAD~3\n  tardy history import build/test-results --series unit --commit abc123 --time 2026-11-20T10:00:00Z"
     )]
     Import {

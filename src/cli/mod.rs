@@ -33,7 +33,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
 and with what certainty, and explains what in the machine makes them slow.",
     after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run --runs 50 --export-json r.json -- ./build/app --input big.txt"
 )]
-struct Cli {
+pub(crate) struct Cli {
     /// Bytes (MiB) a compressed input may inflate to when tardy reads it
     /// (test reports, results); put it before the subcommand:
     /// `tardy --max-inflated-mib 4096 tests show big.xml.gz`.
@@ -83,27 +83,12 @@ enum Command {
     #[command(
         long_about = "FreeBSD's ministat, byte for byte: the same options (parsed as ministat parses them, so scripts keep working), the same plot, table and Student's t verdict. Each file holds one number per line (column -C, delimiters -d). `tardy compare` says more: the ratio with its interval, a test that suits the data, and how many runs a verdict would take.",
         override_usage = "tardy ministat [-C column] [-c confidence] [-d delimiter(s)] [-Ans] [-w width] [file [file ...]]",
-        after_help = "Options (ministat's own):
-  -A             print statistics only, suppress the graph
-  -C COLUMN      column number to extract (starts and defaults to 1)
-  -c CONFIDENCE  one of 80, 90, 95, 98, 99, 99.5 (default 95)
-  -d DELIMITERS  delimiter(s) string, default \" \\t\"
-  -n             print summary statistics only, no graph/test
-  -s             print avg/median/stddev bars on separate lines
-  -w WIDTH       width of graph/test output (default 74 or terminal width)
-
-Examples:
-  printf '1.0\\n1.1\\n0.9\\n1.05\\n' > old.txt; printf '1.3\\n1.4\\n1.2\\n1.35\\n' > new.txt
-  tardy ministat old.txt new.txt
-  tardy ministat -c 99 -s old.txt new.txt
-  tardy compare old.txt new.txt      # the ratio, its interval and how many runs a verdict needs"
+        after_help = include_str!("../../docs/help/ministat.examples.txt")
     )]
     Ministat(MinistatArgs),
     /// Print a shell completion script (bash, zsh, fish, powershell, elvish).
     #[command(
-        after_help = "Examples:\n  tardy completions bash > ~/.local/share/bash-completion/completions/tardy\n  \
-tardy completions zsh > ~/.zfunc/_tardy        # with fpath+=(~/.zfunc) in ~/.zshrc\n  \
-tardy completions fish > ~/.config/fish/completions/tardy.fish"
+        after_help = include_str!("../../docs/help/completions.examples.txt")
     )]
     Completions {
         /// The shell.
@@ -138,7 +123,7 @@ struct MinistatArgs {
 /// benchstat's single-dash flags (`-alpha 0.01`, `-filter Q`, `-col /impl`,
 /// `-row`, `-ignore`, `-confidence`, `-format`) as `tardy compare` spells
 /// them, so a benchstat command line works with `tardy compare` in front.
-fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
+pub(crate) fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
     const FLAGS: [&str; 7] = [
         "alpha",
         "filter",

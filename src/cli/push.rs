@@ -14,13 +14,7 @@ use super::EXIT_ERROR;
 #[derive(Args)]
 #[command(
     about = "Upload results, test reports or points to a `tardy serve`, with retries",
-    long_about = "Upload files to a `tardy serve`: tardy/hyperfine JSON and other results go to /api/v1/runs, \
-test reports (JUnit, NUnit, TRX, xUnit XML, `go test -json`, gzipped or not) to /api/v1/tests, CSV and points \
-JSON to /api/v1/points. Each upload carries the commit, branch and commit time (from git here unless given) and \
-a run id (a hash of the upload), so a retried upload is stored once. Failures that may pass (refused \
-connections, timeouts, 408, 429, 5xx) are retried with exponential backoff for at least 60 s (--retry-for), \
-a Retry-After answer setting the least pause, so a server restart or a database failover is ridden out; \
-other 4xx answers (401, 413, 422...) are shown with the server's message and not retried.",
+    long_about = include_str!("../../docs/help/push.about.txt"),
     after_help = "Examples:\n  TARDY_TOKEN=... tardy push http://perf.example:8080 results.json\n  \
 tardy push $URL build/test-results/*.xml --suite unit --fail-on-regression\n  tardy push $URL allure-results/ --suite e2e      (a folder: one run)\n  tardy push $URL history.csv --kind points"
 )]

@@ -10,10 +10,7 @@ use tardy::render::report;
 #[derive(Args)]
 #[command(
     about = "Write one self-contained HTML report: history series with change points, alerts, result sets",
-    long_about = "Write one self-contained HTML file (inline SVG charts and CSS, no scripts, no network) that shows \
-the history database's series over time with their change points (E-Divisive, as `tardy history detect`) and the \
-points where the machine changed, the open alerts, and any result files given (tardy or hyperfine JSON, number \
-files, Go benchmark output...) as strip charts side by side. Light and dark mode follow the reader; it prints.",
+    long_about = include_str!("../../docs/help/report.about.txt"),
     after_help = "Examples:\n  tardy report -o report.html\n  tardy report --series build --series unit -o build.html\n  tardy report base.json new.json --no-history -o compare.html"
 )]
 pub struct ReportArgs {

@@ -20,15 +20,7 @@ use super::{EXIT_INTERRUPTED, fail};
 #[derive(Args)]
 #[command(
     about = "Measure one or more commands, interleaved, and compare them to the first",
-    long_about = "Measure one or more commands and compare each with the first (the reference).\n\n\
-Each COMMAND is one string. Without shell syntax it is split into words and executed directly; \
-with pipes, redirections, variables, globs or builtins it runs under `sh -c` and the shell's own \
-start-up time is measured and subtracted. `tardy run [OPTIONS] -- PROGRAM ARGS...` runs one exact argv.\n\n\
-Commands are interleaved: every round runs each command once in a shuffled order, so drift hits \
-them alike. Without --runs, tardy runs each command at least --min-runs times and --min-time seconds, \
-then until the 95% confidence interval of the mean is within --precision of it (or a limit is hit).\n\n\
-Warm-up: without --warmup, each command's first run is a warm-up if it takes at most 1 s, \
-and counts as a measured run if it takes longer.",
+    long_about = include_str!("../../docs/help/run.about.txt"),
     after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run -P level 1 4 'xz -{level} -k -c big.tar'\n  \
 tardy run --runs 30 --export-json base.json 'make -s test'\n  tardy run -- ./app --flag 'an argument with spaces'"
 )]

@@ -15,15 +15,8 @@ use tardy::server::{ServeOptions, serve};
 #[derive(Args)]
 #[command(
     about = "Serve the history to a team: an ingest API for CI uploads and web pages with the charts",
-    long_about = "Serve the history database over HTTP: CI runners upload results (`tardy push`, or POST \
-/api/v1/runs, /api/v1/tests, /api/v1/points with a bearer token), change points are detected after each upload, \
-and the pages show the project overview (series, open alerts, recent uploads, a pipeline of suite durations per \
-build), each series and test over time, alerts with the `tardy bisect` command to copy, and the machines. \
-SQLite is the zero-config default; with a postgres:// URL any number of servers can share one database. \
-The API is described in docs/api.md and docs/openapi.yaml.",
-    after_help = "Examples:\n  tardy token add --token-file tokens --label ci      # prints the token once\n  \
-tardy serve --token-file tokens\n  tardy serve --db postgres://tardy@db/tardy --listen 0.0.0.0:8080 --token-file tokens --read-token\n  \
-tardy push http://127.0.0.1:8080 results.json"
+    long_about = include_str!("../../docs/help/serve.about.txt"),
+    after_help = include_str!("../../docs/help/serve.examples.txt")
 )]
 pub struct ServeArgs {
     /// The database: sqlite:PATH (or a path), or postgres://USER:PASSWORD@HOST/DB

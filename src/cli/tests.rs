@@ -20,12 +20,7 @@ pub struct TestsArgs {
 enum TestsCommand {
     /// Totals, slowest tests and suites, time by status and a duration histogram.
     #[command(
-        after_help = "Reports: JUnit XML (Surefire, Gradle, pytest, go-junit-report, gotestsum, nextest, jest-junit, \
-GoogleTest, PHPUnit, RSpec, mocha, CTest), NUnit 3 and 2, TRX, xUnit.net v2, `go test -json`, mocha --reporter json, \
-jest --json, RSpec --format json, CTRF, Allure 1 and 2, Cucumber JSON, Playwright's JSON reporter, TAP, \
-Dart/Flutter --reporter json; files, .gz files or directories.\n\n\
-Examples:\n  tardy tests show build/test-results/\n  tardy tests show report.xml --top 20 --format json\n  \
-tardy tests show allure-results/ --save unit      (and keep the run in the history)"
+        after_help = include_str!("../../docs/help/tests-show.examples.txt")
     )]
     Show {
         /// Report files or directories (all together are one run).
@@ -45,11 +40,7 @@ tardy tests show allure-results/ --save unit      (and keep the run in the histo
     },
     /// Per-test difference between two sides and the shape of the change.
     #[command(
-        long_about = "Compare test reports before and after, per test, and diagnose the shape of the change: a constant \
-per-test overhead (a timer quantum, a process start), a factor on every test (a slower CPU), a few tests, more tests, \
-time outside the tests, or only more noise, each with the share of the change it explains.\n\n\
-Each BEFORE and AFTER path is one run (a directory is one run of many files). With 2 or more runs per side each test \
-gets a significance verdict (Welch's t, Benjamini-Hochberg across all tests).",
+        long_about = include_str!("../../docs/help/tests-diff.about.txt"),
         after_help = "Examples:\n  tardy tests diff before.xml --vs after.xml\n  tardy tests diff base-run1/ base-run2/ --vs new-run1/ new-run2/ --format json"
     )]
     Diff {
