@@ -219,11 +219,7 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
             eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
         }
         if json {
-            println!(
-                "{}",
-                serde_json::to_string_pretty(&report)
-                    .map_err(|e| BisectError::Input(e.to_string()))?
-            );
+            print!("{}", super::json(&report));
         } else {
             print!("{}", text(&report, &st, steps_shown));
         }
@@ -244,14 +240,9 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
     };
     if json {
         let v = tardy::render::bisect::explained_json(&report, &explained);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| BisectError::Input(e.to_string()))?
-        );
+        print!("{}", super::json(&v));
     } else if let Ok(e) = &explained {
-        let style = tardy::render::style::Style {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-        };
+        let style = super::style();
         print!(
             "{}",
             tardy::render::bisect::explained_text(&report, &st, e, style)
@@ -276,10 +267,7 @@ fn log(dir: Option<std::path::PathBuf>, format: &str) -> Result<i32, BisectError
     let dir = session::default_state(dir)?;
     let st = state::load(&dir)?;
     if format == "json" {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&st).map_err(|e| BisectError::Input(e.to_string()))?
-        );
+        print!("{}", super::json(&st));
     } else {
         print!("{}", tardy::render::bisect::log_text(&dir, &st));
     }

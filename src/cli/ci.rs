@@ -1,6 +1,5 @@
 //! `tardy ci`: a pull request against its merge base, measured in one job.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -9,7 +8,7 @@ use tardy::ci::{self, Options};
 use tardy::measure::command::join_quoted;
 use tardy::measure::{MeasureError, interrupt};
 use tardy::model::SessionStatus;
-use tardy::render::{self, terminal::Style};
+use tardy::render::{self};
 use tardy::stats::rng::fresh_seed;
 use tardy::store;
 
@@ -202,14 +201,9 @@ fn write_and_print(
     }
     if args.json {
         let v = render::ci::json(judgement, explained);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-        );
+        print!("{}", super::json(&v));
     } else {
-        let style = Style {
-            color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-        };
+        let style = super::style();
         print!(
             "{}",
             render::terminal::report_with(results, style, &Default::default())

@@ -303,7 +303,7 @@ fn print_and_gate(
     let stdout = std::io::stdout();
     let tty = stdout.is_terminal();
     let text = match args.format.as_str() {
-        "json" => serde_json::to_string_pretty(report).map_err(|e| e.to_string())? + "\n",
+        "json" => super::json(report),
         "markdown" => render::compare::markdown(report),
         "csv" => render::compare::csv(report),
         _ => {

@@ -1,7 +1,7 @@
 //! `tardy doctor`: the machine fingerprint and pathology probes, and
 //! `tardy doctor --compare A.json [B.json]`.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -9,8 +9,10 @@ use clap::Args;
 use tardy::diagnose::machine;
 use tardy::probe::doctor::{self, Options};
 use tardy::probe::result::{self, DoctorReport};
-use tardy::render::{self, style::Style};
+use tardy::render::{self};
 use tardy::store::atomic;
+
+use super::{emit, json, style};
 
 #[derive(Args)]
 #[command(
@@ -45,16 +47,6 @@ pub struct DoctorArgs {
     /// when one is `warn` or `bad`: for CI jobs that should stop on a sick runner.
     #[arg(long, value_name = "LEVEL", value_parser = ["bad", "warn"])]
     fail_on: Option<String>,
-}
-
-fn style() -> Style {
-    Style {
-        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    }
-}
-
-fn emit(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
 }
 
 fn measure(opts: &Options) -> DoctorReport {
@@ -109,7 +101,7 @@ pub fn run(args: DoctorArgs) -> Result<i32, String> {
         }
         let c = machine::compare(&a, &b, &files[0].display().to_string(), &b_name);
         if args.json {
-            emit(&(serde_json::to_string_pretty(&c).map_err(|e| e.to_string())? + "\n"));
+            emit(&super::json(&c));
         } else {
             emit(&render::doctor::compare_text(&c, style()));
         }
@@ -125,11 +117,7 @@ pub fn run(args: DoctorArgs) -> Result<i32, String> {
         save(path, &report)?;
     }
     if args.json {
-        emit(
-            &(serde_json::to_string_pretty(&report.without_samples())
-                .map_err(|e| e.to_string())?
-                + "\n"),
-        );
+        emit(&json(&report.without_samples()));
     } else {
         emit(&render::doctor::text(&report, style(), args.verbose));
         if let Some(path) = &args.save {
@@ -152,7 +140,6 @@ fn verdict(report: &DoctorReport, level: Option<&str>) -> i32 {
 }
 
 fn save(path: &Path, report: &DoctorReport) -> Result<(), String> {
-    let json = serde_json::to_string_pretty(report).map_err(|e| e.to_string())? + "\n";
-    atomic::write_atomic(path, json.as_bytes())
+    atomic::write_atomic(path, json(report).as_bytes())
         .map_err(|e| format!("{}: cannot save: {e}", path.display()))
 }

@@ -14,7 +14,7 @@ use tardy::diagnose::explain::session;
 use tardy::diagnose::explain::{Trace, job};
 use tardy::measure::interrupt;
 use tardy::record::RecordOptions;
-use tardy::render::{self, style::Style};
+use tardy::render::{self};
 
 /// `tardy explain --help`'s description (on the subcommand, where clap reads it).
 pub const LONG_ABOUT: &str = include_str!("../../docs/help/explain.about.txt");
@@ -216,8 +216,7 @@ fn record_options(args: &ExplainArgs) -> Result<RecordOptions, String> {
 fn save(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
     for (path, t) in [(&args.save, traces.first()), (&args.save_b, traces.get(1))] {
         if let (Some(path), Some(t)) = (path, t) {
-            let json = serde_json::to_string_pretty(t).map_err(|e| e.to_string())?;
-            tardy::store::atomic::write_atomic(path, format!("{json}\n").as_bytes())
+            tardy::store::atomic::write_atomic(path, super::json(t).as_bytes())
                 .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
         } else if path.is_some() && t.is_none() {
             return Err(
@@ -264,16 +263,11 @@ fn exports(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
 
 /// The explanation as text or JSON.
 fn text(args: &ExplainArgs, done: &job::Explained) -> Result<String, String> {
-    let style = Style {
-        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    };
-    let pretty = |r: serde_json::Result<String>| r.map(|s| s + "\n").map_err(|e| e.to_string());
+    let style = super::style();
     Ok(match (done.traces.as_slice(), &done.comparison) {
-        ([t], _) if args.json => pretty(serde_json::to_string_pretty(t))?,
+        ([t], _) if args.json => super::json(t),
         ([t], _) => render::explain::single(t, style, args.top),
-        ([a, b], Some(c)) if args.json => pretty(serde_json::to_string_pretty(
-            &render::explain::comparison_json(a, b, c),
-        ))?,
+        ([a, b], Some(c)) if args.json => super::json(&render::explain::comparison_json(a, b, c)),
         ([a, b], Some(c)) => render::explain::comparison(a, b, c, style, args.top),
         _ => return Err("nothing to explain".into()),
     })

@@ -1,6 +1,5 @@
 //! `tardy history`: the store of every saved run, its change points and alerts.
 
-use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
@@ -11,11 +10,10 @@ use tardy::history::import::{self, Labels};
 use tardy::history::ops;
 use tardy::jobs::store;
 use tardy::render::history as view;
-use tardy::render::style::Style;
 use tardy::store::history::{AlertState, Direction, PointFilter, Provenance};
 use tardy::store::{DbError, History};
 
-use super::EXIT_ERROR;
+use super::{EXIT_ERROR, emit, json, style};
 
 /// Where the database is and which project.
 #[derive(Args, Clone, Debug)]
@@ -305,12 +303,6 @@ enum HistoryCommand {
     },
 }
 
-fn style() -> Style {
-    Style {
-        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    }
-}
-
 /// Open (or make) the history database `args` name.
 pub fn open(args: &DbArgs) -> Result<Box<dyn History + Send>, DbError> {
     store::open(args.db.as_deref(), &args.project)
@@ -319,17 +311,6 @@ pub fn open(args: &DbArgs) -> Result<Box<dyn History + Send>, DbError> {
 /// Open a history database that must exist already.
 pub fn open_existing(args: &DbArgs) -> Result<Box<dyn History + Send>, String> {
     store::open_existing(args.db.as_deref(), &args.project)
-}
-
-fn print(text: &str) {
-    let mut out = std::io::stdout().lock();
-    let _ = out.write_all(text.as_bytes());
-}
-
-fn json<T: serde::Serialize>(v: &T) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 /// The subcommand, run; its exit code.
@@ -415,7 +396,7 @@ pub fn run(args: HistoryArgs) -> Result<i32, String> {
 fn analyze(file: &Path, time_column: &str, cp: &CpArgs, as_json: bool) -> Result<i32, String> {
     let method = cp.options()?;
     let a = ops::analyze(file, time_column, &method)?;
-    print(&if as_json {
+    emit(&if as_json {
         json(&a.changes)
     } else {
         view::analyzed(&file.display().to_string(), &a, &method.describe())
@@ -425,7 +406,7 @@ fn analyze(file: &Path, time_column: &str, cp: &CpArgs, as_json: bool) -> Result
 
 fn list(db: &DbArgs, as_json: bool) -> Result<i32, String> {
     let list = open(db).and_then(|s| s.list()).map_err(|e| e.to_string())?;
-    print(&if as_json {
+    emit(&if as_json {
         json(&serde_json::json!({
             "schema": "tardy.history-list",
             "schema_version": 1,
@@ -463,7 +444,7 @@ fn detect(
 ) -> Result<i32, String> {
     let mut store = open(db).map_err(|e| e.to_string())?;
     let d = ops::detect(store.as_mut(), series, opts, fail_on_regression)?;
-    print(&if as_json {
+    emit(&if as_json {
         json(&d.report)
     } else {
         view::detect_summary(&d.report, style())
@@ -473,7 +454,7 @@ fn detect(
 
 fn alerts(db: &DbArgs, all: bool, top: usize, as_json: bool) -> Result<i32, String> {
     let alerts = ops::alerts(&*open(db).map_err(|e| e.to_string())?, all)?;
-    print(&if as_json {
+    emit(&if as_json {
         json(&alerts)
     } else {
         view::alerts(&alerts, all, top, style())
@@ -546,7 +527,7 @@ fn show(
         &cp.options()?,
     )?;
     let width = super::terminal_width().unwrap_or(80).saturating_sub(2);
-    print(&if as_json {
+    emit(&if as_json {
         json(&view::shown_json(&s))
     } else {
         view::show(&s, style(), tardy::render::plot::unicode_supported(), width)
@@ -597,7 +578,7 @@ fn export(
         view::export_csv(&series)
     };
     match output {
-        None => print(&text),
+        None => emit(&text),
         Some(p) => tardy::store::write_atomic(p, text.as_bytes()).map_err(|e| e.to_string())?,
     }
     Ok(0)

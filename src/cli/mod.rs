@@ -392,6 +392,25 @@ pub fn terminal_width() -> Option<usize> {
 
 pub use tardy::fmt::amount::{confidence, percent};
 
+/// How stdout is written: in colour on a terminal unless NO_COLOR is set.
+pub fn style() -> tardy::render::style::Style {
+    use std::io::IsTerminal;
+    tardy::render::style::Style {
+        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
+    }
+}
+
+/// Write `text` to stdout (a reader that went away is not an error).
+pub fn emit(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stdout().lock().write_all(text.as_bytes());
+}
+
+/// `v` as pretty JSON and a newline.
+pub fn json<T: serde::Serialize>(v: &T) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_default() + "\n"
+}
+
 /// A subcommand's exit code, or its error said (see [`fail`]).
 fn exit(r: Result<i32, String>) -> i32 {
     r.unwrap_or_else(fail)

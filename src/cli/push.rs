@@ -114,10 +114,7 @@ pub fn run(args: PushArgs) -> Result<i32, String> {
     };
     let out = push::push(&plan, &mut |e| tell(&plan.url, e))?;
     if args.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&out.answers).unwrap_or_default()
-        );
+        print!("{}", super::json(&out.answers));
     }
     Ok(if out.failed > 0 {
         EXIT_ERROR

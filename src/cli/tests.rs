@@ -1,13 +1,14 @@
 //! `tardy tests show` and `tardy tests diff`: test reports, per test.
 
-use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
 use tardy::analyze::suite;
 use tardy::ingest::reports::{self, Report};
-use tardy::render::{self, style::Style};
+use tardy::render::{self};
+
+use super::{emit, style};
 
 #[derive(Args)]
 #[command(about = "Read test reports: per-test durations, and what made a suite slower")]
@@ -75,16 +76,6 @@ struct Common {
     keep_going: bool,
 }
 
-fn style() -> Style {
-    Style {
-        color: std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none(),
-    }
-}
-
-fn emit(text: &str) {
-    let _ = std::io::stdout().lock().write_all(text.as_bytes());
-}
-
 /// The subcommand, run; its exit code.
 pub fn run(args: TestsArgs) -> Result<i32, String> {
     match args.command {
@@ -140,7 +131,7 @@ fn show(
         );
     }
     match common.format.as_str() {
-        "json" => emit(&(serde_json::to_string_pretty(&s).map_err(|e| e.to_string())? + "\n")),
+        "json" => emit(&super::json(&s)),
         "text" => emit(&render::suite::show_text(&s, style())),
         other => {
             return Err(format!(
@@ -173,7 +164,7 @@ fn diff(
     let (b, a) = (read(before)?, read(vs)?);
     let d = suite::diff(&b, &a);
     match common.format.as_str() {
-        "json" => emit(&(serde_json::to_string_pretty(&d).map_err(|e| e.to_string())? + "\n")),
+        "json" => emit(&super::json(&d)),
         "markdown" => emit(&render::suite::diff_markdown(&d, common.top)),
         "csv" => emit(&render::suite::diff_csv(&d)),
         "text" => emit(&render::suite::diff_text(&d, style(), common.top)),
