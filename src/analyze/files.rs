@@ -39,6 +39,18 @@ pub struct Compared {
 
 /// Read, select, split and compare.
 pub fn compare(req: Request) -> Result<Compared, String> {
+    if req.numbers.column == 0 {
+        return Err("--column starts at 1".into());
+    }
+    if req.numbers.delimiters.is_empty() {
+        return Err("--delimiter needs at least one character".into());
+    }
+    if req.options.resamples == 0 {
+        return Err("--resamples must be at least 1".into());
+    }
+    if req.col != ".file" && req.baseline_files.is_some() {
+        return Err("--col regroups every input by a key; it cannot be used with --vs".into());
+    }
     let all: Vec<&str> = req.files.iter().map(|(_, f)| *f).collect();
     if all.iter().filter(|f| **f == "-").count() > 1 {
         return Err("standard input (-) can be read only once".into());

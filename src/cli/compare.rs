@@ -209,18 +209,6 @@ fn settings(args: &CompareArgs) -> Result<Settings, String> {
             args.format
         ));
     }
-    if args.column == 0 {
-        return Err("--column starts at 1".into());
-    }
-    if args.delimiter.is_empty() {
-        return Err("--delimiter needs at least one character".into());
-    }
-    if args.resamples == 0 {
-        return Err("--resamples must be at least 1".into());
-    }
-    if args.col != ".file" && !args.vs.is_empty() {
-        return Err("--col regroups every input by a key; it cannot be used with --vs".into());
-    }
     Ok(Settings {
         confidence,
         target_effect,

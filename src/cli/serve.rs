@@ -163,19 +163,12 @@ pub fn run(args: ServeArgs) -> Result<i32, String> {
     let inflated_mib = args
         .max_inflated_mib
         .unwrap_or(args.max_body_mib.saturating_mul(4));
-    if inflated_mib == 0 || args.max_results == 0 || args.max_tests == 0 || args.max_series == 0 {
-        return Err(
-            "--max-inflated-mib, --max-results, --max-tests and --max-series must be at least 1"
-                .into(),
-        );
-    }
-    opts.limits = tardy::ingest::limits::Limits {
-        cli: false,
-        inflated: (inflated_mib as u64).saturating_mul(1 << 20),
-        results: args.max_results,
-        names: args.max_tests,
-        series: args.max_series,
-    };
+    opts.limits = tardy::ingest::limits::Limits::server(
+        inflated_mib as u64,
+        args.max_results,
+        args.max_tests,
+        args.max_series,
+    )?;
     opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
     opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
     opts.read_budget = seconds("read-budget", args.read_budget)?;
@@ -197,27 +190,16 @@ pub fn run(args: ServeArgs) -> Result<i32, String> {
         search_every: tardy::history::detect::SERVER_SEARCH_EVERY,
         ..Default::default()
     });
-    let tokens = opts.tokens.len();
-    let reads = if opts.read_protected {
-        "reads need a token"
-    } else {
-        "reads are public"
-    };
+    let said = tardy::render::web::listening_line(
+        &backend.describe(),
+        opts.tokens.len(),
+        opts.read_protected,
+    );
     serve(opts, |addr| {
         // The first line of stdout is the address (scripts read it).
         println!("tardy serve: listening on http://{addr}");
         let _ = std::io::stdout().flush();
-        eprintln!(
-            "tardy serve: database {}, {} token{}{}, {reads}; Ctrl-C stops",
-            backend.describe(),
-            tokens,
-            if tokens == 1 { "" } else { "s" },
-            if tokens == 0 {
-                " (uploads are off: see `tardy token add`)"
-            } else {
-                ""
-            },
-        );
+        eprintln!("{said}");
     })
     .map_err(|e| e.to_string())?;
     eprintln!("tardy serve: stopped");

@@ -5,7 +5,8 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 
 use tardy::analyze::suite;
-use tardy::ingest::reports::{self, Report};
+use tardy::history::ops;
+use tardy::ingest::reports;
 use tardy::render::{self};
 
 use super::{emit, style};
@@ -112,19 +113,8 @@ fn show(
     // Summarised first: saving takes the report's cases.
     let s = suite::show(&report, common.top);
     if let (Some(name), Some(db)) = (save, db.as_mut()) {
-        let mut provenance = history.provenance()?;
-        if let Some(t) = time {
-            provenance.run_time = tardy::history::import::parse_time(t)
-                .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
-        }
-        let labels = tardy::history::import::Labels {
-            provenance: Some(provenance),
-            fingerprint: Some(tardy::probe::Fingerprint::capture()),
-            ..Default::default()
-        };
-        let batch = tardy::history::import::suite_batch(name, &mut report, &labels);
-        let tests = batch.points[0].tests.len();
-        db.save(&[batch]).map_err(|e| e.to_string())?;
+        let provenance = history.provenance()?;
+        let tests = ops::save_suite(db.as_mut(), name, &mut report, provenance, time)?;
         eprintln!(
             "tardy: saved suite {name} ({tests} tests) to {}",
             tardy::jobs::store::backend(history.db.db.as_deref()).describe()
@@ -152,15 +142,7 @@ fn diff(
     let pct = fail_if_slower
         .map(|s| super::percent("fail-if-slower", &s, false))
         .transpose()?;
-    let read = |paths: &[PathBuf]| -> Result<Vec<Report>, String> {
-        paths
-            .iter()
-            .map(|p| {
-                reports::read_run(std::slice::from_ref(p), common.keep_going)
-                    .map_err(|e| e.to_string())
-            })
-            .collect()
-    };
+    let read = |paths| reports::read_each(paths, common.keep_going).map_err(|e| e.to_string());
     let (b, a) = (read(before)?, read(vs)?);
     let d = suite::diff(&b, &a);
     match common.format.as_str() {

@@ -182,6 +182,32 @@ pub struct Imported {
     pub warnings: Vec<String>,
 }
 
+/// `tardy tests show --save NAME`: one run of suite `name` (its every
+/// test's time) saved with `provenance` (its run time `time` when given:
+/// RFC 3339 or Unix seconds) and this machine's fingerprint; the tests saved.
+/// The report's cases are taken.
+pub fn save_suite(
+    db: &mut dyn History,
+    name: &str,
+    report: &mut crate::ingest::reports::Report,
+    mut provenance: crate::store::history::Provenance,
+    time: Option<&str>,
+) -> Result<usize, String> {
+    if let Some(t) = time {
+        provenance.run_time = import::parse_time(t)
+            .ok_or_else(|| format!("--time: '{t}' is not a time (try 2026-11-20T10:00:00Z)"))?;
+    }
+    let labels = Labels {
+        provenance: Some(provenance),
+        fingerprint: Some(crate::probe::Fingerprint::capture()),
+        ..Default::default()
+    };
+    let batch = import::suite_batch(name, report, &labels);
+    let tests = batch.points[0].tests.len();
+    db.save(&[batch]).map_err(|e| e.to_string())?;
+    Ok(tests)
+}
+
 /// `tardy history import`: each file read and saved in one transaction (a
 /// file that fails saves nothing); `on_file` hears of each as it is saved.
 pub fn import(

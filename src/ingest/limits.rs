@@ -53,6 +53,29 @@ impl Limits {
             series: 100_000,
         }
     }
+
+    /// A server's caps (`tardy serve --max-inflated-mib ... --max-series`),
+    /// each at least 1.
+    pub fn server(
+        inflated_mib: u64,
+        results: u64,
+        names: u64,
+        series: u64,
+    ) -> Result<Limits, String> {
+        if inflated_mib == 0 || results == 0 || names == 0 || series == 0 {
+            return Err(
+                "--max-inflated-mib, --max-results, --max-tests and --max-series must be at least 1"
+                    .into(),
+            );
+        }
+        Ok(Limits {
+            cli: false,
+            inflated: inflated_mib.saturating_mul(1 << 20),
+            results,
+            names,
+            series,
+        })
+    }
 }
 
 /// The command line's default inflation cap, MiB.

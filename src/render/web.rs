@@ -597,6 +597,25 @@ pub fn error_page(project: &str, status: u16, message: &str) -> String {
     page(project, &status.to_string(), body)
 }
 
+/// What `tardy serve` says once listening: the database, the tokens, who
+/// may read.
+pub fn listening_line(database: &str, tokens: usize, read_protected: bool) -> String {
+    format!(
+        "tardy serve: database {database}, {tokens} token{}{}, {}; Ctrl-C stops",
+        if tokens == 1 { "" } else { "s" },
+        if tokens == 0 {
+            " (uploads are off: see `tardy token add`)"
+        } else {
+            ""
+        },
+        if read_protected {
+            "reads need a token"
+        } else {
+            "reads are public"
+        }
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -670,6 +670,15 @@ pub fn expand(path: &Path) -> Result<Vec<PathBuf>, IngestError> {
     Ok(out)
 }
 
+/// Each path read as a run of its own (`tests diff`'s runs: several
+/// before, several after).
+pub fn read_each(paths: &[PathBuf], keep_going: bool) -> Result<Vec<Report>, IngestError> {
+    paths
+        .iter()
+        .map(|p| read_run(std::slice::from_ref(p), keep_going))
+        .collect()
+}
+
 /// Read one run: files and directories, merged.
 pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestError> {
     let mut report = Report::default();
