@@ -271,11 +271,15 @@ def overview():
         body = urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=60).read()
         print(f"overview {page} with {n} series: {len(body) / 1024:.0f} KiB in {time.time() - t:.3f} s")
     stop = False
+    served = {"hit": 0, "miss": 0}
 
     def reader():
         while not stop:
             try:
-                urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30).read()
+                r = urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=30)
+                r.read()
+                kind = r.headers.get("X-Tardy-Cache", "miss")
+                served[kind] = served.get(kind, 0) + 1
             except Exception:
                 pass
 
@@ -290,7 +294,9 @@ def overview():
             pass
         time.sleep(0.5)
     stop = True
-    print(f"16 clients looping on the overview: {ok}/22 health probes answered; server peak {hwm(p.pid)} MiB")
+    print(f"16 clients looping on the overview: {ok}/22 health probes answered; "
+          f"{served['hit'] + served['miss']} pages served ({served['hit']} from the cache of anonymous pages); "
+          f"server peak {hwm(p.pid)} MiB")
     p.terminate()
     p.wait()
 
@@ -367,6 +373,9 @@ def ranges():
     p.wait()
 
 
+ONLY = os.environ.get("ONLY", "")
 for section in (bombs, slow_bodies, push, wide_csv, sigterm, sign_ins, overview, slow_large, ranges):
+    if ONLY and section.__name__ not in ONLY.split(","):
+        continue
     print(f"-- {section.__name__.replace('_', ' ')}", flush=True)
     section()

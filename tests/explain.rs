@@ -898,3 +898,110 @@ fn prepare_runs_before_each_run_untimed() {
         "{err}"
     );
 }
+
+/// A client and a server started from one script are two rows, each with
+/// its pid and arguments (they were one "2x" row); three processes of one
+/// command line stay three rows, and only more than eight become one row
+/// with their count. Works with either recorder.
+#[test]
+fn process_rows_are_by_pid_and_arguments() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("tcp.py"),
+        r#"import socket, sys, time
+if sys.argv[1] == "server":
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0)); s.listen(1)
+    open("port", "w").write(str(s.getsockname()[1]))
+    c, _ = s.accept()
+    for _ in range(50):
+        d = c.recv(64)
+        time.sleep(0.001)
+        c.sendall(d)
+else:
+    for _ in range(500):
+        try:
+            c = socket.create_connection(("127.0.0.1", int(open("port").read()))); break
+        except (OSError, ValueError):
+            time.sleep(0.01)
+    for _ in range(50):
+        c.sendall(b"x" * 64); c.recv(64)
+"#,
+    )
+    .unwrap();
+    // The interpreter itself, not a version manager's shim (pyenv's are
+    // shell scripts: dozens of processes of their own).
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .unwrap();
+    let python = String::from_utf8_lossy(&python.stdout).trim().to_string();
+    let script = format!(
+        "rm -f port; {python} tcp.py server & {python} tcp.py client; wait; \
+         for i in 1 2 3; do sleep 0.4 & done; wait; \
+         for i in 1 2 3 4 5 6 7 8 9 10 11 12; do sleep 0.3 & done; wait"
+    );
+    let out = common::cmd()
+        .current_dir(dir.path())
+        .args([
+            "explain", "--json", "--runs", "1", "--warmup", "0", "--top", "50",
+        ])
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t: Value = serde_json::from_slice(&out.stdout).unwrap();
+    if !traced(&t, "process_rows_are_by_pid_and_arguments") {
+        return;
+    }
+    let rows = t["runs"][0]["process_rows"].as_array().unwrap();
+    let named = |needle: &str| -> Vec<&Value> {
+        rows.iter()
+            .filter(|r| r["command"].as_str().unwrap_or("").ends_with(needle))
+            .collect()
+    };
+    for role in ["tcp.py server", "tcp.py client"] {
+        let r = named(role);
+        assert_eq!(r.len(), 1, "{role}: {rows:#?}");
+        assert_eq!(r[0]["count"], 1);
+        assert!(r[0]["pid"].as_i64().is_some_and(|p| p > 0), "{r:?}");
+    }
+    let three = named("sleep 0.4");
+    assert_eq!(three.len(), 3, "{rows:#?}");
+    let pids: std::collections::BTreeSet<i64> =
+        three.iter().filter_map(|r| r["pid"].as_i64()).collect();
+    assert_eq!(pids.len(), 3, "{three:?}");
+    // The command line is read while the process lives; one the reader
+    // reaches only after its exit (a loaded machine) is named by its file:
+    // at least 9 of the 12 are read, one row.
+    let twelve = named("sleep 0.3");
+    assert_eq!(twelve.len(), 1, "{rows:#?}");
+    assert!(
+        twelve[0]["count"]
+            .as_u64()
+            .is_some_and(|n| (9..=12).contains(&n)),
+        "{twelve:?}"
+    );
+    assert!(twelve[0].get("pid").is_none());
+    // The text names each of the pair by its arguments and pid.
+    let text = common::cmd()
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args(["explain", "--runs", "1", "--warmup", "0", "--top", "50"])
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&text.stdout);
+    for needle in [
+        "tcp.py server  [pid ",
+        "tcp.py client  [pid ",
+        "x sleep 0.3\n",
+    ] {
+        assert!(text.contains(needle), "{needle}: {text}");
+    }
+}

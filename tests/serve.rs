@@ -2227,3 +2227,49 @@ fn an_alert_of_many_series_lists_its_largest_changes() {
         &page.text[..400.min(page.text.len())]
     );
 }
+
+/// A page an anonymous reader asks for is rendered once per write: the
+/// next reader gets it from the cache (`X-Tardy-Cache: hit`), the next
+/// upload makes it stale, and a reader with a token or a session is never
+/// served from it.
+#[test]
+fn anonymous_pages_are_kept_until_the_next_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let upload = |series: &str| {
+        let a = post(
+            &format!("{}/api/v1/points?series={series}", s.url),
+            &[
+                ("Authorization", &bearer(&write)),
+                ("Content-Type", "text/csv"),
+            ],
+            b"time,latency\n1700000000,1\n1700003600,2\n",
+        );
+        assert_eq!(a.status, 201, "{}", a.text);
+    };
+    upload("first");
+    let first = get(&format!("{}/", s.url), &[]);
+    assert_eq!(first.status, 200);
+    assert_eq!(first.header("x-tardy-cache"), Some("miss"));
+    let again = get(&format!("{}/", s.url), &[]);
+    assert_eq!(again.header("x-tardy-cache"), Some("hit"));
+    assert_eq!(again.text, first.text);
+    // The cached answer keeps the pages' security headers.
+    assert!(again.header("content-security-policy").is_some());
+    upload("second");
+    let after = get(&format!("{}/", s.url), &[]);
+    assert_eq!(after.header("x-tardy-cache"), Some("miss"));
+    assert!(after.text.contains("second"), "{}", after.text);
+    // With a token: rendered for that reader, never from the cache.
+    let with_token = get(
+        &format!("{}/", s.url),
+        &[("Authorization", &bearer(&write))],
+    );
+    assert_eq!(with_token.status, 200);
+    assert_eq!(with_token.header("x-tardy-cache"), None);
+    // Errors are not kept.
+    let missing = get(&format!("{}/alert/999", s.url), &[]);
+    assert_eq!(missing.status, 404, "{}", missing.text);
+    assert_eq!(missing.header("x-tardy-cache"), None);
+}

@@ -184,7 +184,7 @@ fn details(out: &mut String, t: &Trace, top: usize) {
         for p in r.process_rows.iter().take(top) {
             let cmd: String = p.command.chars().take(60).collect();
             out.push_str(&format!(
-                "  {:>9} {:>9} {:>9} {:>9} {:>9}  {}{}\n",
+                "  {:>9} {:>9} {:>9} {:>9} {:>9}  {}{}{}\n",
                 dur(p.cpu_user_s),
                 dur(p.cpu_system_s),
                 dur(p.run_queue_s),
@@ -195,7 +195,10 @@ fn details(out: &mut String, t: &Trace, top: usize) {
                 } else {
                     String::new()
                 },
-                cmd
+                cmd,
+                p.pid
+                    .map(|pid| format!("  [pid {pid}]"))
+                    .unwrap_or_default()
             ));
         }
         out.push_str(&format!(

@@ -14,6 +14,7 @@
 pub mod api;
 pub mod auth;
 pub mod body;
+pub mod cache;
 pub mod client;
 pub mod error;
 pub mod pages;
@@ -130,6 +131,8 @@ pub struct AppState {
     /// The database's state as last checked (every few seconds, off the
     /// requests): `/healthz` answers from it at once, whatever the pool.
     pub health: Health,
+    /// Pages for anonymous readers, until the next write.
+    pub pages: cache::PageCache,
 }
 
 /// The database's health as a background check last found it.
@@ -200,15 +203,26 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/alerts/{id}/{action}", post(api::alert_action))
         .route("/api/v1/uploads", get(api::uploads))
         .route("/api/v1/machines", get(api::machines))
-        .route("/", get(pages::overview))
-        .route("/series", get(pages::series))
-        .route("/test", get(pages::test))
-        .route("/alert/{id}", get(pages::alert).post(pages::alert_form))
-        .route("/machines", get(pages::machines))
+        .merge(
+            Router::new()
+                .route("/", get(pages::overview))
+                .route("/series", get(pages::series))
+                .route("/test", get(pages::test))
+                .route("/alert/{id}", get(pages::alert).post(pages::alert_form))
+                .route("/machines", get(pages::machines))
+                .route_layer(axum::middleware::from_fn_with_state(
+                    state.clone(),
+                    cache::pages,
+                )),
+        )
         .route("/login", get(pages::login_form).post(pages::login))
         .route("/static/{*path}", get(pages::static_file))
         .fallback(api::not_found)
         .method_not_allowed_fallback(api::method_not_allowed)
+        .layer(axum::middleware::from_fn_with_state(
+            state.clone(),
+            cache::writes,
+        ))
         .layer(axum::middleware::from_fn(security_headers))
         .with_state(state)
 }
@@ -284,6 +298,7 @@ pub fn serve(opts: ServeOptions, ready: impl FnOnce(SocketAddr)) -> Result<(), S
             large_uploads: tokio::sync::Semaphore::new(1),
             spooled: std::sync::atomic::AtomicU64::new(0),
             health: Health::default(),
+            pages: cache::PageCache::default(),
         });
         Health::check(&state).await;
         let checker = {

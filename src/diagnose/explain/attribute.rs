@@ -299,7 +299,7 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
             categories.insert("cpu-system".into(), cpu * system / total / NS);
         }
     }
-    let mut merged: BTreeMap<String, ProcSummary> = BTreeMap::new();
+    let mut by_command: BTreeMap<String, Vec<ProcSummary>> = BTreeMap::new();
     let mut files: BTreeMap<String, ExecFile> = BTreeMap::new();
     for pr in &run.procs {
         let Some(p) = by_pid.remove(&pr.pid) else {
@@ -310,20 +310,21 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
         } else {
             pr.command.clone()
         };
-        let m = merged.entry(command.clone()).or_default();
-        m.command = command;
-        m.count += 1;
-        m.cpu_user_s += p.row.cpu_user_s;
-        m.cpu_system_s += p.row.cpu_system_s;
-        m.run_queue_s += p.row.run_queue_s;
-        m.on_path_s += p.row.on_path_s;
-        m.off_path_cpu_s += p.row.off_path_cpu_s;
         let end = if pr.end_ns > 0 {
             pr.end_ns
         } else {
             run.wall_ns
         };
-        m.lifetime_s += end.saturating_sub(pr.start_ns) as f64 / NS;
+        by_command
+            .entry(command.clone())
+            .or_default()
+            .push(ProcSummary {
+                command,
+                pid: Some(pr.pid),
+                count: 1,
+                lifetime_s: end.saturating_sub(pr.start_ns) as f64 / NS,
+                ..p.row
+            });
         if pr.execs > 0 && !pr.exe.is_empty() {
             let start_ns: u64 = run
                 .tasks
@@ -340,7 +341,28 @@ pub fn attribute(run: &RecordedRun, tck: u64) -> RunSummary {
             f.start_s += start_ns as f64 / NS;
         }
     }
-    let mut process_rows: Vec<ProcSummary> = merged.into_values().collect();
+    let mut process_rows: Vec<ProcSummary> = by_command
+        .into_values()
+        .flat_map(|rows| {
+            if rows.len() <= super::COLLAPSE_OVER {
+                return rows;
+            }
+            let mut m = ProcSummary {
+                command: rows[0].command.clone(),
+                ..ProcSummary::default()
+            };
+            for r in &rows {
+                m.count += 1;
+                m.cpu_user_s += r.cpu_user_s;
+                m.cpu_system_s += r.cpu_system_s;
+                m.run_queue_s += r.run_queue_s;
+                m.on_path_s += r.on_path_s;
+                m.off_path_cpu_s += r.off_path_cpu_s;
+                m.lifetime_s += r.lifetime_s;
+            }
+            vec![m]
+        })
+        .collect();
     process_rows.sort_by(|a, b| {
         let ka = a.cpu_user_s + a.cpu_system_s + a.on_path_s;
         let kb = b.cpu_user_s + b.cpu_system_s + b.on_path_s;

@@ -112,10 +112,16 @@ pub struct ExecFile {
     pub start_s: f64,
 }
 
-/// One process of a run (processes with the same command line merged).
+/// One process of a run, by its pid and command line (`tcp.py server` and
+/// `tcp.py client` are two rows); the processes of one command line are
+/// one row only when more than [`COLLAPSE_OVER`] share it (a build's
+/// compiler runs), with their count.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ProcSummary {
     pub command: String,
+    /// The process's pid; absent on a row of many processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<i32>,
     pub count: u64,
     pub cpu_user_s: f64,
     pub cpu_system_s: f64,
@@ -126,6 +132,9 @@ pub struct ProcSummary {
     pub off_path_cpu_s: f64,
     pub lifetime_s: f64,
 }
+
+/// Processes of one command line shown one row each up to this many.
+pub const COLLAPSE_OVER: usize = 8;
 
 /// One run, attributed.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
