@@ -1014,3 +1014,217 @@ fn a_young_series_says_how_many_points_a_change_needs() {
         "{report}"
     );
 }
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// History without a server (`--db git:BRANCH`, as github-action-benchmark
+/// keeps its data in a branch): two jobs saving at once into one origin lose
+/// nothing (a refused push is retried on top of the other's), a run saved
+/// again is stored once, the working tree is never touched, and a fresh
+/// clone reads every run back with `history` and `report`.
+#[test]
+fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path();
+    git(root, &["init", "-q", "--bare", "origin.git"]);
+    git(root, &["clone", "-q", "origin.git", "a"]);
+    git(
+        &root.join("a"),
+        &["commit", "-q", "--allow-empty", "-m", "init"],
+    );
+    git(&root.join("a"), &["push", "-q", "origin", "HEAD"]);
+    git(root, &["clone", "-q", "origin.git", "b"]);
+    let runs = 4;
+    let jobs: Vec<_> = ["a", "b"]
+        .into_iter()
+        .map(|job| {
+            let root = root.to_path_buf();
+            std::thread::spawn(move || {
+                for i in 0..runs {
+                    let csv = root.join(format!("{job}{i}.csv"));
+                    std::fs::write(
+                        &csv,
+                        format!(
+                            "time,commit,latency\n{},{job}{i},{}\n",
+                            1_700_000_000 + i * 3600,
+                            100 + i
+                        ),
+                    )
+                    .unwrap();
+                    let out = common::cmd()
+                        .current_dir(root.join(job))
+                        .args([
+                            "history",
+                            "import",
+                            "--series",
+                            &format!("api-{job}"),
+                            "--db",
+                            "git:perf-history",
+                        ])
+                        .arg(&csv)
+                        .output()
+                        .unwrap();
+                    assert!(
+                        out.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&out.stderr)
+                    );
+                }
+            })
+        })
+        .collect();
+    for j in jobs {
+        j.join().unwrap();
+    }
+    let lines = |file: &str| {
+        git(
+            &root.join("origin.git"),
+            &["show", &format!("perf-history:{file}")],
+        )
+        .lines()
+        .count()
+    };
+    assert_eq!(
+        (lines("api-a.jsonl"), lines("api-b.jsonl")),
+        (runs as usize, runs as usize)
+    );
+    // The same run again: stored once.
+    let out = common::cmd()
+        .current_dir(root.join("a"))
+        .args([
+            "history",
+            "import",
+            "--series",
+            "api-a",
+            "--db",
+            "git:perf-history",
+        ])
+        .arg(root.join("a0.csv"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lines("api-a.jsonl"), runs as usize);
+    // Nothing in the working trees or their indexes changed.
+    for job in ["a", "b"] {
+        assert_eq!(
+            git(&root.join(job), &["status", "--porcelain"]),
+            "",
+            "{job}"
+        );
+    }
+    // A fresh clone reads it all back.
+    git(root, &["clone", "-q", "origin.git", "c"]);
+    let out = common::cmd()
+        .current_dir(root.join("c"))
+        .args(["history", "list", "--json", "--db", "git:perf-history"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points: Vec<(String, u64)> = list["series"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_string(),
+                s["points"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        points,
+        vec![
+            ("api-a".to_string(), runs as u64),
+            ("api-b".to_string(), runs as u64)
+        ]
+    );
+    let report = root.join("r.html");
+    let out = common::cmd()
+        .current_dir(root.join("c"))
+        .args(["report", "--db", "git:perf-history", "-o"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(std::fs::read_to_string(&report).unwrap().contains("api-b"));
+    // Acknowledging needs a database that stays: said, not lost.
+    let out = common::cmd()
+        .current_dir(root.join("c"))
+        .args([
+            "history",
+            "annotate",
+            "--commit",
+            "x",
+            "note",
+            "--db",
+            "git:perf-history",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not kept in a branch"));
+}
+
+/// Without a remote the local branch is the history.
+#[test]
+fn a_history_branch_without_a_remote_is_the_local_branch() {
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path().join("r");
+    std::fs::create_dir(&repo).unwrap();
+    git(&repo, &["init", "-q"]);
+    git(&repo, &["commit", "-q", "--allow-empty", "-m", "init"]);
+    let csv = dir.path().join("p.csv");
+    std::fs::write(
+        &csv,
+        "time,commit,latency\n1700000000,c1,5\n1700003600,c2,6\n",
+    )
+    .unwrap();
+    let out = common::cmd()
+        .current_dir(&repo)
+        .args(["history", "import", "--series", "local", "--db", "git:h"])
+        .arg(&csv)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(git(&repo, &["show", "h:local.jsonl"]).lines().count(), 1);
+    assert_eq!(git(&repo, &["status", "--porcelain"]), "");
+    // Outside a repository: one clear line.
+    let out = common::cmd()
+        .current_dir(dir.path())
+        .env("GIT_CEILING_DIRECTORIES", dir.path())
+        .args(["history", "list", "--db", "git:h"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"));
+}

@@ -19,8 +19,9 @@ use super::{EXIT_ERROR, emit, json, style};
 #[derive(Args, Clone, Debug)]
 pub struct DbArgs {
     /// The history database: a SQLite file (default: .tardy/tardy.db at the
-    /// repository's top, else in the current directory; or $TARDY_DB), or
-    /// postgres://USER:PASSWORD@HOST/DB.
+    /// repository's top, else in the current directory; or $TARDY_DB),
+    /// postgres://USER:PASSWORD@HOST/DB, or git:BRANCH (no server: a branch
+    /// of this repository, pushed to origin).
     #[arg(long, value_name = "PATH", global = true, env = "TARDY_DB")]
     pub db: Option<PathBuf>,
     /// Project name inside the database.

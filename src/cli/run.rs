@@ -474,7 +474,7 @@ fn keep(args: &RunArgs, db: Option<&mut Db>, results: &Results) -> Result<(), i3
         eprintln!(
             "tardy: saved {n} point{} to {} (series {name})",
             if n == 1 { "" } else { "s" },
-            tardy::jobs::store::backend(args.history.db.db.as_deref()).describe()
+            tardy::jobs::store::describe(args.history.db.db.as_deref())
         );
     }
     if let Some(url) = &args.push

@@ -147,6 +147,11 @@ fn seconds(name: &str, v: f64) -> Result<Duration, String> {
 /// `tardy serve`, until Ctrl-C or SIGTERM; its exit code.
 pub fn run(args: ServeArgs) -> Result<i32, String> {
     let backend = match &args.db {
+        Some(db) if db.starts_with(tardy::jobs::branch::PREFIX) => {
+            return Err(format!(
+                "--db {db}: a server keeps its history in a database (a SQLite file or postgres://...); git: branches are for CI without one"
+            ));
+        }
         Some(db) => Backend::parse(db),
         None => Backend::Sqlite(tardy::jobs::store::db_path(None)),
     };

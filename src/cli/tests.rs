@@ -117,7 +117,7 @@ fn show(
         let tests = ops::save_suite(db.as_mut(), name, &mut report, provenance, time)?;
         eprintln!(
             "tardy: saved suite {name} ({tests} tests) to {}",
-            tardy::jobs::store::backend(history.db.db.as_deref()).describe()
+            tardy::jobs::store::describe(history.db.db.as_deref())
         );
     }
     match common.format.as_str() {

@@ -128,6 +128,7 @@ type Alerts = Vec<crate::store::history::Alert>;
 fn history_part(args: &Spec) -> Result<(Vec<view::SeriesView>, Alerts), String> {
     let err = |e: DbError| e.to_string();
     let exists = match super::store::backend(args.db.as_deref()) {
+        _ if super::branch::branch_of(args.db.as_deref()).is_some() => true,
         Backend::Sqlite(path) => {
             if !args.no_history && args.db.is_some() && !path.exists() {
                 return Err(format!("no history database at '{}'", path.display()));

@@ -1,6 +1,8 @@
 //! Which history database a command means, opened: `--db PATH` (a SQLite
-//! file, `sqlite:PATH`, or `postgres://...`), else `.tardy/tardy.db` at the
-//! repository's top (or here); and the provenance of a point saved now.
+//! file, `sqlite:PATH`, `postgres://...`, or `git:BRANCH` for a history
+//! kept in a branch of the repository, [`super::branch`]), else
+//! `.tardy/tardy.db` at the repository's top (or here); and the provenance
+//! of a point saved now.
 
 use std::path::{Path, PathBuf};
 
@@ -25,8 +27,23 @@ pub fn backend(db: Option<&Path>) -> Backend {
     Backend::parse(&db_path(db).to_string_lossy())
 }
 
+/// Where the history is, in words ("SQLite file .tardy/tardy.db", "branch
+/// perf-history of /repo").
+pub fn describe(db: Option<&Path>) -> String {
+    match super::branch::branch_of(db) {
+        Some(b) => format!("branch {b}"),
+        None => backend(db).describe(),
+    }
+}
+
 /// Open (or make) the history database of `project`.
 pub fn open(db: Option<&Path>, project: &str) -> Result<Box<dyn History + Send>, DbError> {
+    if let Some(branch) = super::branch::branch_of(db) {
+        let here = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+        return Ok(Box::new(super::branch::BranchHistory::open(
+            &here, &branch, project,
+        )?));
+    }
     let backend = backend(db);
     let store = backend.open(project)?;
     if let Backend::Sqlite(path) = &backend {
@@ -39,7 +56,8 @@ pub fn open(db: Option<&Path>, project: &str) -> Result<Box<dyn History + Send>,
 /// change alerts) never create one (`history show --db typo.db` made an
 /// empty `typo.db`).
 pub fn open_existing(db: Option<&Path>, project: &str) -> Result<Box<dyn History + Send>, String> {
-    if let Backend::Sqlite(path) = backend(db)
+    if super::branch::branch_of(db).is_none()
+        && let Backend::Sqlite(path) = backend(db)
         && !path.exists()
     {
         return Err(format!(

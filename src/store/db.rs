@@ -42,7 +42,7 @@ pub enum DbError {
 }
 
 /// One series and the points to append to it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Batch {
     pub spec: SeriesSpec,
     pub points: Vec<NewPoint>,

@@ -139,7 +139,7 @@ pub struct TestResult {
 }
 
 /// A point to write.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewPoint {
     pub provenance: Provenance,
     /// Shared: the points of one upload are one machine (a fingerprint is ~1 KB,
