@@ -333,3 +333,82 @@ fn a_large_save_keeps_every_points_samples_and_tests_with_it() {
         assert_eq!(durations, want);
     });
 }
+
+/// `history import` of a CSV stores its series one at a time
+/// (`History::save_each`, so a million points are never all in memory):
+/// what it stores is exactly what saving every batch at once stores, on
+/// random tables with holes, one to five metrics, with and without a prefix.
+#[test]
+fn a_table_stored_series_by_series_is_the_table_stored_at_once() {
+    use proptest::prelude::*;
+    use tardy::history::import::{Labels, csv_batches, read_csv};
+    use tardy::history::ops::{ImportSpec, import};
+    let mut runner = proptest::test_runner::TestRunner::new(proptest::test_runner::Config {
+        cases: 24,
+        ..Default::default()
+    });
+    let table = (1usize..6, 1usize..40, any::<bool>()).prop_flat_map(|(m, rows, prefix)| {
+        (
+            proptest::collection::vec(
+                proptest::collection::vec(proptest::option::weighted(0.85, 0.0f64..1e6), m),
+                rows,
+            ),
+            Just(prefix),
+        )
+    });
+    runner
+        .run(&table, |(rows, prefix)| {
+            let dir = tempfile::tempdir().unwrap();
+            let m = rows[0].len();
+            let mut csv = String::from("time,commit");
+            for j in (0..m).rev() {
+                csv.push_str(&format!(",metric{j}"));
+            }
+            csv.push('\n');
+            for (i, r) in rows.iter().enumerate() {
+                csv.push_str(&format!("{},c{i}", 1_700_000_000 + i * 60));
+                for v in r {
+                    match v {
+                        Some(v) => csv.push_str(&format!(",{v}")),
+                        None => csv.push(','),
+                    }
+                }
+                csv.push('\n');
+            }
+            let file = dir.path().join("t.csv");
+            std::fs::write(&file, &csv).unwrap();
+            let labels = Labels {
+                series: prefix.then(|| "pre".to_string()),
+                ..Labels::default()
+            };
+            let mut each = SqliteStore::open(&dir.path().join("each.db"), "p").unwrap();
+            let spec = ImportSpec {
+                format: "csv",
+                time_column: "time",
+                labels: labels.clone(),
+            };
+            import(&mut each, &[file], &spec, &mut |_| {}).unwrap();
+            let mut once = SqliteStore::open(&dir.path().join("once.db"), "p").unwrap();
+            let table = read_csv(&csv, "t.csv", "time").unwrap();
+            once.save(&csv_batches(&table, &labels)).unwrap();
+            let (a, b) = (each.list().unwrap(), once.list().unwrap());
+            prop_assert_eq!(
+                a.iter().map(|s| (&s.name, s.points)).collect::<Vec<_>>(),
+                b.iter().map(|s| (&s.name, s.points)).collect::<Vec<_>>()
+            );
+            for (x, y) in a.iter().zip(&b) {
+                let strip = |p: Vec<tardy::store::history::Point>| -> Vec<_> {
+                    p.into_iter()
+                        .map(|p| (p.commit, p.branch, p.commit_time, p.value.to_bits()))
+                        .collect()
+                };
+                let f = PointFilter::default();
+                prop_assert_eq!(
+                    strip(each.points(x.id, &f).unwrap()),
+                    strip(once.points(y.id, &f).unwrap())
+                );
+            }
+            Ok(())
+        })
+        .unwrap();
+}

@@ -372,7 +372,61 @@ pub fn table_change_points(
 
 /// Batches from an Otava CSV: one series per metric column, one point per row.
 pub fn csv_batches(table: &CsvTable, labels: &Labels) -> Vec<Batch> {
-    csv_batches_owned(table.clone(), labels)
+    let fingerprint = labels.fingerprint.clone().map(std::sync::Arc::new);
+    (0..table.metrics.len())
+        .map(|k| csv_batch(table, labels, k, &fingerprint))
+        .collect()
+}
+
+/// The series of the CSV's metric column `k` (`history import` makes them
+/// one at a time, so a million points are never all in memory at once).
+pub fn csv_batch(
+    table: &CsvTable,
+    labels: &Labels,
+    k: usize,
+    fingerprint: &Option<std::sync::Arc<crate::probe::Fingerprint>>,
+) -> Batch {
+    let (name, values) = &table.metrics[k];
+    let mut spec = SeriesSpec::new(&name_for(labels, name, table.metrics.len() == 1), name, "");
+    spec.direction = labels.direction.unwrap_or(Direction::LowerIsBetter);
+    let default_branch = labels.provenance.as_ref().and_then(|p| p.branch.as_ref());
+    let points = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| v.is_finite())
+        .map(|(i, &v)| {
+            let branch = table.branches[i].as_ref().or(default_branch).cloned();
+            csv_point(
+                table.times[i],
+                table.commits[i].clone(),
+                branch,
+                v,
+                fingerprint,
+            )
+        })
+        .collect();
+    Batch { spec, points }
+}
+
+fn csv_point(
+    time: i64,
+    commit: Option<String>,
+    branch: Option<String>,
+    value: f64,
+    fingerprint: &Option<std::sync::Arc<crate::probe::Fingerprint>>,
+) -> NewPoint {
+    NewPoint {
+        provenance: Provenance {
+            commit,
+            branch,
+            commit_time: Some(time),
+            run_time: time,
+        },
+        fingerprint: fingerprint.clone(),
+        value,
+        samples: Vec::new(),
+        tests: Vec::new(),
+    }
 }
 
 /// [`csv_batches`], consuming the table column by column, so that a large upload
@@ -399,18 +453,8 @@ pub fn csv_batches_owned(mut table: CsvTable, labels: &Labels) -> Vec<Batch> {
             } else {
                 (table.commits[i].clone(), table.branches[i].clone())
             };
-            points.push(NewPoint {
-                provenance: Provenance {
-                    commit,
-                    branch: branch.or_else(|| default_branch.clone()),
-                    commit_time: Some(table.times[i]),
-                    run_time: table.times[i],
-                },
-                fingerprint: fingerprint.clone(),
-                value: v,
-                samples: Vec::new(),
-                tests: Vec::new(),
-            });
+            let branch = branch.or_else(|| default_branch.clone());
+            points.push(csv_point(table.times[i], commit, branch, v, &fingerprint));
         }
         out.push(Batch { spec, points });
     }

@@ -218,19 +218,43 @@ pub fn import(
 ) -> Result<usize, String> {
     let mut total = 0;
     for file in files {
-        let (batches, warnings) = batches(file, spec)?;
-        let points: usize = batches.iter().map(|b| b.points.len()).sum();
-        db.save(&batches)
-            .map_err(|e| format!("{}: {e} (nothing from this file was saved)", file.display()))?;
+        let (planned, warnings) = batches(file, spec)?;
+        let failed =
+            |e: DbError| format!("{}: {e} (nothing from this file was saved)", file.display());
+        let (points, series) = match planned {
+            Planned::Batches(batches) => {
+                db.save(&batches).map_err(failed)?;
+                (batches.iter().map(|b| b.points.len()).sum(), batches.len())
+            }
+            // A table's series are made and stored one at a time, in name order.
+            Planned::Table(table) => {
+                let fingerprint = spec.labels.fingerprint.clone().map(std::sync::Arc::new);
+                let mut order: Vec<usize> = (0..table.metrics.len()).collect();
+                order.sort_by(|&a, &b| table.metrics[a].0.cmp(&table.metrics[b].0));
+                let points = db
+                    .save_each(order.len(), &mut |i| {
+                        import::csv_batch(&table, &spec.labels, order[i], &fingerprint)
+                    })
+                    .map_err(failed)?;
+                (points, order.len())
+            }
+        };
         on_file(&Imported {
             file: file.clone(),
             points,
-            series: batches.len(),
+            series,
             warnings,
         });
         total += points;
     }
     Ok(total)
+}
+
+/// What a file becomes: a CSV table (its series made one at a time when
+/// stored), or the batches of results or of a test report.
+enum Planned {
+    Table(Table),
+    Batches(Vec<Batch>),
 }
 
 /// The kind of a file from its first bytes (of the decompressed data, if gzipped).
@@ -255,7 +279,7 @@ fn sniff_file(file: &Path) -> std::io::Result<Kind> {
     })
 }
 
-fn batches(file: &Path, spec: &ImportSpec) -> Result<(Vec<Batch>, Vec<String>), String> {
+fn batches(file: &Path, spec: &ImportSpec) -> Result<(Planned, Vec<String>), String> {
     let name = file.display().to_string();
     let kind = match spec.format {
         "auto" if file.is_dir() => "reports",
@@ -290,7 +314,7 @@ fn batches(file: &Path, spec: &ImportSpec) -> Result<(Vec<Batch>, Vec<String>), 
                     table.text_columns.join(", ")
                 )]
             };
-            Ok((import::csv_batches(&table, labels), warnings))
+            Ok((Planned::Table(table), warnings))
         }
         "reports" => {
             let series = labels.series.as_deref().ok_or_else(|| {
@@ -299,10 +323,10 @@ fn batches(file: &Path, spec: &ImportSpec) -> Result<(Vec<Batch>, Vec<String>), 
             let (batch, warnings) =
                 import::reports_batch(series, &[file.to_path_buf()], false, labels)
                     .map_err(|e| e.to_string())?;
-            Ok((vec![batch], warnings))
+            Ok((Planned::Batches(vec![batch]), warnings))
         }
         _ => Ok((
-            import::results_batches(&name, labels).map_err(|e| e.to_string())?,
+            Planned::Batches(import::results_batches(&name, labels).map_err(|e| e.to_string())?),
             Vec::new(),
         )),
     }

@@ -96,6 +96,18 @@ pub trait History {
     /// Append every batch in one transaction: all or nothing. Returns the new
     /// point ids, batch by batch.
     fn save(&mut self, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError>;
+    /// [`History::save`] of `n` batches made one at a time (`make(0)`,
+    /// `make(1)`, ...) as their turn comes, in one transaction: memory holds
+    /// one series' points, not every series'. Give them in name order (the
+    /// order writers lock series in). The points saved.
+    fn save_each(
+        &mut self,
+        n: usize,
+        make: &mut dyn FnMut(usize) -> Batch,
+    ) -> Result<usize, DbError> {
+        let batches: Vec<Batch> = (0..n).map(&mut *make).collect();
+        Ok(self.save(&batches)?.iter().map(Vec::len).sum())
+    }
     /// Save an upload's batches in one transaction, unless its run id was
     /// stored before (then nothing is written).
     fn save_upload(&mut self, upload: &Upload, batches: &[Batch])

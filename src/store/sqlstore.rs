@@ -729,6 +729,25 @@ impl<C: Conn> History for SqlStore<C> {
             .transaction(|c| Self::insert_batches(c, project, batches))
     }
 
+    fn save_each(
+        &mut self,
+        n: usize,
+        make: &mut dyn FnMut(usize) -> Batch,
+    ) -> Result<usize, DbError> {
+        let project = self.project_id;
+        self.conn.transaction(|c| {
+            let mut points = 0;
+            for i in 0..n {
+                let batch = make(i);
+                points += Self::insert_batches(c, project, std::slice::from_ref(&batch))?
+                    .iter()
+                    .map(Vec::len)
+                    .sum::<usize>();
+            }
+            Ok(points)
+        })
+    }
+
     fn save_upload(
         &mut self,
         upload: &Upload,
