@@ -84,7 +84,42 @@ fn check_pair(c: &Value, test: &str) -> bool {
     }
     sums_to_wall(&c["a"]);
     sums_to_wall(&c["b"]);
+    one_base_for_every_share(c);
     true
+}
+
+/// Every row's share is of one base (the wall difference, or the sum of the
+/// changes): the row the run-queue delay is counted with holds both their
+/// differences, and the run-queue row none.
+fn one_base_for_every_share(c: &Value) {
+    let rows = c["table"].as_array().unwrap();
+    let row = |cat: &str| rows.iter().find(|r| r["category"] == cat);
+    let delta = |r: &Value| r["delta_s"].as_f64().unwrap();
+    let share = |r: &Value| r["share"].as_f64().unwrap();
+    let host = c["run_queue_counted_with"].as_str();
+    let rq = row("run-queue").map_or(0.0, delta);
+    let counted = |r: &Value| {
+        let cat = r["category"].as_str().unwrap();
+        match host {
+            Some(_) if cat == "run-queue" => 0.0,
+            Some(h) if cat == h => delta(r) + rq,
+            _ => delta(r),
+        }
+    };
+    let bases: Vec<f64> = rows
+        .iter()
+        .filter(|r| counted(r).abs() > 1e-4 && share(r) != 0.0)
+        .map(|r| counted(r) / share(r))
+        .collect();
+    for b in &bases {
+        assert!(
+            (b - bases[0]).abs() <= 1e-6 * bases[0].abs().max(1e-9),
+            "shares of different bases {bases:?}: {rows:#?}"
+        );
+    }
+    if host.is_some() {
+        assert_eq!(row("run-queue").map_or(0.0, share), 0.0);
+    }
 }
 
 #[test]

@@ -301,6 +301,14 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
             Verdict::Significant => "yes",
             Verdict::Noise => "",
         };
+        // The run-queue delay counted with the cause it grew with: its share
+        // is in that row (marked *), said below the table.
+        let folded = c.run_queue_counted_with.as_deref();
+        let share = match (r.category.as_str(), folded) {
+            ("run-queue", Some(_)) => "*".to_string(),
+            (cat, Some(host)) if cat == host => format!("{}*", pct(r.share)),
+            _ => pct(r.share),
+        };
         out.push_str(&format!(
             "  {:<18} {:>10} {:>10} {:>11}  {:<24} {:>7}  {verdict}\n",
             r.category,
@@ -308,7 +316,7 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
             dur(r.b_s),
             signed(r.delta_s),
             ci,
-            pct(r.share)
+            share
         ));
     }
     let ci = c
@@ -333,6 +341,15 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
         out.push_str(&style.dim(
             "  (the wall time's difference is within its noise: shares are of the sum of every category's absolute change)\n",
         ));
+    }
+    if let (Some(host), Some(rq)) = (
+        c.run_queue_counted_with.as_deref(),
+        c.table.iter().find(|r| r.category == "run-queue"),
+    ) {
+        out.push_str(&style.dim(&format!(
+            "  * {host}'s share holds the run-queue's {} too: waiting for a CPU grew with it\n",
+            signed(rq.delta_s)
+        )));
     }
     out.push('\n');
     out.push_str(&style.bold(&c.diagnosis));
@@ -457,6 +474,8 @@ pub fn comparison_json(a: &Trace, b: &Trace, c: &Comparison) -> serde_json::Valu
         "ratio": c.ratio,
         "ci_s": c.ci_s,
         "significant": c.significant,
+        "shares_of": c.shares_of,
+        "run_queue_counted_with": c.run_queue_counted_with,
         "table": c.table,
         "causes": c.causes,
         "diagnosis": c.diagnosis,

@@ -98,6 +98,11 @@ pub struct Comparison {
     /// noise would run to 200% and 567%).
     #[serde(default)]
     pub shares_of: String,
+    /// The category the run-queue delay is counted with, when it grew only
+    /// with that cause (more work waits longer for a CPU): that row's share
+    /// holds both, the run-queue row's none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_queue_counted_with: Option<String>,
     pub table: Vec<Row>,
     pub causes: Vec<Cause>,
     pub diagnosis: String,
@@ -1006,6 +1011,7 @@ pub fn compare(a: &Trace, b: &Trace) -> Comparison {
         ci_s: ci,
         significant,
         shares_of: shares_of.to_string(),
+        run_queue_counted_with: rq_folded.map(|i| CATEGORIES[i].to_string()),
         table,
         causes,
         diagnosis,
