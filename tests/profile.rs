@@ -340,6 +340,21 @@ fn exports_are_read_by_pprof_and_flame_graph_tools_and_saved_traces_keep_the_pro
             .nth(1)
             .unwrap_or("");
         assert!(first.contains("checksum_blocks"), "{listing}");
+        // The command's program is pprof's main binary ("Main binary
+        // filename not available" without it): named first, with its path.
+        assert!(listing.starts_with("File: hot\n"), "{listing}");
+        let raw = std::process::Command::new("go")
+            .args(["tool", "pprof", "-raw"])
+            .arg(p("b.pb.gz"))
+            .output()
+            .unwrap();
+        let raw = String::from_utf8_lossy(&raw.stdout);
+        let first_mapping = raw
+            .lines()
+            .skip_while(|l| *l != "Mappings")
+            .nth(1)
+            .unwrap_or("");
+        assert!(first_mapping.contains(&p("hot")), "{raw}");
     } else {
         eprintln!(
             "SKIPPED part of {test}: go is not installed (go tool pprof reads the pprof file)"

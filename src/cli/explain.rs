@@ -251,7 +251,7 @@ fn exports(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
             ));
         };
         let data = if flag.starts_with("--export-pprof") {
-            render::pprof::gzipped(p).map_err(|e| e.to_string())?
+            render::pprof::gzipped(p, t.main_binary().as_deref()).map_err(|e| e.to_string())?
         } else {
             render::folded::folded(p).into_bytes()
         };

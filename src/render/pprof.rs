@@ -72,9 +72,34 @@ impl Strings {
 
 /// The uncompressed `profile.proto` message: one location per function,
 /// values in CPU nanoseconds summed over the runs.
-pub fn encode(p: &Profile) -> Vec<u8> {
+/// `main`: the command's program (its path), listed first among the
+/// mappings as pprof's "main binary" (go tool pprof says "Main binary
+/// filename not available" without one).
+pub fn encode(p: &Profile, main: Option<&str>) -> Vec<u8> {
     let mut strings = Strings::new();
     let mut out = Vec::new();
+    // One mapping per module, the main program's first.
+    let base = |m: &str| m.rsplit('/').next().unwrap_or(m).to_string();
+    let main_base = main.map(base);
+    let mut modules: Vec<String> = Vec::new();
+    if let Some(m) = &main_base
+        && p.functions.iter().any(|f| base(&f.module) == *m)
+    {
+        modules.push(m.clone());
+    }
+    for f in &p.functions {
+        let m = base(&f.module);
+        if !modules.contains(&m) {
+            modules.push(m);
+        }
+    }
+    let mapping_of = |f: &crate::profile::FunctionInfo| {
+        let m = base(&f.module);
+        modules
+            .iter()
+            .position(|x| *x == m)
+            .map_or(0, |i| i as u64 + 1)
+    };
     let (cpu, ns) = (strings.id("cpu"), strings.id("nanoseconds"));
     let mut vt = Vec::new();
     uint(&mut vt, 1, cpu);
@@ -98,8 +123,31 @@ pub fn encode(p: &Profile) -> Vec<u8> {
         uint(&mut line, 2, f.line.unwrap_or(0) as u64);
         let mut loc = Vec::new();
         uint(&mut loc, 1, id);
+        uint(&mut loc, 2, mapping_of(f));
         bytes(&mut loc, 4, &line);
         bytes(&mut out, 4, &loc);
+    }
+    for (i, m) in modules.iter().enumerate() {
+        let file = match (&main_base, main) {
+            (Some(b), Some(path)) if i == 0 && b == m => path.to_string(),
+            _ => m.clone(),
+        };
+        let ours = p.functions.iter().filter(|f| base(&f.module) == *m);
+        let mut mapping = Vec::new();
+        uint(&mut mapping, 1, i as u64 + 1);
+        uint(&mut mapping, 5, strings.id(&file));
+        uint(&mut mapping, 7, 1); // has_functions
+        uint(
+            &mut mapping,
+            8,
+            ours.clone().any(|f| f.file.is_some()) as u64,
+        );
+        uint(
+            &mut mapping,
+            9,
+            ours.clone().any(|f| f.line.is_some()) as u64,
+        );
+        bytes(&mut out, 3, &mapping);
     }
     for (i, f) in p.functions.iter().enumerate() {
         let mut func = Vec::new();
@@ -131,9 +179,9 @@ pub fn encode(p: &Profile) -> Vec<u8> {
 }
 
 /// The gzip'd message, as `go tool pprof` reads it.
-pub fn gzipped(p: &Profile) -> std::io::Result<Vec<u8>> {
+pub fn gzipped(p: &Profile, main: Option<&str>) -> std::io::Result<Vec<u8>> {
     let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-    gz.write_all(&encode(p))?;
+    gz.write_all(&encode(p, main))?;
     gz.finish()
 }
 

@@ -273,6 +273,19 @@ pub struct Trace {
 }
 
 impl Trace {
+    /// The command's program: the file it exec'd whose name is the command's
+    /// first word (its full path), else that word.
+    pub fn main_binary(&self) -> Option<String> {
+        let first = self.command.split_whitespace().next()?;
+        let name = first.rsplit('/').next()?;
+        self.runs
+            .iter()
+            .flat_map(|r| &r.exec_files)
+            .find(|f| f.file.rsplit('/').next() == Some(name))
+            .map(|f| f.file.clone())
+            .or_else(|| Some(first.to_string()))
+    }
+
     /// Mean of a per-run value.
     pub fn mean(&self, f: impl Fn(&RunSummary) -> f64) -> f64 {
         if self.runs.is_empty() {
