@@ -515,3 +515,81 @@ fn help_says_what_is_sampled_and_how_to_export_it() {
         assert!(help.contains(want), "{want}: {help}");
     }
 }
+
+/// A stripped library (libc) is named from its separate debug file when
+/// one is installed (`/usr/lib/debug/.build-id/...`, as `apt-get install
+/// libc6-dbg` puts it): `msort_with_tmp` with its file and line, not
+/// `libc.so.6+0x3fbfb`. Skipped, saying so, without the debug file.
+#[test]
+fn a_stripped_library_is_named_from_its_installed_debug_file() {
+    let test = "a_stripped_library_is_named_from_its_installed_debug_file";
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("sortlib");
+    let cc = std::process::Command::new("cc")
+        .args(["-O1", "-g", "-o"])
+        .arg(&bin)
+        .arg(fixtures().join("sortlib.c"))
+        .status();
+    if !cc.is_ok_and(|s| s.success()) {
+        eprintln!("SKIPPED {test}: cannot compile the fixture with cc");
+        return;
+    }
+    // Which libc, and whether its debug file is installed.
+    let ldd = std::process::Command::new("ldd")
+        .arg(&bin)
+        .output()
+        .unwrap();
+    let ldd = String::from_utf8_lossy(&ldd.stdout);
+    let Some(libc) = ldd
+        .lines()
+        .find(|l| l.contains("libc.so"))
+        .and_then(|l| l.split_whitespace().find(|w| w.starts_with('/')))
+    else {
+        eprintln!("SKIPPED {test}: no dynamically linked libc here");
+        return;
+    };
+    let notes = std::process::Command::new("readelf")
+        .args(["-n", libc])
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    let id = notes
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("Build ID: "))
+        .unwrap_or("")
+        .to_string();
+    let installed = id.len() > 2
+        && std::path::Path::new(&format!(
+            "/usr/lib/debug/.build-id/{}/{}.debug",
+            &id[..2],
+            &id[2..]
+        ))
+        .is_file();
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let t = explain_json(&["--runs", "1", "--", &bin.display().to_string()]);
+    if !profiled(&t, test) {
+        return;
+    }
+    let functions = t["profile"]["functions"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let libc_frames: Vec<&Value> = functions
+        .iter()
+        .filter(|f| {
+            f["module"]
+                .as_str()
+                .is_some_and(|m| m.starts_with("libc.so"))
+        })
+        .collect();
+    let named = libc_frames
+        .iter()
+        .any(|f| f["file"].is_string() && !f["function"].as_str().unwrap_or("").contains("+0x"));
+    if !installed {
+        eprintln!(
+            "SKIPPED {test}: {libc}'s debug file is not installed (apt-get install libc6-dbg)"
+        );
+        return;
+    }
+    assert!(named, "{libc_frames:#?}");
+}

@@ -1,8 +1,11 @@
 //! Names for frames, once per distinct frame and after the runs (never on
 //! the event path): ELF symbol tables and DWARF (inline frames, file:line)
-//! through `addr2line`, kernel functions from `/proc/kallsyms`. A module
-//! without symbols shows as `module+0xOFFSET`, said once; a module that is
-//! gone or unreadable likewise.
+//! through `addr2line`, kernel functions from `/proc/kallsyms`. A stripped
+//! module is read from its separate debug file when one is installed
+//! (`/usr/lib/debug/.build-id/xx/yyyy.debug`, or the file its
+//! `.gnu_debuglink` names, with the same build id), as gdb and perf find
+//! them. A module without symbols shows as `module+0xOFFSET`, said once; a
+//! module that is gone or unreadable likewise.
 
 use foldhash::HashMap;
 use std::path::Path;
@@ -27,6 +30,8 @@ const MAX_FILE: u64 = 2 << 30;
 
 struct Loaded {
     loader: addr2line::Loader,
+    /// Where the symbols are read: the module, or its separate debug file.
+    symbols_from: String,
     /// The file's build id now, when it has one.
     build_id: Option<Vec<u8>>,
     /// PT_LOAD segments: (file offset, size in the file, virtual address).
@@ -40,8 +45,10 @@ impl Loaded {
     /// The function symbol whose extent holds `addr`. (The nearest symbol
     /// before it would name a local function of a stripped library, such
     /// as libc's start_thread, after an unrelated exported one.)
-    fn symbol(&self, path: &str, addr: u64) -> Option<&str> {
-        let syms = self.symbols.get_or_init(|| sized_symbols(path));
+    fn symbol(&self, addr: u64) -> Option<&str> {
+        let syms = self
+            .symbols
+            .get_or_init(|| sized_symbols(&self.symbols_from));
         let i = syms.partition_point(|s| s.0 <= addr);
         // Symbols may nest (aliases): look back a little for one that holds it.
         syms[..i]
@@ -102,6 +109,48 @@ fn base_name(path: &str) -> String {
 
 pub(crate) type Segments = Vec<(u64, u64, u64)>;
 
+/// Where distributions install separate debug files.
+const DEBUG_DIR: &str = "/usr/lib/debug";
+
+/// The separate debug file of the module at `path` with build id `id`,
+/// when one is installed: by build id, else by the name its
+/// `.gnu_debuglink` gives (beside it, in `.debug/`, or under
+/// /usr/lib/debug), taken only when its build id is the module's.
+fn debug_file(path: &str, id: &[u8]) -> Option<String> {
+    debug_file_in(Path::new(DEBUG_DIR), path, id)
+}
+
+fn debug_file_in(root: &Path, path: &str, id: &[u8]) -> Option<String> {
+    use object::Object;
+    let same_id = |p: &Path| {
+        segments(&p.to_string_lossy()).is_some_and(|(_, got)| got.as_deref() == Some(id))
+    };
+    if id.len() >= 2 {
+        let hex = hex::encode(id);
+        let by_id = root
+            .join(".build-id")
+            .join(&hex[..2])
+            .join(format!("{}.debug", &hex[2..]));
+        if by_id.is_file() && same_id(&by_id) {
+            return Some(by_id.to_string_lossy().into_owned());
+        }
+    }
+    let cache = object::ReadCache::new(std::fs::File::open(path).ok()?);
+    let file = object::File::parse(&cache).ok()?;
+    let (name, _crc) = file.gnu_debuglink().ok()??;
+    let name = std::str::from_utf8(name).ok()?;
+    let dir = Path::new(path).parent()?;
+    let under_root = root.join(dir.strip_prefix("/").unwrap_or(dir));
+    [
+        dir.join(name),
+        dir.join(".debug").join(name),
+        under_root.join(name),
+    ]
+    .into_iter()
+    .find(|p| p.is_file() && p.to_string_lossy() != path && same_id(p))
+    .map(|p| p.to_string_lossy().into_owned())
+}
+
 /// The PT_LOAD segments and the build id of an ELF file.
 pub(crate) fn segments(path: &str) -> Option<(Segments, Option<Vec<u8>>)> {
     use object::{Object, ObjectSegment};
@@ -131,9 +180,16 @@ impl Symbolizer {
                     return None;
                 }
                 let (segments, build_id) = segments(path)?;
-                let loader = addr2line::Loader::new(path).ok()?;
+                let symbols_from = build_id
+                    .as_deref()
+                    .and_then(|id| debug_file(path, id))
+                    .unwrap_or_else(|| path.to_string());
+                let loader = addr2line::Loader::new(&symbols_from)
+                    .or_else(|_| addr2line::Loader::new(path))
+                    .ok()?;
                 Some(Loaded {
                     loader,
+                    symbols_from,
                     build_id,
                     segments,
                     symbols: std::cell::OnceCell::new(),
@@ -257,7 +313,7 @@ impl Symbolizer {
             }
         }
         if out.is_empty() {
-            match loaded.symbol(path, addr) {
+            match loaded.symbol(addr) {
                 Some(name) => out.push(Symbol {
                     function: name.to_string(),
                     module: module.clone(),
@@ -366,6 +422,32 @@ fn short_path(p: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_debug_file_is_found_by_build_id_and_only_with_the_same_id() {
+        // A system program with a build id stands in for a stripped module;
+        // its copy under a scratch root is its "debug file".
+        let Some((_, Some(id))) = segments("/bin/ls") else {
+            eprintln!("SKIPPED: /bin/ls has no build id here");
+            return;
+        };
+        let root = tempfile::tempdir().unwrap();
+        let hex = hex::encode(&id);
+        let dir = root.path().join(".build-id").join(&hex[..2]);
+        std::fs::create_dir_all(&dir).unwrap();
+        let debug = dir.join(format!("{}.debug", &hex[2..]));
+        std::fs::copy("/bin/ls", &debug).unwrap();
+        assert_eq!(
+            debug_file_in(root.path(), "/bin/ls", &id).as_deref(),
+            Some(debug.to_string_lossy().as_ref())
+        );
+        // Another file at that place (a stale install) is not taken.
+        if segments("/bin/cat").is_some_and(|(_, other)| other.is_some_and(|o| o != id)) {
+            std::fs::copy("/bin/cat", &debug).unwrap();
+            assert_eq!(debug_file_in(root.path(), "/bin/ls", &id), None);
+        }
+    }
+
     use super::*;
 
     #[test]
