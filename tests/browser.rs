@@ -428,6 +428,20 @@ fn every_page_renders_in_chromium() {
             );
         }
     }
+    // The book's pictures of the pages are these screenshots:
+    // `TARDY_BOOK_SCREENSHOTS=1 cargo test --test browser` puts them in
+    // docs/book/img/ (tests/readme.rs checks every picture the book shows exists).
+    if std::env::var_os("TARDY_BOOK_SCREENSHOTS").is_some() {
+        let img = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/book/img");
+        std::fs::create_dir_all(&img).unwrap();
+        for name in ["overview", "alert"] {
+            std::fs::copy(
+                shots.join(format!("{name}.png")),
+                img.join(format!("{name}.png")),
+            )
+            .unwrap();
+        }
+    }
     // On a phone the open alert says, on screen and without scrolling sideways,
     // what regressed, by how much and since which commit (with its subject);
     // on a wide screen the table does.
