@@ -482,6 +482,18 @@ fn every_page_renders_in_chromium() {
             .contains("parser: retry every read"),
         "{wide}"
     );
+    // Above the fold of a 1400 x 900 window: the planted regression is named
+    // in the first screen (the test, not only its suite, whose total stays
+    // green in the pipeline).
+    let fold = r#"(() => JSON.stringify([...document.querySelectorAll('div.alerts-table tr')]
+        .filter((r) => r.innerText.includes('pkg.A :: t7'))
+        .map((r) => r.getBoundingClientRect().bottom)))()"#;
+    let bottoms: Vec<f64> =
+        serde_json::from_str(&devtools.eval_at(&format!("{}/", s.url), 1400, fold)).unwrap();
+    assert!(
+        bottoms.first().is_some_and(|b| *b <= 900.0),
+        "the regressed test is not in the first 900 px: {bottoms:?}"
+    );
     // The alert page has one token box for all its buttons, and q-values as numbers.
     let (dom, _) = load(&browser, &format!("{}{alert_path}", s.url), &shots, "alert");
     assert_eq!(dom.matches("name=\"token\"").count(), 1, "{dom}");
