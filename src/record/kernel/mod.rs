@@ -197,6 +197,11 @@ impl KernelRecorder {
             -1,
         )
         .is_ok();
+        // The kernel's symbols (about 50 ms of reading /proc/kallsyms) load
+        // on a thread while the tracepoints are found and opened.
+        let kallsyms = std::thread::Builder::new()
+            .name("tardy-kallsyms".into())
+            .spawn(Ksyms::load);
         let root = tracefs::root()?;
         tracefs::sweep_probes(&root);
         let need = |g: &str, n: &str| {
@@ -269,12 +274,15 @@ impl KernelRecorder {
         if let Some((id, _)) = &loader {
             uprobes.push((What::Loader, *id));
         }
-        let ksyms = Ksyms::load();
         let anchors = events
             .iter()
             .chain(&uprobes)
             .filter_map(|&(_, id)| Some((id, perf::open_anchor(id).ok()?)))
             .collect();
+        let ksyms = match kallsyms {
+            Ok(t) => t.join().unwrap_or_default(),
+            Err(_) => Ksyms::load(),
+        };
         Ok(KernelRecorder {
             events,
             uprobes,

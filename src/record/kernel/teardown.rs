@@ -9,8 +9,10 @@
 //! (nothing more is written) and the rings unmapped, a small child of tardy
 //! holds the descriptors and closes them while tardy goes on (or exits).
 //! It closes every other descriptor first (a pipe reading tardy's output
-//! ends with tardy), leaves the terminal's process group, and exits when
-//! the last close returns.
+//! ends with tardy), leaves the terminal's process group, waits until
+//! tardy has dropped its own copies (else the two race, and whichever
+//! closes second pays the grace periods: tardy, half the time), and exits
+//! when the last close returns.
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
@@ -24,7 +26,15 @@ pub fn close_detached(fds: Vec<OwnedFd>, rmdir: Option<std::ffi::CString>) {
         }
         return;
     }
+    // The handshake: the child reads this pipe to its end, which comes when
+    // tardy has closed its copies and the pipe's writing end (or exited).
+    let mut pipe: [RawFd; 2] = [-1, -1];
+    // SAFETY: pipe2 writes two descriptors into the array.
+    let piped = unsafe { libc::pipe2(pipe.as_mut_ptr(), libc::O_CLOEXEC) } == 0;
     let mut keep: Vec<RawFd> = fds.iter().map(|f| f.as_raw_fd()).collect();
+    if piped {
+        keep.push(pipe[0]);
+    }
     keep.sort_unstable();
     keep.dedup();
     // SAFETY: the child makes only async-signal-safe calls (setsid,
@@ -41,6 +51,12 @@ pub fn close_detached(fds: Vec<OwnedFd>, rmdir: Option<std::ffi::CString>) {
                 next = fd + 1;
             }
             close_range(next as u32, u32::MAX);
+            if piped {
+                let mut byte = 0u8;
+                while libc::read(pipe[0], (&raw mut byte).cast(), 1) < 0
+                    && *libc::__errno_location() == libc::EINTR
+                {}
+            }
             for &fd in &keep {
                 libc::close(fd);
             }
@@ -56,6 +72,14 @@ pub fn close_detached(fds: Vec<OwnedFd>, rmdir: Option<std::ffi::CString>) {
     // The parent's copies: not the last references when the child holds
     // them (cheap), the real close when no child could be made.
     drop(fds);
+    if piped {
+        // SAFETY: the two ends this call made; closing the writing end is
+        // the child's signal to start.
+        unsafe {
+            libc::close(pipe[0]);
+            libc::close(pipe[1]);
+        }
+    }
     if pid < 0
         && let Some(d) = &rmdir
     {
