@@ -9,6 +9,10 @@
 //!                                   not libc's wrapper (as Go programs do)
 //!   workload lock 20000 SPIN        four threads share a lock, spinning SPIN
 //!                                   pause-loops (up to 20 times) before parking
+//!   workload handoff ROUNDS SPIN    two threads pass a baton ROUNDS times; the
+//!                                   waiter checks for it every SPIN pauses,
+//!                                   20,000 pauses in all, then parks
+//!                                   (Skylake-SP's story)
 //!   workload compute N              N units of single-threaded arithmetic
 //!   workload hog SECS THREADS       burn CPU on THREADS threads for SECS
 //!   workload parallel THREADS N     N units of arithmetic on each of THREADS
@@ -125,6 +129,77 @@ fn lock(handoffs: u64, spin: u64) {
     println!("{}", sink.load(Ordering::Relaxed));
 }
 
+/// `n` PAUSE instructions in one loop of this function, as an optimised
+/// spin-wait compiles, in a debug build too (where `std::hint::spin_loop`
+/// stays a call of its own).
+fn pauses(n: u64) {
+    let mut k = 0;
+    while k < n {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: PAUSE has no operands and touches no memory.
+        unsafe {
+            std::arch::asm!("pause", options(nomem, nostack, preserves_flags));
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        std::hint::spin_loop();
+        k += 1;
+    }
+}
+
+/// Skylake-SP's producer and consumer: two threads pass a baton `rounds`
+/// times. The holder works 20 µs (every 32nd time 0.5 ms) and
+/// hands it over; the waiter checks for it after every `spin` PAUSE
+/// instructions, 20,000 PAUSEs in all (a .NET lock's budget), then parks on
+/// a futex. More PAUSEs a check (or a PAUSE that takes longer, as
+/// Skylake-SP's) make the waiter notice the baton later and burn more CPU
+/// spinning; it parks no more often (when the holder's long work outlasts
+/// the budget).
+fn handoff(rounds: u64, spin: u64) {
+    let turn = Arc::new(AtomicU32::new(0));
+    let parked = Arc::new([AtomicU32::new(0), AtomicU32::new(0)]);
+    let threads: Vec<_> = (0..2u32)
+        .map(|me| {
+            let (turn, parked) = (Arc::clone(&turn), Arc::clone(&parked));
+            std::thread::spawn(move || {
+                let mut x = 0u64;
+                for i in 0..rounds / 2 {
+                    let mut got = turn.load(Ordering::Acquire) == me;
+                    let mut checks = 0;
+                    while !got && checks < (20_000 / spin.max(1)).max(1) {
+                        pauses(spin);
+                        got = turn.load(Ordering::Acquire) == me;
+                        checks += 1;
+                    }
+                    while !got {
+                        parked[me as usize].store(1, Ordering::SeqCst);
+                        if turn.load(Ordering::SeqCst) != me {
+                            futex_wait(&turn, 1 - me);
+                        }
+                        parked[me as usize].store(0, Ordering::SeqCst);
+                        got = turn.load(Ordering::Acquire) == me;
+                    }
+                    // Work by the clock, the same in a debug build.
+                    let work = Duration::from_micros(if i % 32 == 31 { 500 } else { 20 });
+                    let t0 = Instant::now();
+                    while t0.elapsed() < work {
+                        x = x.wrapping_add(std::hint::black_box(i));
+                    }
+                    turn.store(1 - me, Ordering::SeqCst);
+                    if parked[(1 - me) as usize].load(Ordering::SeqCst) == 1 {
+                        futex_wake_one(&turn);
+                    }
+                }
+                x
+            })
+        })
+        .collect();
+    let mut x = 0u64;
+    for t in threads {
+        x = x.wrapping_add(t.join().unwrap_or(0));
+    }
+    println!("{x}");
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     match args.get(1).map(String::as_str) {
@@ -181,6 +256,10 @@ fn main() {
         }
         Some("lock") => lock(
             arg(&args, 2, "a hand-off count"),
+            arg(&args, 3, "a spin count"),
+        ),
+        Some("handoff") => handoff(
+            arg(&args, 2, "a round count"),
             arg(&args, 3, "a spin count"),
         ),
         Some("compute") => println!("{}", compute(arg(&args, 2, "a unit count"))),
@@ -287,7 +366,7 @@ fn main() {
         }
         _ => {
             eprintln!(
-                "usage: workload sleeps|spawn|fsync|fsync-raw|lock|compute|hog|parallel|mutex|pingpong|chatter ARGS (see the source)"
+                "usage: workload sleeps|spawn|fsync|fsync-raw|lock|handoff|compute|hog|parallel|mutex|pingpong|chatter ARGS (see the source)"
             );
             std::process::exit(2);
         }

@@ -308,6 +308,45 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     assert!(b <= a * 10.0 + 250.0, "futex waits a run: A {a}, B {b}");
 }
 
+/// Skylake-SP's story as it happened: two threads hand a baton back and
+/// forth; the waiter checks for it every 40 PAUSEs in A and every 2,000 in
+/// B (a PAUSE 14x slower is the same thing), parking after 20,000. B is
+/// slower and burns more CPU, and the profile finds that CPU in a loop
+/// whose machine code holds PAUSE: spinning, on a quiet machine and beside
+/// two CPU hogs alike, and never a lock wait (the main thread's joins are
+/// not lock waits).
+#[test]
+fn the_spin_hand_off_is_spinning() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = workload();
+    let c = explain_json(&[
+        "--runs",
+        "10",
+        &format!("{} handoff 6000 40", w.display()),
+        &format!("{} handoff 6000 2000", w.display()),
+    ]);
+    if !check_pair(&c, "the_spin_hand_off_is_spinning") {
+        return;
+    }
+    if c["b"]["profile"]["spin_s"].is_null() {
+        eprintln!(
+            "SKIPPED the_spin_hand_off_is_spinning: no CPU profile here ({})",
+            c["b"]["profile_note"]
+        );
+        return;
+    }
+    assert_eq!(top(&c).0, "spinning", "{c:#}");
+    let ev = c["causes"][0]["evidence"].as_str().unwrap();
+    assert!(ev.contains("spin-wait loops"), "{ev}");
+    let kinds: Vec<&str> = c["causes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|x| x["kind"].as_str())
+        .collect();
+    assert!(!kinds.contains(&"lock-wait"), "{kinds:?}");
+}
+
 #[test]
 fn a_cpu_hungry_sibling_is_cpu_contention_and_is_named() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());

@@ -515,6 +515,52 @@ mod explain_causes {
         );
     }
 
+    /// Spinning is judged from the profile: B's extra user CPU sampled in
+    /// spin-wait loops (PAUSE in the loop's code), in threads that also
+    /// park, is spinning whatever the futex waits did; the same extra CPU
+    /// sampled elsewhere is more work. (tests/explain.rs holds the real
+    /// program, Skylake-SP's hand-off, to the same call.)
+    #[test]
+    fn extra_cpu_in_spin_loops_is_spinning_and_elsewhere_is_work() {
+        let side = |cpu: f64, spin: f64, parks: u64| {
+            let mut rng = SplitMix64::new(cpu.to_bits() ^ parks);
+            let runs: Vec<RunSummary> = (0..8)
+                .map(|_| {
+                    let mut c = BASE;
+                    c[0] = cpu * (0.02 * rng.normal()).exp();
+                    let mut r = run(c, 0);
+                    r.cpu_user_s = c[0];
+                    r.threads = 3;
+                    r.processes = 1;
+                    r.syscalls.insert(
+                        "futex-wait".to_string(),
+                        KindTotals {
+                            count: parks,
+                            total_s: 0.001 * parks as f64,
+                            ..KindTotals::default()
+                        },
+                    );
+                    r
+                })
+                .collect();
+            let mut t = trace(runs);
+            t.profile = Some(tardy::profile::Profile {
+                runs: 8,
+                samples: 1000,
+                spin_s: vec![spin; 8],
+                ..Default::default()
+            });
+            t
+        };
+        let kind = |a: &Trace, b: &Trace| compare(a, b).causes[0].kind.clone();
+        // 0.4 s more CPU, 0.35 s of it in spin loops; B parks 3x more often.
+        assert_eq!(kind(&side(0.5, 0.1, 20), &side(0.9, 0.45, 60)), "spinning");
+        // The same CPU, in no spin loop: more work.
+        assert_eq!(kind(&side(0.5, 0.1, 20), &side(0.9, 0.1, 20)), "cpu-user");
+        // Spin loops, but no thread ever parks: not a lock's spin-wait.
+        assert_eq!(kind(&side(0.5, 0.1, 0), &side(0.9, 0.45, 0)), "cpu-user");
+    }
+
     /// A against A names a false cause in at most 5% of comparisons (plus
     /// three binomial standard errors), at 3 runs a side (the default) and
     /// at 10: the family of categories is corrected for.

@@ -12,6 +12,7 @@
 
 pub mod kallsyms;
 pub mod maps;
+pub mod spin;
 pub mod symbols;
 pub mod trie;
 pub mod unwind;
@@ -319,6 +320,11 @@ pub struct Profile {
     /// What limits the profile (stripped modules, shallow stacks, caps), one line each.
     #[serde(default)]
     pub notes: Vec<String>,
+    /// CPU seconds sampled in spin-wait loops in each run: the sampled
+    /// instruction inside a loop whose machine code holds PAUSE ([`spin`]),
+    /// or a thread in `sched_yield`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub spin_s: Vec<f64>,
 }
 
 /// Builds a [`Profile`] run by run, naming each frame once.
@@ -336,6 +342,8 @@ pub struct Builder {
     capped: bool,
     folded: bool,
     notes: Vec<String>,
+    spin_s: Vec<f64>,
+    loops: spin::SpinLoops,
 }
 
 impl Builder {
@@ -354,6 +362,8 @@ impl Builder {
             capped: false,
             folded: false,
             notes: Vec::new(),
+            spin_s: Vec::new(),
+            loops: spin::SpinLoops::new(),
         }
     }
 
@@ -377,6 +387,7 @@ impl Builder {
     pub fn add_run(&mut self, raw: Option<&RawProfile>) {
         let run = self.runs;
         self.runs += 1;
+        self.spin_s.push(0.0);
         for v in self.stacks.values_mut().chain(self.waits.values_mut()) {
             v.push(0.0);
         }
@@ -396,6 +407,9 @@ impl Builder {
         for (frames, ns) in &raw.stacks {
             let mut ids = self.name_stack(&raw.modules, frames, &mut named);
             let secs = *ns as f64 / 1e9;
+            if self.spun(&raw.modules, frames, &ids) {
+                self.spin_s[run] += secs;
+            }
             if !self.stacks.contains_key(&ids) && self.stacks.len() >= MAX_STACKS {
                 // Fold into the caller that is already known.
                 self.folded = true;
@@ -447,6 +461,25 @@ impl Builder {
         ids
     }
 
+    /// Whether a sampled stack was spinning: its leaf (a user address)
+    /// inside a PAUSE loop, or a thread in `sched_yield`.
+    fn spun(&mut self, modules: &[Module], frames: &[Frame], ids: &[u32]) -> bool {
+        if let Some(leaf) = frames.last()
+            && let Some(m) = modules.get(leaf.module as usize)
+            && self.loops.spinning(&m.path, leaf.offset)
+        {
+            return true;
+        }
+        ids.iter().any(|&i| {
+            self.functions.get(i as usize).is_some_and(|f| {
+                matches!(
+                    f.function.as_str(),
+                    "sched_yield" | "__sched_yield" | "do_sched_yield" | "__x64_sys_sched_yield"
+                )
+            })
+        })
+    }
+
     pub fn finish(self) -> Profile {
         let mut notes = self.notes.clone();
         notes.extend(self.symbolizer.notes.iter().cloned());
@@ -492,6 +525,11 @@ impl Builder {
             stacks,
             waits,
             notes,
+            spin_s: if self.samples > 0 {
+                self.spin_s
+            } else {
+                Vec::new()
+            },
         }
     }
 }
@@ -646,6 +684,7 @@ mod tests {
             ],
             waits: vec![],
             notes: vec![],
+            spin_s: vec![],
         };
         p.validate().unwrap();
         let f = p.per_function();

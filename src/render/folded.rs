@@ -69,6 +69,7 @@ mod tests {
             ],
             waits: vec![],
             notes: vec![],
+            spin_s: vec![],
         };
         assert_eq!(
             folded(&p),

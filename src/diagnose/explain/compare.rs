@@ -591,10 +591,17 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
                 la.count
             );
             if spinning {
-                evidence.push_str(&format!(
-                    "; spinning in user space with no more lock waits ({} a run in B, {} in A): threads spin longer before they park, as with Skylake-SP's 140-cycle PAUSE",
-                    lb.count, la.count
-                ));
+                match (spin_mean(a), spin_mean(b)) {
+                    (Some(sa), Some(sb)) => evidence.push_str(&format!(
+                        "; spinning: the profile puts {} a run in spin-wait loops in B, {} in A (loops whose machine code holds PAUSE, or sched_yield): threads spin longer before they take what they wait for or park, as with Skylake-SP's 140-cycle PAUSE",
+                        dur(sb),
+                        dur(sa)
+                    )),
+                    _ => evidence.push_str(&format!(
+                        "; spinning in user space with no more lock waits ({} a run in B, {} in A): threads spin longer before they park, as with Skylake-SP's 140-cycle PAUSE",
+                        lb.count, la.count
+                    )),
+                }
             } else if delta > 0.0 {
                 evidence.push_str(": more work (more user CPU with the same waits)");
             }
@@ -630,11 +637,31 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
     }
 }
 
-/// Spin-waits grew: several threads, no more lock waits in B (joins not
-/// counted), and the CPU is in the threads that wait on locks, the ones
-/// handing a lock to each other. More work in many threads, whose only lock
-/// waits are a runtime's idle threads (Go's, the JVM's), is not spinning.
+/// CPU seconds a run the profile sampled in spin-wait loops, when the
+/// side has a profile.
+fn spin_mean(t: &Trace) -> Option<f64> {
+    let p = t.profile.as_ref().filter(|p| !p.spin_s.is_empty())?;
+    Some(p.spin_s.iter().sum::<f64>() / p.spin_s.len() as f64)
+}
+
+/// Spin-waits grew. With a profile, its evidence decides, never a name: at
+/// least 40% of B's extra user CPU was sampled inside spin-wait loops (a
+/// PAUSE in the loop's machine code, or `sched_yield`), in a program whose
+/// threads also park on futexes (joins not counted), whatever the futex
+/// time did. Without one (the ptrace recorder, `--profile-hz 0`): several
+/// threads, no more lock waits in B, and the CPU in the threads that wait
+/// on locks, the ones handing a lock to each other. More work in many
+/// threads, whose only lock waits are a runtime's idle threads (Go's, the
+/// JVM's), is not spinning.
 fn spins(a: &Trace, b: &Trace, cpu_delta: f64) -> bool {
+    if let (Some(sa), Some(sb)) = (spin_mean(a), spin_mean(b)) {
+        let tree = b.mean(|r| r.cpu_user_s) - a.mean(|r| r.cpu_user_s);
+        let parks = kind_mean(a, "futex-wait")
+            .count
+            .max(kind_mean(b, "futex-wait").count)
+            >= 1;
+        return parks && sb > sa && sb - sa >= 0.4 * tree.max(cpu_delta);
+    }
     let (ka, kb) = (kind_mean(a, "futex-wait"), kind_mean(b, "futex-wait"));
     let (la, lb) = (ka.count as f64, kb.count as f64);
     // Threads that park longer while a holder works more are waiting, not

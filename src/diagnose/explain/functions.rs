@@ -531,6 +531,7 @@ mod tests {
             stacks: rows,
             waits: vec![],
             notes: vec![],
+            spin_s: vec![],
         }
     }
 
