@@ -1085,3 +1085,87 @@ else:
         assert!(text.contains(needle), "{needle}: {text}");
     }
 }
+
+/// `--export-trace`: the median run's timeline as trace-event JSON that
+/// ui.perfetto.dev opens as it is. Read back: every thread's slices follow
+/// one another without overlapping, every arrow has both ends, each
+/// process is named by its command, and the critical path is there and
+/// adds up to the run's wall time, its sleeps to the five 2 ms sleeps.
+#[test]
+fn the_timeline_opens_in_perfetto_with_its_critical_path() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = workload();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("trace.json");
+    let c = explain_json(&[
+        "--runs",
+        "3",
+        "--export-trace",
+        file.to_str().unwrap(),
+        &format!(
+            "sh -c '{w} chatter 2000 </dev/null | cat >/dev/null; {w} sleeps 5 2'",
+            w = w.display()
+        ),
+    ]);
+    if !traced(&c, "the_timeline_opens_in_perfetto_with_its_critical_path") {
+        return;
+    }
+    if c["overhead"]["recorder"] != "kernel-events" {
+        eprintln!(
+            "SKIPPED the_timeline_opens_in_perfetto_with_its_critical_path: no kernel events here"
+        );
+        return;
+    }
+    let t: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let wall_us = t["otherData"]["wall_ms"].as_f64().unwrap() * 1000.0;
+    let ev = t["traceEvents"].as_array().unwrap();
+    let mut by_thread: std::collections::HashMap<(i64, i64), Vec<(f64, f64)>> =
+        std::collections::HashMap::new();
+    let (mut path_us, mut path_sleep_us) = (0.0, 0.0);
+    for e in ev.iter().filter(|e| e["ph"] == "X") {
+        let (ts, dur) = (e["ts"].as_f64().unwrap(), e["dur"].as_f64().unwrap());
+        assert!(ts >= 0.0 && dur > 0.0, "{e}");
+        if e["cat"] == "critical-path" {
+            path_us += dur;
+            if e["args"]["category"] == "timed-sleep" {
+                path_sleep_us += dur;
+            }
+        } else {
+            let key = (e["pid"].as_i64().unwrap(), e["tid"].as_i64().unwrap());
+            by_thread.entry(key).or_default().push((ts, ts + dur));
+        }
+    }
+    for (k, v) in by_thread.iter_mut() {
+        v.sort_by(|a, b| a.0.total_cmp(&b.0));
+        for p in v.windows(2) {
+            assert!(p[1].0 >= p[0].1 - 0.01, "thread {k:?}: {p:?} overlap");
+        }
+    }
+    assert!(
+        by_thread.len() >= 3,
+        "sh, the workload and cat: {by_thread:?}"
+    );
+    assert!(
+        (path_us - wall_us).abs() <= 0.1 * wall_us,
+        "the critical path {path_us} us against the wall {wall_us} us"
+    );
+    assert!(
+        path_sleep_us >= 9_000.0,
+        "{path_sleep_us} us of sleeps on the path"
+    );
+    let ids = |ph: &str| -> std::collections::BTreeSet<i64> {
+        ev.iter()
+            .filter(|e| e["ph"] == ph)
+            .map(|e| e["id"].as_i64().unwrap())
+            .collect()
+    };
+    assert!(!ids("s").is_empty(), "no wake-up arrow");
+    assert_eq!(ids("s"), ids("f"));
+    let names: Vec<&str> = ev
+        .iter()
+        .filter(|e| e["name"] == "process_name")
+        .filter_map(|e| e["args"]["name"].as_str())
+        .collect();
+    assert!(names.iter().any(|n| n.contains("cat")), "{names:?}");
+    assert!(names.contains(&"critical path"), "{names:?}");
+}

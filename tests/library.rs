@@ -161,6 +161,7 @@ fn run_and_explain_are_library_calls() {
         show_output: false,
         trace: true,
         profile_hz: 0,
+        log_events: false,
     };
     let req = job::Request {
         inputs: vec!["true".into(), "sleep 0.02".into()],

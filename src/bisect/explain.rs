@@ -105,6 +105,7 @@ pub fn pair(
                 show_output: false,
                 trace,
                 profile_hz: crate::profile::DEFAULT_HZ,
+                log_events: false,
             },
         })
     };

@@ -446,6 +446,7 @@ pub fn explain(o: &Options, p: &Prepared, runs: u64) -> Result<Explained, String
                 show_output: false,
                 trace: true,
                 profile_hz: crate::profile::DEFAULT_HZ,
+                log_events: false,
             },
         })
     };

@@ -113,6 +113,14 @@ pub struct ExplainArgs {
     /// Write B's sampled stacks as a gzip'd pprof profile.
     #[arg(long, value_name = "FILE")]
     export_pprof_b: Option<PathBuf>,
+    /// Write the (first) side's timeline (its run of median wall time) as
+    /// trace-event JSON for ui.perfetto.dev: a track per thread, waits,
+    /// wake-up arrows and the critical path (kernel-event recorder).
+    #[arg(long, value_name = "FILE")]
+    export_trace: Option<PathBuf>,
+    /// Write B's timeline as trace-event JSON.
+    #[arg(long, value_name = "FILE")]
+    export_trace_b: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -209,6 +217,7 @@ fn record_options(args: &ExplainArgs) -> Result<RecordOptions, String> {
         show_output: args.show_output,
         trace: !args.no_trace,
         profile_hz: args.profile_hz,
+        log_events: args.export_trace.is_some() || args.export_trace_b.is_some(),
     })
 }
 
@@ -229,6 +238,23 @@ fn save(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
 
 /// `--export-folded[-b]` and `--export-pprof[-b]`: a side's CPU profile.
 fn exports(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
+    for (path, t, flag) in [
+        (&args.export_trace, traces.first(), "--export-trace"),
+        (&args.export_trace_b, traces.get(1), "--export-trace-b"),
+    ] {
+        let Some(path) = path else { continue };
+        let t = t.ok_or_else(|| format!("{flag} needs a B side"))?;
+        let log = t.timeline.as_deref().ok_or_else(|| {
+            format!(
+                "{flag}: '{}' has no timeline: one is kept only while recording with the kernel-event recorder (this one: {}), never in a saved trace",
+                t.command, t.overhead.recorder
+            )
+        })?;
+        let mut data = Vec::new();
+        render::perfetto::write(log, &t.command, &mut data).map_err(|e| e.to_string())?;
+        tardy::store::atomic::write_atomic(path, &data)
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     for (path, t, flag) in [
         (&args.export_folded, traces.first(), "--export-folded"),
         (&args.export_folded_b, traces.get(1), "--export-folded-b"),

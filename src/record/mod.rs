@@ -16,6 +16,7 @@
 //! Turning a recording into an explanation is `diagnose::explain`'s job.
 
 pub mod arch;
+pub mod events;
 pub mod filter;
 pub mod kernel;
 pub mod procfs;
@@ -348,6 +349,8 @@ pub struct RecordedRun {
     pub lost_events: u64,
     /// The sampled call stacks (kernel-event recorder, when asked).
     pub profile: Option<crate::profile::RawProfile>,
+    /// The run's timeline (kernel-event recorder, when asked).
+    pub log: Option<Box<events::EventLog>>,
 }
 
 impl RecordedRun {
@@ -394,6 +397,9 @@ pub struct RecordOptions {
     /// Sample call stacks this many times a second per running thread (0:
     /// no profile). The kernel-event recorder only.
     pub profile_hz: u64,
+    /// Keep each run's timeline ([`events::EventLog`]): the kernel-event
+    /// recorder only, for `--export-trace`.
+    pub log_events: bool,
 }
 
 /// A command prepared for repeated recording: everything the child needs

@@ -17,6 +17,7 @@ pub mod history;
 pub mod json;
 pub mod junit;
 pub mod ministat;
+pub mod perfetto;
 pub mod plot;
 pub mod pprof;
 pub mod push;

@@ -511,6 +511,7 @@ pub fn build_trace(
         interrupted,
         profile: None,
         profile_note: None,
+        timeline: None,
     }
 }
 

@@ -270,6 +270,10 @@ pub struct Trace {
     /// Why there is no profile, when one was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub profile_note: Option<String>,
+    /// The timeline of the run of median wall time, when it was kept
+    /// (`--export-trace`; never saved).
+    #[serde(skip)]
+    pub timeline: Option<std::sync::Arc<crate::record::events::EventLog>>,
 }
 
 impl Trace {

@@ -104,6 +104,8 @@ struct Live {
     untraced_walls: Vec<f64>,
     /// The profile so far (named run by run), when asked for.
     profile: Option<crate::profile::Builder>,
+    /// Each run's timeline, when asked for.
+    logs: Vec<crate::record::events::EventLog>,
 }
 
 /// Record every spec `opts.runs` times, interleaved, alternating the order
@@ -134,6 +136,7 @@ pub fn record_set(
             untraced_walls: Vec::new(),
             profile: (s.options.profile_hz > 0)
                 .then(|| crate::profile::Builder::new(s.options.profile_hz)),
+            logs: Vec::new(),
         });
     }
     let tracing = specs.iter().any(|s| s.options.trace);
@@ -169,6 +172,7 @@ pub fn record_set(
             overhead.measured_ratio = Some(t / u);
         }
         overhead.untraced_wall_s = side.untraced_walls;
+        let timeline = median_log(side.logs);
         let mut trace = build_trace(
             &side.display,
             side.runs,
@@ -178,6 +182,7 @@ pub fn record_set(
             machine.clone(),
             interrupted,
         );
+        trace.timeline = timeline;
         if let Some(b) = side.profile {
             let p = b.finish();
             if recorder.name() != "kernel-events" {
@@ -245,7 +250,7 @@ fn rounds(
                 display: &side.display,
             });
             prepare(opts)?;
-            let rec = recorder.record(&side.prepared)?;
+            let mut rec = recorder.record(&side.prepared)?;
             if rec.interrupted {
                 return Ok(true);
             }
@@ -269,6 +274,7 @@ fn rounds(
                 side.coverage = rec.coverage.clone();
             }
             side.runs.push(attribute(&rec, tck));
+            side.logs.extend(rec.log.take().map(|l| *l));
             if let Some(b) = side.profile.as_mut() {
                 b.add_run(rec.profile.as_ref());
             }
@@ -281,6 +287,15 @@ fn rounds(
         }
     }
     Ok(false)
+}
+
+/// The timeline of the run of median wall time.
+fn median_log(
+    mut logs: Vec<crate::record::events::EventLog>,
+) -> Option<std::sync::Arc<crate::record::events::EventLog>> {
+    logs.sort_by_key(|l| l.wall_ns);
+    let mid = logs.len().checked_sub(1)? / 2;
+    Some(std::sync::Arc::new(logs.swap_remove(mid)))
 }
 
 fn median(v: &[f64]) -> Option<f64> {

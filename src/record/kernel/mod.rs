@@ -1334,6 +1334,9 @@ impl KernelRecorder {
         if self.profile_hz.get() > 0 {
             tl.ended_waits = Some(Vec::new());
         }
+        if p.opts.log_events {
+            tl.keep_log();
+        }
         let mut parser = Parser {
             rec: self,
             ids: &opened.ids,
@@ -1451,6 +1454,7 @@ impl KernelRecorder {
             st.2 = killed || !ended;
         }
         run.path = Some(tl.path(end));
+        run.log = tl.take_log(end).map(Box::new);
         run.hists = tl.hists;
         run.tasks_merged = tl.tasks_merged;
         run.lost_events = parser.lost;

@@ -18,6 +18,7 @@
 use foldhash::{HashMap, HashMapExt};
 
 use super::ksyms::Site;
+use crate::record::events::{Edge, EventLog, Flow, Slice};
 use crate::record::{
     Agg, Doing, Hist, Kind, MAX_PROCS, MAX_TASKS, NDOING, NKIND, PathTotals, ProcRow, TaskRow,
     push_bounded,
@@ -219,11 +220,11 @@ struct Proc {
     loader_hits: u32,
     exec_at: u64,
     fork_at: u64,
-    /// The latest child process to exit: when, and its path then.
-    child_exit: Option<(u64, Cp)>,
+    /// The latest child process to exit: when, its path then, its last thread.
+    child_exit: Option<(u64, Cp, i32)>,
     /// The latest of its own threads to exit (a join's waker, whose wake
     /// comes after the thread's events are gone).
-    thread_exit: Option<(u64, Cp)>,
+    thread_exit: Option<(u64, Cp, i32)>,
     parent: Option<u32>,
 }
 
@@ -243,6 +244,10 @@ pub struct Timeline {
     root_exec_seen: bool,
     /// The path of the command's last thread, when it exited.
     final_cp: Option<(u64, Cp)>,
+    /// That thread.
+    final_tid: i32,
+    /// The run's timeline, when asked for (`--export-trace`).
+    pub log: Option<EventLog>,
     /// Events about threads the model never saw created.
     pub unknown_events: u64,
     /// When set, each wait that ends: (thread, kind, ns), for the
@@ -297,6 +302,8 @@ impl Timeline {
             root_pid,
             root_exec_seen: false,
             final_cp: None,
+            final_tid: root_pid,
+            log: None,
             unknown_events: 0,
             ended_waits: None,
         };
@@ -377,6 +384,12 @@ impl Timeline {
         );
         self.tasks_merged += shared as u64;
         self.procs[proc_idx as usize].live_threads += 1;
+        if let Some(log) = self.log.as_mut()
+            && log.threads.len() < crate::record::events::MAX_SLICES
+        {
+            log.threads
+                .push((tid, self.procs[proc_idx as usize].pid, start_ns));
+        }
         self.threads.insert(
             tid,
             Th {
@@ -436,6 +449,16 @@ impl Timeline {
         }
         let d = t - th.since;
         let doing = Self::cpu_doing(th.phase);
+        if let Some(log) = self.log.as_mut() {
+            log.slice(Slice {
+                tid,
+                doing,
+                kind: None,
+                start: th.since.saturating_sub(self.origin),
+                dur: d,
+                asked: 0,
+            });
+        }
         th.cp.add(doing, d, th.proc_idx);
         if th.phase == Phase::PreExec {
             th.pre_exec[doing as usize] += d;
@@ -493,6 +516,16 @@ impl Timeline {
                 }
             }
         }
+        if let Some(log) = self.log.as_mut() {
+            log.slice(Slice {
+                tid,
+                doing,
+                kind: Some(kind),
+                start: th.since.saturating_sub(self.origin),
+                dur,
+                asked,
+            });
+        }
         th.st = St::Ready;
         th.since = wake;
         if let Some(w) = self.ended_waits.as_mut() {
@@ -543,6 +576,14 @@ impl Timeline {
                     pproc
                 };
                 self.new_thread(child, proc_idx, parent, t, St::Ready, pcp);
+                let at = self.rel(t);
+                if let Some(log) = self.log.as_mut() {
+                    log.edge(Edge {
+                        tid: child,
+                        from: parent,
+                        at,
+                    });
+                }
                 if new_process && let Some(th) = self.threads.get_mut(&child) {
                     th.phase = Phase::PreExec;
                     th.phase_since = t;
@@ -687,6 +728,15 @@ impl Timeline {
                         w.woke_futex = Some((wakee, t));
                     }
                     self.end_block(wakee, t, cp);
+                    let at = self.rel(t);
+                    if let Some(log) = self.log.as_mut() {
+                        log.edge(Edge {
+                            tid: wakee,
+                            from: waker,
+                            at,
+                        });
+                        log.flow(Flow { waker, wakee, at });
+                    }
                 } else {
                     self.end_block(wakee, t, None);
                 }
@@ -702,20 +752,23 @@ impl Timeline {
                         let since = th.since;
                         let site = th.block.site;
                         let proc_idx = th.proc_idx as usize;
-                        let during =
-                            |x: Option<(u64, Cp)>| x.filter(|(at, _)| *at >= since && *at <= t);
+                        let during = |x: Option<(u64, Cp, i32)>| {
+                            x.filter(|(at, _, _)| *at >= since && *at <= t)
+                        };
                         let p = &self.procs[proc_idx];
                         let child = during(p.child_exit)
                             .filter(|_| matches!(site, Site::ChildWait | Site::Poll));
                         let joined = during(p.thread_exit).filter(|_| site == Site::Futex);
-                        if let Some((at, cp)) = child {
+                        if let Some((at, cp, from)) = child {
                             // A child's exit notifies its parent after the
                             // child's events are gone: the edge is inferred.
                             self.end_block(tid, at, Some(cp));
-                        } else if let Some((at, cp)) = joined {
+                            self.inferred_edge(tid, from, at);
+                        } else if let Some((at, cp, from)) = joined {
                             // Likewise a thread's exit wakes its joiner.
                             let row = self.threads.get(&tid).map(|th| th.row);
                             self.end_block(tid, at, Some(cp));
+                            self.inferred_edge(tid, from, at);
                             if let Some((_, k, _)) =
                                 self.ended_waits.as_mut().and_then(|w| w.last_mut())
                                 && *k == Kind::LockWait
@@ -773,6 +826,48 @@ impl Timeline {
         }
     }
 
+    /// Keep the run's timeline from now on ([`Timeline::take_log`]).
+    pub fn keep_log(&mut self) {
+        let mut log = EventLog::default();
+        for th in self.threads.values() {
+            let pid = self.procs[th.proc_idx as usize].pid;
+            log.threads
+                .push((th.tid, pid, th.since.saturating_sub(self.origin)));
+        }
+        self.log = Some(log);
+    }
+
+    /// A wake-up seen only by its effect (a child's or a thread's exit).
+    fn inferred_edge(&mut self, tid: i32, from: i32, t: u64) {
+        let at = self.rel(t);
+        if let Some(log) = self.log.as_mut() {
+            log.edge(Edge { tid, from, at });
+            log.flow(Flow {
+                waker: from,
+                wakee: tid,
+                at,
+            });
+        }
+    }
+
+    /// The run's timeline with its critical path, once the run is over
+    /// (`end`: when the command ended, CLOCK_MONOTONIC ns).
+    pub fn take_log(&mut self, end: u64) -> Option<EventLog> {
+        let mut log = self.log.take()?;
+        let (t, tid) = match self.final_cp {
+            Some((t, _)) => (t, self.final_tid),
+            None => (end, self.root_pid),
+        };
+        log.wall_ns = self.rel(end);
+        log.walk_path(tid, self.rel(t));
+        log.processes = self
+            .proc_rows
+            .iter()
+            .map(|r| (r.pid, r.command.clone()))
+            .collect();
+        Some(log)
+    }
+
     fn ready_to_running(&mut self, tid: i32, t: u64) {
         let Some(th) = self.threads.get_mut(&tid) else {
             return;
@@ -790,6 +885,16 @@ impl Timeline {
         } else {
             Doing::RunQueue
         };
+        if let Some(log) = self.log.as_mut() {
+            log.slice(Slice {
+                tid,
+                doing,
+                kind: None,
+                start: th.since.saturating_sub(self.origin),
+                dur: d,
+                asked: 0,
+            });
+        }
         th.cp.add(doing, d, th.proc_idx);
         if th.phase == Phase::PreExec {
             th.pre_exec[Doing::RunQueue as usize] += d;
@@ -856,7 +961,7 @@ impl Timeline {
         }
         let p = &mut self.procs[proc_idx];
         p.live_threads = p.live_threads.saturating_sub(1);
-        p.thread_exit = Some((t, cp));
+        p.thread_exit = Some((t, cp, tid));
         if p.live_threads == 0 {
             let prow = p.row;
             let pid = p.pid;
@@ -865,10 +970,11 @@ impl Timeline {
                 r.end_ns = t.saturating_sub(self.origin);
             }
             if let Some(par) = parent {
-                self.procs[par as usize].child_exit = Some((t, cp));
+                self.procs[par as usize].child_exit = Some((t, cp, tid));
             }
             if pid == self.root_pid {
                 self.final_cp = Some((t, cp));
+                self.final_tid = tid;
             }
         }
     }
