@@ -510,3 +510,63 @@ fn every_page_renders_in_chromium() {
         );
     }
 }
+
+/// `tardy explain --html`: Skylake-SP's hand-off, 40 against 2,000 PAUSEs
+/// a check, as one page in Chromium: the causes (spinning named), both
+/// critical paths drawn on one time axis, and the flame graph.
+#[test]
+fn the_explain_page_shows_both_critical_paths() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
+            "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
+        );
+        eprintln!("SKIPPED the_explain_page_shows_both_critical_paths: no chromium on PATH");
+        return;
+    };
+    let exe = std::env::current_exe().unwrap();
+    let w = exe
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("examples/workload");
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("explain.html");
+    let out = tardy(dir.path())
+        .args(["explain", "--json", "--runs", "3", "--html"])
+        .arg(&page)
+        .arg(format!("{} handoff 3000 40", w.display()))
+        .arg(format!("{} handoff 3000 2000", w.display()))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    if c["a"]["overhead"]["recorder"] != "kernel-events" {
+        eprintln!(
+            "SKIPPED the_explain_page_shows_both_critical_paths: no kernel events here ({})",
+            c["a"]["overhead"]["recorder"]
+        );
+        return;
+    }
+    let shots = Path::new(env!("CARGO_TARGET_TMPDIR")).join("screenshots");
+    std::fs::create_dir_all(&shots).unwrap();
+    let (dom, png) = load(
+        &browser,
+        &format!("file://{}", page.display()),
+        &shots,
+        "explain",
+    );
+    assert!(png > 20_000, "a blank screenshot: {png} bytes");
+    for side in ["A", "B"] {
+        let row = format!("class=\"cp-row\" data-side=\"{side}\"");
+        assert!(dom.contains(&row), "no critical path for {side}");
+    }
+    assert!(dom.contains("Why B is slower than A"), "no causes");
+    assert!(dom.contains("<td>spinning</td>") || dom.contains("<td>cpu-user</td>"));
+    assert!(dom.contains("Which code: B against A"), "no flame graph");
+}

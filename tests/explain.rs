@@ -1169,3 +1169,35 @@ fn the_timeline_opens_in_perfetto_with_its_critical_path() {
     assert!(names.iter().any(|n| n.contains("cat")), "{names:?}");
     assert!(names.contains(&"critical path"), "{names:?}");
 }
+
+/// `--html`: one page with the causes, the categories, and both critical
+/// paths (A's and B's runs of median wall time) on one time axis.
+#[test]
+fn the_html_page_draws_both_critical_paths() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = tempfile::tempdir().unwrap();
+    let page = dir.path().join("explain.html");
+    let c = explain_json(&[
+        "--runs",
+        "3",
+        "--html",
+        page.to_str().unwrap(),
+        "sh -c 'sleep 0.01'",
+        "sh -c 'sleep 0.05'",
+    ]);
+    if !check_pair(&c, "the_html_page_draws_both_critical_paths") {
+        return;
+    }
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Why B is slower than A"), "no causes");
+    assert!(
+        html.contains("<td>timed-sleep</td>"),
+        "the cause is not in the table"
+    );
+    if c["a"]["overhead"]["recorder"] == "kernel-events" {
+        for side in ["A", "B"] {
+            let row = format!("class=\"cp-row\" data-side=\"{side}\"");
+            assert!(html.contains(&row), "no critical path for {side}");
+        }
+    }
+}

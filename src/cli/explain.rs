@@ -121,6 +121,10 @@ pub struct ExplainArgs {
     /// Write B's timeline as trace-event JSON.
     #[arg(long, value_name = "FILE")]
     export_trace_b: Option<PathBuf>,
+    /// Write the explanation as one self-contained HTML page: the causes,
+    /// both critical paths on one time axis, the flame graph, the waits.
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -180,6 +184,11 @@ pub fn run(args: ExplainArgs) -> Result<i32, String> {
     let done = done?;
     save(&args, &done.traces)?;
     exports(&args, &done.traces)?;
+    if let Some(path) = &args.html {
+        let page = tardy::jobs::report::explain_html(&done, "tardy explain");
+        tardy::store::atomic::write_atomic(path, page.as_bytes())
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
     print!("{}", text(&args, &done)?);
     if done.interrupted {
         eprintln!("tardy: interrupted; explained the runs completed so far");
@@ -217,7 +226,9 @@ fn record_options(args: &ExplainArgs) -> Result<RecordOptions, String> {
         show_output: args.show_output,
         trace: !args.no_trace,
         profile_hz: args.profile_hz,
-        log_events: args.export_trace.is_some() || args.export_trace_b.is_some(),
+        log_events: args.export_trace.is_some()
+            || args.export_trace_b.is_some()
+            || args.html.is_some(),
     })
 }
 

@@ -59,6 +59,7 @@ pub fn run(args: ReportArgs) -> Result<i32, String> {
         doctor: g.doctor.as_ref(),
         traces: &g.traces,
         flame: g.flame.as_ref(),
+        explained: g.explained.as_ref(),
     };
     let html = match args.format.as_str() {
         "svg" => report::single_chart(&page).map_err(|e| format!("--format svg: {e}"))?,

@@ -45,6 +45,8 @@ pub struct Gathered {
     pub doctor: Option<crate::diagnose::machine::MachineComparison>,
     pub traces: Vec<crate::diagnose::explain::Trace>,
     pub flame: Option<crate::diagnose::explain::functions::ReportFlame>,
+    /// Two traces given: the second explained against the first.
+    pub explained: Option<crate::diagnose::explain::compare::Comparison>,
     /// How many files of each kind: results, test reports, doctor reports, traces.
     pub given: [usize; 4],
 }
@@ -71,6 +73,10 @@ pub fn gather(spec: &Spec) -> Result<Gathered, String> {
         );
     }
     let flame = crate::diagnose::explain::functions::report_flame(&traces);
+    let explained = match traces.as_slice() {
+        [a, b] => Some(crate::diagnose::explain::compare(a, b)),
+        _ => None,
+    };
     Ok(Gathered {
         series,
         alerts,
@@ -80,7 +86,23 @@ pub fn gather(spec: &Spec) -> Result<Gathered, String> {
         doctor,
         traces,
         flame,
+        explained,
         given: inputs.given,
+    })
+}
+
+/// `tardy explain --html`: one self-contained page of an explanation: the
+/// causes, each side's categories, both critical paths on one time axis
+/// (from the runs' timelines), the (differential) flame graph of the
+/// sampled CPU and the functions that waited.
+pub fn explain_html(done: &crate::diagnose::explain::job::Explained, title: &str) -> String {
+    let flame = crate::diagnose::explain::functions::report_flame(&done.traces);
+    crate::render::report::html(&crate::render::report::Page {
+        title,
+        traces: &done.traces,
+        flame: flame.as_ref(),
+        explained: done.comparison.as_ref(),
+        ..Default::default()
     })
 }
 

@@ -94,6 +94,8 @@ pub struct Page<'a> {
     pub traces: &'a [crate::diagnose::explain::Trace],
     /// Their flame graph (`diagnose::explain::functions::report_flame`).
     pub flame: Option<&'a crate::diagnose::explain::functions::ReportFlame>,
+    /// Two traces compared: the causes, ranked, and the waiting functions.
+    pub explained: Option<&'a crate::diagnose::explain::compare::Comparison>,
 }
 
 /// The whole page.
@@ -154,7 +156,9 @@ pub fn html(page: &Page) -> String {
                 }
                 @for t in page.tests { (PreEscaped(tests_section(t))) }
                 @if let Some(d) = page.doctor { (PreEscaped(doctor_section(d))) }
+                @if let Some(c) = page.explained { (PreEscaped(causes_section(c))) }
                 @if !page.traces.is_empty() { (PreEscaped(traces_section(page.traces, page.flame))) }
+                @if page.traces.iter().any(|t| t.timeline.is_some()) { (PreEscaped(paths_section(page.traces))) }
             }
         }
     }
@@ -632,6 +636,144 @@ pub(crate) fn traces_section(
     if let Some(f) = flame {
         out.push_str(&flame_section(f));
     }
+    out
+}
+
+/// Two traces compared: the diagnosis, the causes by share, and the
+/// functions that waited longer.
+fn causes_section(c: &crate::diagnose::explain::compare::Comparison) -> String {
+    use crate::fmt::dur;
+    let signed = |v: f64| format!("{}{}", if v >= 0.0 { "+" } else { "" }, dur(v));
+    let mut out = format!(
+        "<h2>Why B is slower than A</h2>\n<section><p class=\"diagnosis\">{}</p>\n",
+        esc(&c.diagnosis)
+    );
+    if !c.causes.is_empty() {
+        out.push_str("<table class=\"causes\"><tr><th>cause</th><th>share</th><th>Δ a run</th><th>evidence</th></tr>\n");
+        for k in &c.causes {
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{:.1}%</td><td>{}</td><td>{}</td></tr>\n",
+                esc(&k.kind),
+                k.share * 100.0,
+                esc(&signed(k.delta_s)),
+                esc(&k.evidence)
+            ));
+        }
+        out.push_str("</table>\n");
+    }
+    if !c.waiting_functions.is_empty() {
+        out.push_str("<h3>Where the threads waited (B against A)</h3>\n<table class=\"waits\"><tr><th>wait</th><th>function</th><th>A</th><th>B</th><th>Δ</th></tr>\n");
+        for w in c.waiting_functions.iter().take(10) {
+            let through = w
+                .through
+                .as_deref()
+                .map(|t| format!(" through {t}"))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "<tr><td>{}</td><td><code>{}</code>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                esc(&w.kind),
+                esc(&w.info.function),
+                esc(&through),
+                esc(&dur(w.a_s)),
+                esc(&dur(w.b_s)),
+                esc(&signed(w.delta_s))
+            ));
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</section>\n");
+    out
+}
+
+/// Each trace's critical path (its run of median wall time) on one time
+/// axis: the chain of threads the wall time is made of, coloured by what
+/// each was doing, so A's and B's can be read one above the other.
+fn paths_section(traces: &[crate::diagnose::explain::Trace]) -> String {
+    use crate::fmt::dur;
+    let color = |cat: &str| match cat {
+        "cpu" => "#2f6fdb",
+        "run-queue" => "#f79009",
+        "timed-sleep" => "#d92d20",
+        "lock-wait" => "#12b76a",
+        "event-wait" => "#0ba5ec",
+        "child-wait" => "#98a2b3",
+        "process-creation" => "#ee46bc",
+        "fsync" => "#875bf7",
+        "io-wait" => "#667085",
+        _ => "#d0d5dd",
+    };
+    let max = traces
+        .iter()
+        .filter_map(|t| t.timeline.as_ref())
+        .map(|l| l.wall_ns)
+        .max()
+        .unwrap_or(0)
+        .max(1) as f64;
+    let (w, left, row, gap) = (900.0, 160.0, 28.0, 18.0);
+    let rows: Vec<_> = traces
+        .iter()
+        .enumerate()
+        .filter_map(|(i, t)| t.timeline.as_ref().map(|l| (i, t, l)))
+        .collect();
+    let h = rows.len() as f64 * (row + gap) + 36.0;
+    let mut out = format!(
+        "<h2>The critical paths, on one time axis</h2>\n<section><p class=\"muted\">Each side's run of median wall time: the chain of threads its wall time is made of (walked back from the last exit along the wake-ups), coloured by what each was doing. Hover a stretch for its process and thread; <code>--export-trace</code> writes the whole timeline for ui.perfetto.dev.</p>\n<svg class=\"chart\" viewBox=\"0 0 {w} {h}\" role=\"img\" aria-label=\"critical paths on one time axis\">\n"
+    );
+    let mut seen: Vec<&str> = Vec::new();
+    for (k, (i, t, log)) in rows.iter().enumerate() {
+        let y = 8.0 + k as f64 * (row + gap);
+        let side = match (traces.len(), i) {
+            (2, 0) => "A: ".to_string(),
+            (2, _) => "B: ".to_string(),
+            _ => String::new(),
+        };
+        let name: String = format!("{side}{}", t.command).chars().take(24).collect();
+        out.push_str(&format!(
+            "<g class=\"cp-row\" data-side=\"{}\"><text x=\"0\" y=\"{:.1}\" fill=\"currentColor\" font-size=\"12\">{}</text>\n",
+            esc(side.trim_end_matches(": ")),
+            y + row * 0.65,
+            esc(&name)
+        ));
+        let pid_of: std::collections::HashMap<i32, i32> =
+            log.threads.iter().map(|t| (t.0, t.1)).collect();
+        for s in log.path_slices() {
+            let cat = s.doing.category();
+            if !seen.contains(&cat) {
+                seen.push(cat);
+            }
+            let x = left + s.start as f64 / max * (w - left - 20.0);
+            let bw = (s.dur as f64 / max * (w - left - 20.0)).max(0.2);
+            let pid = pid_of.get(&s.tid).copied().unwrap_or(s.tid);
+            let command = log
+                .processes
+                .iter()
+                .find(|p| p.0 == pid)
+                .map_or("", |p| p.1.as_str());
+            let command: String = command.chars().take(60).collect();
+            out.push_str(&format!(
+                "<rect x=\"{x:.2}\" y=\"{y:.1}\" width=\"{bw:.2}\" height=\"{row}\" fill=\"{}\"><title>{cat} {} in {} [pid {pid}, thread {}]</title></rect>\n",
+                color(cat),
+                esc(&dur(s.dur as f64 / 1e9)),
+                esc(&command),
+                s.tid
+            ));
+        }
+        out.push_str(&format!(
+            "<text x=\"{:.1}\" y=\"{:.1}\" fill=\"currentColor\" font-size=\"11\">{}</text></g>\n",
+            left + log.wall_ns as f64 / max * (w - left - 20.0) - 40.0,
+            y + row + 12.0,
+            esc(&dur(log.wall_ns as f64 / 1e9))
+        ));
+    }
+    out.push_str("</svg>\n<p>");
+    for cat in seen {
+        out.push_str(&format!(
+            "<span style=\"color:{}\">&#9632;</span> {} &nbsp; ",
+            color(cat),
+            esc(cat)
+        ));
+    }
+    out.push_str("</p></section>\n");
     out
 }
 
