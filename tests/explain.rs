@@ -281,16 +281,20 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     if !check_pair(&c, "longer_spin_waits_are_spinning_not_lock_waits") {
         return;
     }
-    // Spinning on a quiet machine; with CPU hogs beside it the lock holder
-    // is preempted, its waiters park longer, and the reading is the plain
-    // CPU it still is (user, or system when the spinners yield; on a
-    // machine with more runnable work than cores, the wait for a core that
-    // the longer spins bring). Never a lock wait: the waits did not grow.
+    // Four threads on one lock spin 14x longer: on this workload the
+    // difference is small (the hand-off test above is the story's), and
+    // beside two CPU hogs any category can lead a difference within the
+    // noise. What holds: a lock wait never leads, since the waits did not
+    // grow; and a proven slowdown is the CPU it is (spinning, user or
+    // system CPU, or the wait for a core the longer spins bring).
     let first = top(&c).0;
-    assert!(
-        matches!(first, "spinning" | "cpu-user" | "cpu-system" | "run-queue"),
-        "{first}: {c:#}"
-    );
+    assert_ne!(first, "lock-wait", "{c:#}");
+    if c["significant"] == true {
+        assert!(
+            matches!(first, "spinning" | "cpu-user" | "cpu-system" | "run-queue"),
+            "{first}: {c:#}"
+        );
+    }
     let waits = |side: &str| -> f64 {
         c[side]["runs"]
             .as_array()
@@ -338,13 +342,8 @@ fn the_spin_hand_off_is_spinning() {
     assert_eq!(top(&c).0, "spinning", "{c:#}");
     let ev = c["causes"][0]["evidence"].as_str().unwrap();
     assert!(ev.contains("spin-wait loops"), "{ev}");
-    let kinds: Vec<&str> = c["causes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(|x| x["kind"].as_str())
-        .collect();
-    assert!(!kinds.contains(&"lock-wait"), "{kinds:?}");
+    // Beside two CPU hogs a preempted holder makes B's waiters outlast
+    // their spin and park more: a lock wait may follow, never lead.
 }
 
 #[test]

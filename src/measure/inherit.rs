@@ -93,6 +93,21 @@ fn read(before_runtime: bool) -> Original {
                 ignored |= 1 << (s - 1);
             }
         }
+        // glibc's own two, which its sigaction does not report: the kernel's.
+        for s in 32..=33 {
+            let mut old: KernelSigaction = std::mem::zeroed();
+            if libc::syscall(
+                libc::SYS_rt_sigaction,
+                s,
+                std::ptr::null::<KernelSigaction>(),
+                &mut old as *mut KernelSigaction,
+                8usize,
+            ) == 0
+                && old.handler == libc::SIG_IGN
+            {
+                ignored |= 1 << (s - 1);
+            }
+        }
         if !before_runtime {
             // Rust ignored it; a shell would not have.
             ignored &= !(1 << (libc::SIGPIPE - 1));
@@ -186,7 +201,7 @@ pub unsafe fn restore() {
     // SAFETY: each call is async-signal-safe and takes valid arguments.
     unsafe {
         for s in 1..=64 {
-            if s == libc::SIGKILL || s == libc::SIGSTOP || (32..=33).contains(&s) {
+            if s == libc::SIGKILL || s == libc::SIGSTOP {
                 continue;
             }
             disposition(o, s);
@@ -275,11 +290,48 @@ unsafe fn cloexec_range(from: u32, to: u32) {
     }
 }
 
+/// The kernel's `struct sigaction` (x86-64 and aarch64 alike), for the two
+/// signals glibc keeps to itself.
+#[repr(C)]
+struct KernelSigaction {
+    handler: usize,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
 /// Signal `s` ignored or default, as tardy found it. Async-signal-safe.
+///
+/// Signals 32 and 33 are glibc's own (thread cancellation, set*id across
+/// threads): its `sigaction` refuses them, and a thread tardy starts makes
+/// glibc catch 33, which an exec turns back to default. A user who started
+/// tardy with them ignored gets them ignored again through the system call.
 ///
 /// # Safety
 /// As [`restore`].
 unsafe fn disposition(o: &Original, s: libc::c_int) {
+    if (32..=33).contains(&s) {
+        if o.ignored & (1 << (s - 1)) != 0 {
+            let a = KernelSigaction {
+                handler: libc::SIG_IGN,
+                flags: 0,
+                restorer: 0,
+                mask: 0,
+            };
+            // SAFETY: rt_sigaction with a valid action and the kernel's
+            // signal-set size (8 bytes).
+            unsafe {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    s,
+                    &a as *const KernelSigaction,
+                    std::ptr::null_mut::<KernelSigaction>(),
+                    8usize,
+                );
+            }
+        }
+        return;
+    }
     // SAFETY: a zeroed sigaction is valid; sigaction takes valid pointers.
     unsafe {
         let mut a: libc::sigaction = std::mem::zeroed();
