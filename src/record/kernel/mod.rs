@@ -831,15 +831,7 @@ struct Profiling {
     /// unwound once, and the reader keeps up with the kernel. Emptied when
     /// a process execs.
     unwound: HashMap<u64, Vec<crate::profile::Frame>>,
-    /// Ended waits held for [`JOIN_WINDOW`] (when, thread, kind, ns, stack):
-    /// a futex wait a thread's exit ended is a join, which the exit record
-    /// tells only after the wake.
-    pending: std::collections::VecDeque<(u64, i32, crate::record::Kind, u64, u64)>,
 }
-
-/// How long after a wake a thread's exit still makes its futex wait a
-/// join (the exit record follows the wake the exit itself made).
-const JOIN_WINDOW: u64 = 2_000_000;
 
 /// Distinct wait stacks kept unwound (emptied when full).
 const UNWOUND_CAP: usize = 16_384;
@@ -847,8 +839,7 @@ const UNWOUND_CAP: usize = 16_384;
 impl Profiling {
     /// Waits the timeline ended: each one's time goes to the stack its
     /// thread blocked with.
-    /// `now`: the time of the event just applied (`u64::MAX` at the end).
-    fn waits_ended(&mut self, tl: &mut Timeline, now: u64) {
+    fn waits_ended(&mut self, tl: &mut Timeline) {
         let Some(ended) = tl.ended_waits.as_mut() else {
             return;
         };
@@ -856,24 +847,6 @@ impl Profiling {
             let Some(key) = self.waiting.remove(&tid) else {
                 continue;
             };
-            self.pending
-                .push_back((now.min(u64::MAX - 1), tid, kind, ns, key));
-        }
-        for joiner in tl.joins.drain(..) {
-            if let Some(w) = self
-                .pending
-                .iter_mut()
-                .rev()
-                .find(|w| w.1 == joiner && w.2 == crate::record::Kind::LockWait)
-            {
-                w.2 = crate::record::Kind::Join;
-            }
-        }
-        while let Some(&(t, _, kind, ns, key)) = self.pending.front() {
-            if t.saturating_add(JOIN_WINDOW) > now {
-                break;
-            }
-            self.pending.pop_front();
             match self.waited.get_mut(&(kind.name(), key)) {
                 Some(w) => {
                     w.1 += ns;
@@ -891,14 +864,9 @@ impl Profiling {
     }
 
     /// Empty the unwound stacks (a process execed: its addresses mean
-    /// other code now), but those of waits still going on or held.
+    /// other code now), but those of waits still going on.
     fn forget_unwound(&mut self) {
-        let keep: std::collections::HashSet<u64> = self
-            .waiting
-            .values()
-            .copied()
-            .chain(self.pending.iter().map(|w| w.4))
-            .collect();
+        let keep: std::collections::HashSet<u64> = self.waiting.values().copied().collect();
         self.unwound.retain(|k, _| keep.contains(k));
     }
 
@@ -1491,9 +1459,6 @@ impl KernelRecorder {
         run.tasks_merged = tl.tasks_merged;
         run.lost_events = parser.lost;
         run.stops = parser.events;
-        if let Some(p) = parser.prof.as_mut() {
-            p.waits_ended(&mut tl, u64::MAX);
-        }
         run.profile = parser
             .prof
             .take()
@@ -1574,7 +1539,7 @@ fn apply_until(
             Some(p) => {
                 if !p.apply(&e) {
                     tl.apply(e);
-                    p.waits_ended(tl, e.t);
+                    p.waits_ended(tl);
                 }
             }
             None => tl.apply(e),

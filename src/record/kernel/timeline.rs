@@ -253,9 +253,6 @@ pub struct Timeline {
     /// When set, each wait that ends: (thread, kind, ns), for the
     /// profile's off-CPU stacks (its reader drains it).
     pub ended_waits: Option<Vec<(i32, Kind, u64)>>,
-    /// Threads whose last ended futex wait an exiting thread ended: joins
-    /// (its reader drains it with `ended_waits`).
-    pub joins: Vec<i32>,
 }
 
 fn site_doing(site: Site, d_state: bool) -> Doing {
@@ -309,7 +306,6 @@ impl Timeline {
             log: None,
             unknown_events: 0,
             ended_waits: None,
-            joins: Vec::new(),
         };
         let p = tl.new_proc(root_pid, None, origin);
         tl.proc_rows[tl.procs[p as usize].row].command = command.to_string();
@@ -952,9 +948,6 @@ impl Timeline {
             && let Some(j) = self.threads.get(&joiner)
         {
             let jrow = j.row;
-            if self.ended_waits.is_some() && self.joins.len() < 4096 {
-                self.joins.push(joiner);
-            }
             if let Some(r) = self.tasks.get_mut(jrow) {
                 let lw = &mut r.aggs[Kind::LockWait as usize];
                 if lw.count > 0 {
@@ -1357,57 +1350,6 @@ mod tests {
             Some(&[(1, Kind::LockWait, 27 * MS)][..])
         );
         assert_eq!(k[Kind::Join as usize].count, 0);
-    }
-
-    /// A thread that wakes a futex waiter on its way out ended a join, not
-    /// a lock wait: the joiner is handed to the profile's reader, which
-    /// holds ended waits long enough to relabel it.
-    #[test]
-    fn a_wake_by_an_exiting_thread_is_a_join() {
-        let (tl, _) = run(
-            &[
-                ev(
-                    2,
-                    Ev::Fork {
-                        parent: 1,
-                        child: 2,
-                        child_pid: 1,
-                    },
-                ),
-                ev(2, Ev::SwitchIn { tid: 2 }),
-                ev(
-                    3,
-                    Ev::Block {
-                        tid: 1,
-                        site: Site::Futex,
-                        d_state: false,
-                    },
-                ),
-                ev(
-                    3,
-                    Ev::SwitchOut {
-                        tid: 1,
-                        preempt: false,
-                    },
-                ),
-                ev(
-                    30,
-                    Ev::Waking {
-                        waker: 2,
-                        wakee: 1,
-                        irq: false,
-                    },
-                ),
-                ev(30, Ev::Exit { tid: 2 }),
-                ev(31, Ev::SwitchIn { tid: 1 }),
-                ev(32, Ev::Exit { tid: 1 }),
-            ],
-            32,
-        );
-        assert_eq!(tl.joins, vec![1]);
-        let k = tl.kind_totals();
-        assert_eq!(k[Kind::Join as usize].count, 1);
-        assert_eq!(k[Kind::LockWait as usize].count, 0);
     }
 
     #[test]
