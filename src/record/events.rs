@@ -111,6 +111,18 @@ impl EventLog {
         self.slices.push(s);
     }
 
+    /// A stretch on a CPU, waiting for one, or starting a program.
+    pub fn stretch(&mut self, tid: i32, doing: Doing, start: u64, dur: u64) {
+        self.slice(Slice {
+            tid,
+            doing,
+            kind: None,
+            start,
+            dur,
+            asked: 0,
+        });
+    }
+
     pub fn flow(&mut self, f: Flow) {
         if self.flows.len() >= MAX_FLOWS {
             self.truncated = true;

@@ -450,14 +450,7 @@ impl Timeline {
         let d = t - th.since;
         let doing = Self::cpu_doing(th.phase);
         if let Some(log) = self.log.as_mut() {
-            log.slice(Slice {
-                tid,
-                doing,
-                kind: None,
-                start: th.since.saturating_sub(self.origin),
-                dur: d,
-                asked: 0,
-            });
+            log.stretch(tid, doing, th.since.saturating_sub(self.origin), d);
         }
         th.cp.add(doing, d, th.proc_idx);
         if th.phase == Phase::PreExec {
@@ -886,14 +879,7 @@ impl Timeline {
             Doing::RunQueue
         };
         if let Some(log) = self.log.as_mut() {
-            log.slice(Slice {
-                tid,
-                doing,
-                kind: None,
-                start: th.since.saturating_sub(self.origin),
-                dur: d,
-                asked: 0,
-            });
+            log.stretch(tid, doing, th.since.saturating_sub(self.origin), d);
         }
         th.cp.add(doing, d, th.proc_idx);
         if th.phase == Phase::PreExec {
