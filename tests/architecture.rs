@@ -403,7 +403,7 @@ fn no_cli_function_is_over_80_lines() {
 /// the remaining mapping are over 3,000 lines. Run with `--ignored` to
 /// see where it stands.
 #[test]
-#[ignore = "src/cli/ is about 3,760 non-blank lines (about 1,640 of them the argument definitions and their help); issue 48's target of 3,000 is not met yet"]
+#[ignore = "src/cli/ is about 3,790 non-blank lines (about 1,640 of them the argument definitions and their help); issue 48's target of 3,000 is not met yet"]
 fn the_cli_is_under_3000_lines() {
     let lines: usize = std::fs::read_dir(src().join("cli"))
         .unwrap()
