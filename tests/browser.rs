@@ -12,7 +12,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{Server, junit, post, tardy, tokens};
+use common::{Server, junit, post, stdout_of, tardy, tokens};
 
 fn chromium() -> Option<PathBuf> {
     for c in ["chromium", "chromium-browser", "google-chrome"] {
@@ -533,19 +533,14 @@ fn the_explain_page_shows_both_critical_paths() {
         .join("examples/workload");
     let dir = tempfile::tempdir().unwrap();
     let page = dir.path().join("explain.html");
-    let out = tardy(dir.path())
-        .args(["explain", "--json", "--runs", "3", "--html"])
-        .arg(&page)
-        .arg(format!("{} handoff 3000 40", w.display()))
-        .arg(format!("{} handoff 3000 2000", w.display()))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let stdout = stdout_of(
+        tardy(dir.path())
+            .args(["explain", "--json", "--runs", "3", "--html"])
+            .arg(&page)
+            .arg(format!("{} handoff 3000 40", w.display()))
+            .arg(format!("{} handoff 3000 2000", w.display())),
     );
-    let c: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let c: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     if c["a"]["overhead"]["recorder"] != "kernel-events" {
         eprintln!(
             "SKIPPED the_explain_page_shows_both_critical_paths: no kernel events here ({})",

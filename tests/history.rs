@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{noise, refuses, succeeds, tardy};
+use common::{git, noise, refuses, stdout_of, succeeds, tardy};
 
 use serde_json::Value;
 use std::fmt::Write as _;
@@ -1015,21 +1015,6 @@ fn a_young_series_says_how_many_points_a_change_needs() {
     );
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
-
 /// History without a server (`--db git:BRANCH`, as github-action-benchmark
 /// keeps its data in a branch): two jobs saving at once into one origin lose
 /// nothing (a refused push is retried on top of the other's), a run saved
@@ -1064,23 +1049,18 @@ fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
                         ),
                     )
                     .unwrap();
-                    let out = common::cmd()
-                        .current_dir(root.join(job))
-                        .args([
-                            "history",
-                            "import",
-                            "--series",
-                            &format!("api-{job}"),
-                            "--db",
-                            "git:perf-history",
-                        ])
-                        .arg(&csv)
-                        .output()
-                        .unwrap();
-                    assert!(
-                        out.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&out.stderr)
+                    succeeds(
+                        common::cmd()
+                            .current_dir(root.join(job))
+                            .args([
+                                "history",
+                                "import",
+                                "--series",
+                                &format!("api-{job}"),
+                                "--db",
+                                "git:perf-history",
+                            ])
+                            .arg(&csv),
                     );
                 }
             })
@@ -1102,23 +1082,18 @@ fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
         (runs as usize, runs as usize)
     );
     // The same run again: stored once.
-    let out = common::cmd()
-        .current_dir(root.join("a"))
-        .args([
-            "history",
-            "import",
-            "--series",
-            "api-a",
-            "--db",
-            "git:perf-history",
-        ])
-        .arg(root.join("a0.csv"))
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        common::cmd()
+            .current_dir(root.join("a"))
+            .args([
+                "history",
+                "import",
+                "--series",
+                "api-a",
+                "--db",
+                "git:perf-history",
+            ])
+            .arg(root.join("a0.csv")),
     );
     assert_eq!(lines("api-a.jsonl"), runs as usize);
     // Nothing in the working trees or their indexes changed.
@@ -1131,17 +1106,14 @@ fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
     }
     // A fresh clone reads it all back.
     git(root, &["clone", "-q", "origin.git", "c"]);
-    let out = common::cmd()
-        .current_dir(root.join("c"))
-        .args(["history", "list", "--json", "--db", "git:perf-history"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let list: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stdout = stdout_of(common::cmd().current_dir(root.join("c")).args([
+        "history",
+        "list",
+        "--json",
+        "--db",
+        "git:perf-history",
+    ]));
+    let list: Value = serde_json::from_slice(&stdout).unwrap();
     let points: Vec<(String, u64)> = list["series"]
         .as_array()
         .unwrap()
@@ -1161,22 +1133,16 @@ fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
         ]
     );
     let report = root.join("r.html");
-    let out = common::cmd()
-        .current_dir(root.join("c"))
-        .args(["report", "--db", "git:perf-history", "-o"])
-        .arg(&report)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        common::cmd()
+            .current_dir(root.join("c"))
+            .args(["report", "--db", "git:perf-history", "-o"])
+            .arg(&report),
     );
     assert!(std::fs::read_to_string(&report).unwrap().contains("api-b"));
     // Acknowledging needs a database that stays: said, not lost.
-    let out = common::cmd()
-        .current_dir(root.join("c"))
-        .args([
+    refuses(
+        common::cmd().current_dir(root.join("c")).args([
             "history",
             "annotate",
             "--commit",
@@ -1184,11 +1150,9 @@ fn a_history_kept_in_a_git_branch_merges_concurrent_jobs() {
             "note",
             "--db",
             "git:perf-history",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not kept in a branch"));
+        ]),
+        "not kept in a branch",
+    );
 }
 
 /// Without a remote the local branch is the history.
@@ -1205,26 +1169,20 @@ fn a_history_branch_without_a_remote_is_the_local_branch() {
         "time,commit,latency\n1700000000,c1,5\n1700003600,c2,6\n",
     )
     .unwrap();
-    let out = common::cmd()
-        .current_dir(&repo)
-        .args(["history", "import", "--series", "local", "--db", "git:h"])
-        .arg(&csv)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    succeeds(
+        common::cmd()
+            .current_dir(&repo)
+            .args(["history", "import", "--series", "local", "--db", "git:h"])
+            .arg(&csv),
     );
     assert_eq!(git(&repo, &["show", "h:local.jsonl"]).lines().count(), 1);
     assert_eq!(git(&repo, &["status", "--porcelain"]), "");
     // Outside a repository: one clear line.
-    let out = common::cmd()
-        .current_dir(dir.path())
-        .env("GIT_CEILING_DIRECTORIES", dir.path())
-        .args(["history", "list", "--db", "git:h"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not in a git repository"));
+    refuses(
+        common::cmd()
+            .current_dir(dir.path())
+            .env("GIT_CEILING_DIRECTORIES", dir.path())
+            .args(["history", "list", "--db", "git:h"]),
+        "not in a git repository",
+    );
 }

@@ -570,6 +570,22 @@ pub fn single_chart(page: &Page) -> Result<String, String> {
     ) + "\n")
 }
 
+/// The colour of each of explain's categories, in `CATEGORIES` order.
+const COLORS: [&str; 11] = [
+    "#2f6fdb", "#7a5af8", "#f79009", "#d92d20", "#12b76a", "#0ba5ec", "#98a2b3", "#ee46bc",
+    "#875bf7", "#667085", "#d0d5dd",
+];
+
+/// The colour of a category by name ("cpu", user and system together,
+/// takes user CPU's).
+fn category_color(cat: &str) -> &'static str {
+    let cat = if cat == "cpu" { "cpu-user" } else { cat };
+    crate::diagnose::explain::CATEGORIES
+        .iter()
+        .position(|c| *c == cat)
+        .map_or(COLORS[10], |i| COLORS[i])
+}
+
 /// `tardy explain` traces: one stacked bar each, its categories (critical
 /// path, mean of the runs) in proportion to the longest wall time.
 pub(crate) fn traces_section(
@@ -578,10 +594,6 @@ pub(crate) fn traces_section(
 ) -> String {
     use crate::diagnose::explain::CATEGORIES;
     use crate::fmt::dur;
-    const COLORS: [&str; 11] = [
-        "#2f6fdb", "#7a5af8", "#f79009", "#d92d20", "#12b76a", "#0ba5ec", "#98a2b3", "#ee46bc",
-        "#875bf7", "#667085", "#d0d5dd",
-    ];
     let max = traces.iter().map(|t| t.wall_s).fold(0.0f64, f64::max);
     let (w, left, bar_h, gap) = (900.0, 220.0, 26.0, 14.0);
     let h = traces.len() as f64 * (bar_h + gap) + 40.0;
@@ -690,18 +702,6 @@ fn causes_section(c: &crate::diagnose::explain::compare::Comparison) -> String {
 /// each was doing, so A's and B's can be read one above the other.
 fn paths_section(traces: &[crate::diagnose::explain::Trace]) -> String {
     use crate::fmt::dur;
-    let color = |cat: &str| match cat {
-        "cpu" => "#2f6fdb",
-        "run-queue" => "#f79009",
-        "timed-sleep" => "#d92d20",
-        "lock-wait" => "#12b76a",
-        "event-wait" => "#0ba5ec",
-        "child-wait" => "#98a2b3",
-        "process-creation" => "#ee46bc",
-        "fsync" => "#875bf7",
-        "io-wait" => "#667085",
-        _ => "#d0d5dd",
-    };
     let max = traces
         .iter()
         .filter_map(|t| t.timeline.as_ref())
@@ -736,6 +736,11 @@ fn paths_section(traces: &[crate::diagnose::explain::Trace]) -> String {
         ));
         let pid_of: std::collections::HashMap<i32, i32> =
             log.threads.iter().map(|t| (t.0, t.1)).collect();
+        let commands: std::collections::HashMap<i32, &str> = log
+            .processes
+            .iter()
+            .map(|(p, c)| (*p, c.as_str()))
+            .collect();
         for s in log.path_slices() {
             let cat = s.doing.category();
             if !seen.contains(&cat) {
@@ -744,15 +749,16 @@ fn paths_section(traces: &[crate::diagnose::explain::Trace]) -> String {
             let x = left + s.start as f64 / max * (w - left - 20.0);
             let bw = (s.dur as f64 / max * (w - left - 20.0)).max(0.2);
             let pid = pid_of.get(&s.tid).copied().unwrap_or(s.tid);
-            let command = log
-                .processes
-                .iter()
-                .find(|p| p.0 == pid)
-                .map_or("", |p| p.1.as_str());
-            let command: String = command.chars().take(60).collect();
+            let command: String = commands
+                .get(&pid)
+                .copied()
+                .unwrap_or("")
+                .chars()
+                .take(60)
+                .collect();
             out.push_str(&format!(
                 "<rect x=\"{x:.2}\" y=\"{y:.1}\" width=\"{bw:.2}\" height=\"{row}\" fill=\"{}\"><title>{cat} {} in {} [pid {pid}, thread {}]</title></rect>\n",
-                color(cat),
+                category_color(cat),
                 esc(&dur(s.dur as f64 / 1e9)),
                 esc(&command),
                 s.tid
@@ -769,7 +775,7 @@ fn paths_section(traces: &[crate::diagnose::explain::Trace]) -> String {
     for cat in seen {
         out.push_str(&format!(
             "<span style=\"color:{}\">&#9632;</span> {} &nbsp; ",
-            color(cat),
+            category_color(cat),
             esc(cat)
         ));
     }

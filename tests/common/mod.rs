@@ -280,6 +280,17 @@ pub fn succeeds(cmd: &mut assert_cmd::Command) -> String {
     err
 }
 
+/// Run `cmd`; it must succeed. Its stdout.
+pub fn stdout_of(cmd: &mut assert_cmd::Command) -> Vec<u8> {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
 /// Run `cmd`; it must fail with exit 2 and say `needle` on stderr.
 pub fn refuses(cmd: &mut assert_cmd::Command, needle: &str) -> String {
     let out = cmd.output().unwrap();
