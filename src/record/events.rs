@@ -63,7 +63,7 @@ pub struct EventLog {
     pub processes: Vec<(i32, String)>,
     /// The critical path, latest segment last: (tid, start, end).
     pub path: Vec<(i32, u64, u64)>,
-    /// The run's wall time, ns.
+    /// From the command's start to the exit of its last thread, ns.
     pub wall_ns: u64,
     /// Slices, arrows or edges were left out past the caps.
     pub truncated: bool,

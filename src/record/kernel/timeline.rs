@@ -851,7 +851,9 @@ impl Timeline {
             Some((t, _)) => (t, self.final_tid),
             None => (end, self.root_pid),
         };
-        log.wall_ns = self.rel(end);
+        // From the command's start to its last thread's exit (tardy reaps
+        // it a little later; on a busy machine, milliseconds later).
+        log.wall_ns = self.rel(t);
         log.walk_path(tid, self.rel(t));
         log.processes = self
             .proc_rows
