@@ -390,3 +390,332 @@ fn bisect_configuration_is_a_library_call() {
         .contains("--metric is wall")
     );
 }
+
+#[test]
+fn tests_show_and_diff_are_library_calls() {
+    use tardy::jobs::tests::{SaveTo, diff, show};
+    let dir = tempfile::tempdir().unwrap();
+    let report = |name: &str, ms: [u32; 2]| {
+        let p = dir.path().join(name);
+        std::fs::write(
+            &p,
+            format!(
+                r#"<testsuite name="unit" tests="2"><testcase classname="a" name="fast" time="{}"/><testcase classname="a" name="slow" time="{}"/></testsuite>"#,
+                ms[0] as f64 / 1000.0,
+                ms[1] as f64 / 1000.0
+            ),
+        )
+        .unwrap();
+        p
+    };
+    let (before, after) = (
+        report("before.xml", [10, 100]),
+        report("after.xml", [10, 400]),
+    );
+    // `tardy tests show --save unit`: summarised and saved as a suite point.
+    let db = dir.path().join("t.db");
+    let save = SaveTo {
+        suite: "unit".into(),
+        db: Some(db.clone()),
+        project: "default".into(),
+        commit: None,
+        branch: Some("main".into()),
+        time: Some("2026-11-20T10:00:00Z".into()),
+    };
+    let shown = show(std::slice::from_ref(&before), false, 5, Some(&save)).unwrap();
+    assert_eq!(
+        shown.saved.as_ref().map(|s| s.0),
+        Some(2),
+        "two tests saved"
+    );
+    let json = serde_json::to_value(&shown.show).unwrap();
+    assert!(json.to_string().contains("slow"), "{json}");
+    let store = tardy::jobs::store::open_existing(Some(&db), "default").unwrap();
+    assert_eq!(store.list().unwrap().len(), 1, "the suite is a series");
+    // `tardy tests diff --fail-if-slower 10`: the gate says why it fails.
+    let d = diff(
+        std::slice::from_ref(&before),
+        std::slice::from_ref(&after),
+        false,
+        Some(0.10),
+    )
+    .unwrap();
+    let why = d.too_slow.expect("300 ms more of 110 ms is more than 10%");
+    assert!(why.contains("more than 10"), "{why}");
+    let same = diff(
+        std::slice::from_ref(&before),
+        std::slice::from_ref(&before),
+        false,
+        Some(0.10),
+    )
+    .unwrap();
+    assert!(same.too_slow.is_none());
+    // A report that is not there: a typed error, not a panic.
+    assert!(show(&[dir.path().join("missing.xml")], false, 5, None).is_err());
+}
+
+#[test]
+fn run_keeps_exports_and_history_through_a_library_call() {
+    use tardy::jobs::run::{Exports, Keep, Keeper, Labels};
+    use tardy::measure::session::{Observer, Progress};
+    use tardy::measure::spec::{BudgetFlags, RunSpec, budget, session_config};
+    struct Quiet;
+    impl Observer for Quiet {
+        fn phase(&mut self, _: &str) {}
+        fn after_run(&mut self, _: &tardy::model::Results, _: Progress) -> Result<(), String> {
+            Ok(())
+        }
+    }
+    // The flags as typed become a budget, checked.
+    let flags = BudgetFlags {
+        runs: Some(3),
+        precision: "1%".into(),
+        confidence: "95".into(),
+        counter: "auto".into(),
+        warmup: Some(0),
+        ..Default::default()
+    };
+    let b = budget(&flags).unwrap();
+    assert_eq!((b.runs, b.confidence), (Some(3), 0.95));
+    let zero = BudgetFlags {
+        runs: Some(0),
+        ..flags.clone()
+    };
+    assert!(budget(&zero).unwrap_err().contains("--runs"));
+    let cfg = session_config(&RunSpec {
+        commands: vec!["true".into()],
+        ..RunSpec::new(b)
+    })
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let keep = Keep {
+        exports: Exports {
+            json: Some(dir.path().join("r.json")),
+            markdown: Some(dir.path().join("r.md")),
+            ..Default::default()
+        },
+        save: Some("noop".into()),
+        push: None,
+        labels: Labels {
+            db: Some(dir.path().join("h.db")),
+            project: "default".into(),
+            commit: None,
+            branch: Some("main".into()),
+        },
+    };
+    // Checked before measuring: a path in a missing directory fails now.
+    let mut bad = keep.clone();
+    bad.exports.csv = Some(dir.path().join("no/such/dir/r.csv"));
+    assert!(Keeper::open(bad).is_err());
+    let mut keeper = Keeper::open(keep).unwrap();
+    let (results, error) = tardy::analyze::run::measure(&cfg, &mut Quiet).unwrap();
+    assert!(error.is_none());
+    let kept = keeper.keep(&results, &mut |_| {}).unwrap();
+    assert_eq!(kept.saved.as_ref().map(|s| s.0), Some(1), "one point");
+    assert!(
+        std::fs::read_to_string(dir.path().join("r.md"))
+            .unwrap()
+            .contains("true")
+    );
+    let back: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(back["benchmarks"][0]["runs"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn serve_and_explain_files_are_library_calls() {
+    use tardy::diagnose::explain::{job, session};
+    use tardy::jobs::explain::{Files, write};
+    use tardy::jobs::serve::{Settings, options};
+    // `tardy serve`'s flags, checked into the server's options.
+    let dir = tempfile::tempdir().unwrap();
+    let settings = Settings {
+        db: Some(dir.path().join("s.db").display().to_string()),
+        project: "default".into(),
+        listen: "127.0.0.1:0".into(),
+        token_file: None,
+        read_token: false,
+        max_body_mib: 8,
+        max_inflated_mib: None,
+        max_results: 1000,
+        max_tests: 1000,
+        max_series: 100,
+        header_timeout: 10.0,
+        body_timeout: 60.0,
+        read_budget: 20.0,
+        max_connections: 64,
+        max_per_client: 8,
+        trusted_proxies: Vec::new(),
+        no_detect: false,
+        detect_memory_mib: 16,
+        method: Method::from_flags(false, None, None, None, 0.0).unwrap(),
+    };
+    let o = options(&settings).unwrap();
+    assert_eq!(o.max_body, 8 << 20);
+    assert!(o.detect.is_some());
+    for bad in [
+        Settings {
+            max_body_mib: 0,
+            ..settings.clone()
+        },
+        Settings {
+            header_timeout: f64::NAN,
+            ..settings.clone()
+        },
+        Settings {
+            db: Some("git:perf".into()),
+            ..settings.clone()
+        },
+    ] {
+        assert!(options(&bad).is_err());
+    }
+    // `tardy explain --save A --export-folded-b B.folded --html page.html`:
+    // the files each side keeps, or why one cannot be written.
+    let rec = tardy::record::RecordOptions::checked(None, 1.0, 0).unwrap();
+    let req = job::Request {
+        inputs: vec!["true".into()],
+        ..Default::default()
+    };
+    let runs = session::Options {
+        runs: 1,
+        ignore_failure: false,
+        overhead_check: false,
+        recorder: tardy::record::Choice::Auto,
+        warmup: 0,
+        prepare: None,
+    };
+    let done = job::explain(job::sides(&req, &rec).unwrap(), &runs, &mut |_| {}).unwrap();
+    let files = Files {
+        save: [Some(dir.path().join("a.json")), None],
+        html: Some(dir.path().join("page.html")),
+        ..Default::default()
+    };
+    write(&files, &done).unwrap();
+    assert!(
+        std::fs::read_to_string(dir.path().join("page.html"))
+            .unwrap()
+            .contains("<html")
+    );
+    let saved = std::fs::read_to_string(dir.path().join("a.json")).unwrap();
+    assert!(serde_json::from_str::<serde_json::Value>(&saved).is_ok());
+    let no_b = Files {
+        folded: [None, Some(dir.path().join("b.folded"))],
+        ..Default::default()
+    };
+    assert!(write(&no_b, &done).unwrap_err().contains("needs a B side"));
+    assert!(tardy::record::RecordOptions::checked(Some(-1.0), 1.0, 0).is_err());
+}
+
+#[test]
+fn ci_and_doctor_are_library_calls() {
+    use tardy::jobs::ci::Job;
+    use tardy::measure::session::{Observer, Progress};
+    use tardy::measure::spec::{BudgetFlags, budget};
+    struct Quiet;
+    impl Observer for Quiet {
+        fn phase(&mut self, _: &str) {}
+        fn after_run(&mut self, _: &tardy::model::Results, _: Progress) -> Result<(), String> {
+            Ok(())
+        }
+    }
+    // `tardy ci --base HEAD~1 --markdown v.md 'sh work.sh'`: two commits,
+    // both measured in their worktrees, a verdict and its Markdown.
+    let dir = tempfile::tempdir().unwrap();
+    let repo = dir.path();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(repo)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}");
+    };
+    git(&["init", "-q", "-b", "main"]);
+    std::fs::write(repo.join("work.sh"), "sleep 0.01\n").unwrap();
+    git(&["add", "."]);
+    git(&["commit", "-q", "-m", "base"]);
+    std::fs::write(repo.join("work.sh"), "sleep 0.02\n").unwrap();
+    git(&["commit", "-q", "-am", "head"]);
+    let b = budget(&BudgetFlags {
+        runs: Some(3),
+        precision: "1".into(),
+        confidence: "95".into(),
+        counter: "auto".into(),
+        warmup: Some(0),
+        ..Default::default()
+    })
+    .unwrap();
+    let md = repo.join("verdict.md");
+    let job = Job {
+        options: tardy::ci::Options {
+            dir: repo.to_path_buf(),
+            base: Some("HEAD~1".into()),
+            head: "HEAD".into(),
+            build: None,
+            command: "sh work.sh".into(),
+            state_dir: None,
+            budget: b,
+            timeout: None,
+            seed: 1,
+            env: Vec::new(),
+            tests: None,
+        },
+        gate: None,
+        explain_runs: None,
+        markdown: Some(md.clone()),
+        export_json: None,
+        github: false,
+        keep_worktrees: false,
+    };
+    job.check().unwrap();
+    let mut steps = Vec::new();
+    let done = job
+        .run(&mut |s| steps.push(s.to_string()), &mut Quiet)
+        .unwrap();
+    assert!(done.outcome.error.is_none());
+    let runs: usize = (done.outcome.results.benchmarks.iter())
+        .map(|b| b.runs.len())
+        .sum();
+    assert_eq!(runs, 6, "three runs of each side");
+    assert!(std::fs::read_to_string(&md).unwrap().contains("sh work.sh"));
+    assert!(!steps.is_empty(), "each step told: {steps:?}");
+    assert!(
+        !done.outcome.prepared.head.dir.exists(),
+        "worktrees removed"
+    );
+
+    // `tardy doctor --quick --only clock --save a.json`, then `--compare a.json b.json`.
+    let opts = tardy::probe::doctor::Options {
+        quick: true,
+        only: Some(vec!["clock".into()]),
+        dir: repo.to_path_buf(),
+    };
+    let report = tardy::probe::doctor::run(&opts, |_, _, _| {});
+    assert_eq!(report.probes.len(), 1);
+    let (a, b) = (repo.join("a.json"), repo.join("b.json"));
+    for p in [&a, &b] {
+        std::fs::write(p, serde_json::to_string(&report).unwrap()).unwrap();
+    }
+    let c = tardy::jobs::doctor::compare(&[a.clone(), b], false, None, repo, &mut |_| {
+        unreachable!("two saved reports: nothing measured")
+    })
+    .unwrap();
+    assert!(
+        serde_json::to_string(&c.comparison)
+            .unwrap()
+            .contains("clock")
+    );
+    // One report: B is this machine now, measured with A's probes.
+    let mut asked = Vec::new();
+    let now = tardy::jobs::doctor::compare(&[a], false, None, repo, &mut |o| {
+        asked = o.only.clone().unwrap_or_default();
+        tardy::probe::doctor::run(o, |_, _, _| {})
+    })
+    .unwrap();
+    assert_eq!(asked, vec!["clock".to_string()]);
+    assert_eq!(now.b.probes.len(), 1);
+}

@@ -30,6 +30,30 @@ pub struct Request<'a> {
     pub correction: Correction,
 }
 
+/// benchstat's labels: `NAME=FILE` is FILE labelled NAME, unless the whole
+/// argument is itself a file.
+pub fn labelled(args: &[String]) -> Vec<(Option<&str>, &str)> {
+    fn label(f: &str) -> (Option<&str>, &str) {
+        match f.split_once('=') {
+            Some((name, path)) if !name.is_empty() && !std::path::Path::new(f).exists() => {
+                (Some(name), path)
+            }
+            _ => (None, f),
+        }
+    }
+    args.iter().map(|f| label(f)).collect()
+}
+
+/// `--filter QUERY` parsed (benchstat's query syntax), kept with its text.
+pub fn filter(query: Option<&str>) -> Result<Option<(Filter, &str)>, String> {
+    let parse = |q| {
+        Filter::parse(q)
+            .map(|p| (p, q))
+            .map_err(|e| format!("--filter: {e}"))
+    };
+    query.map(parse).transpose()
+}
+
 /// The comparison, and what was noticed on the way (inputs that are one
 /// file).
 pub struct Compared {

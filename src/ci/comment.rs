@@ -22,6 +22,56 @@ pub struct Target {
     pub marker: String,
 }
 
+impl Target {
+    /// The target from what a workflow gives: `pr` (default: the pull
+    /// request of `$GITHUB_EVENT_PATH`'s event), `repo` (OWNER/NAME), a
+    /// token, and the API (default: github.com's); one line saying what is
+    /// missing.
+    pub fn from_job(
+        pr: Option<u64>,
+        repo: Option<String>,
+        token: Option<String>,
+        api: Option<String>,
+        marker: String,
+    ) -> Result<Target, String> {
+        let pr = match pr {
+            Some(n) => n,
+            None => std::env::var_os("GITHUB_EVENT_PATH")
+                .and_then(|p| std::fs::read_to_string(p).ok())
+                .and_then(|e| pr_from_event(&e))
+                .ok_or("no pull request: give --pr N (outside a pull_request job there is no event to read it from)")?,
+        };
+        let repo = (repo.filter(|r| r.contains('/')))
+            .ok_or("no repository: give --repo OWNER/NAME (or set $GITHUB_REPOSITORY)")?;
+        let token = token.filter(|t| !t.is_empty()).ok_or(
+            "no token: set $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})",
+        )?;
+        let api =
+            (api.filter(|a| !a.is_empty())).unwrap_or_else(|| "https://api.github.com".into());
+        Ok(Target {
+            api,
+            repo,
+            pr,
+            token,
+            marker,
+        })
+    }
+}
+
+/// A comment's body from `file`: at most what GitHub takes.
+pub fn body(file: &std::path::Path) -> Result<String, String> {
+    let body = std::fs::read_to_string(file)
+        .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    if body.len() > 65_000 {
+        return Err(format!(
+            "{}: {} bytes; GitHub takes comments of at most 65,536 characters",
+            file.display(),
+            body.len()
+        ));
+    }
+    Ok(body)
+}
+
 /// What was done.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Done {

@@ -10,15 +10,15 @@ use tardy::bisect::engine::{self, Event, Report};
 use tardy::bisect::explain::{ExplainFailure, Explained, Progress};
 use tardy::bisect::session::{self, Request};
 use tardy::bisect::{BisectError, state};
+use tardy::jobs::bisect::{Narrator, Say};
 use tardy::measure::interrupt;
-use tardy::render::bisect::{cache_line, disturbance_line, step_line, text};
+use tardy::render::bisect::{cache_line, explained_text, text, worktrees_line};
 
 use super::{EXIT_INTERRUPTED, fail, percent};
 
 #[derive(Args)]
 #[command(
     args_conflicts_with_subcommands = true,
-    about = "Find the commit or version that made a command slower, with a stated confidence",
     long_about = include_str!("../../docs/help/bisect.about.txt"),
     after_help = include_str!("../../docs/help/bisect.examples.txt")
 )]
@@ -129,7 +129,7 @@ pub struct BisectArgs {
 enum BisectCommand {
     /// Show every step of the saved bisection with its numbers.
     #[command(
-        after_help = "Examples:\n  tardy bisect log\n  tardy bisect log --format json\n  tardy bisect log --state .tardy/bisect"
+        after_help = include_str!("../../docs/help/bisect-log.examples.txt")
     )]
     Log {
         #[arg(long, value_name = "DIR")]
@@ -139,7 +139,7 @@ enum BisectCommand {
     },
     /// Remove the worktrees and state of the saved bisection (the sample cache stays).
     #[command(
-        after_help = "Examples:\n  tardy bisect reset\n  tardy bisect reset --state .tardy/bisect"
+        after_help = include_str!("../../docs/help/bisect-reset.examples.txt")
     )]
     Reset {
         #[arg(long, value_name = "DIR")]
@@ -199,67 +199,76 @@ fn run(args: BisectArgs) -> Result<i32, BisectError> {
         Some(BisectCommand::Reset { state: dir }) => return reset(dir.clone()),
         None => {}
     }
-    if !matches!(args.format.as_str(), "text" | "json") {
-        return Err(BisectError::Input(format!(
-            "--format is text or json, not '{}'",
-            args.format
-        )));
-    }
+    let json = match args.format.as_str() {
+        "text" | "json" => args.format == "json",
+        f => {
+            return Err(BisectError::Input(format!(
+                "--format is text or json, not '{f}'"
+            )));
+        }
+    };
     let (dir, mut st) = start(&args)?;
     interrupt::install();
     let tty = std::io::stderr().is_terminal();
-    let quiet = args.format == "json" && !tty;
+    let quiet = json && !tty;
     // Steps printed live in this session need not be listed again in the report.
     let steps_shown = !quiet && st.steps.is_empty();
     let report = search(&args, &mut st, &dir, quiet, tty)?;
     let code = if report.reproduced { 0 } else { 1 };
-    let json = args.format == "json";
-    if !args.explain || report.last_good.is_none() {
-        if args.explain && !quiet {
-            eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
-        }
-        if json {
-            print!("{}", super::json(&report));
-        } else {
-            print!("{}", text(&report, &st, steps_shown));
-        }
-        worktrees_note(&dir, quiet);
-        return Ok(code);
+    let explain = args.explain && report.last_good.is_some();
+    if args.explain && !explain && !quiet {
+        eprintln!("tardy: --explain: nothing to explain, the search found no culprit");
     }
     if !json {
-        // The culprit first: the explanation takes a while.
+        // The culprit first: an explanation takes a while.
         print!("{}", text(&report, &st, steps_shown));
         let _ = std::io::Write::flush(&mut std::io::stdout());
+    } else if !explain {
+        print!("{}", super::json(&report));
     }
-    let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
-    let (code, interrupted) = match &explained {
-        Ok(e) if e.interrupted => (EXIT_INTERRUPTED, true),
-        Ok(_) => (code, false),
-        Err(ExplainFailure::Interrupted(_)) => (EXIT_INTERRUPTED, true),
-        Err(ExplainFailure::Failed(_)) => (super::EXIT_ERROR, false),
+    let code = if explain {
+        let explained = explain_culprit(&st, &dir, &report, args.explain_runs, quiet, tty);
+        if json {
+            let v = tardy::render::bisect::explained_json(&report, &explained);
+            print!("{}", super::json(&v));
+        }
+        said(&report, &st, &explained, json, code)
+    } else {
+        code
     };
-    if json {
-        let v = tardy::render::bisect::explained_json(&report, &explained);
-        print!("{}", super::json(&v));
-    } else if let Ok(e) = &explained {
-        let style = super::style();
-        print!(
-            "{}",
-            tardy::render::bisect::explained_text(&report, &st, e, style)
-        );
+    if !quiet && let Some(line) = worktrees_line(session::worktrees_kept(&dir), &dir) {
+        eprintln!("tardy: {line}");
     }
-    match &explained {
+    Ok(code)
+}
+
+/// The explanation in text, or why there is none; the exit code.
+fn said(
+    report: &Report,
+    st: &state::State,
+    e: &Result<Explained, ExplainFailure>,
+    json: bool,
+    code: i32,
+) -> i32 {
+    match e {
+        Ok(e) if !json => print!("{}", explained_text(report, st, e, super::style())),
+        Ok(_) => {}
         Err(ExplainFailure::Failed(m)) => {
             eprintln!("tardy: error: bisect --explain: {m}");
+            return super::EXIT_ERROR;
         }
-        Err(ExplainFailure::Interrupted(m)) => eprintln!("tardy: {m}"),
-        Ok(_) if interrupted => {
-            eprintln!("tardy: interrupted; explained the runs completed so far")
+        Err(ExplainFailure::Interrupted(m)) => {
+            eprintln!("tardy: {m}");
+            return EXIT_INTERRUPTED;
         }
-        Ok(_) => {}
     }
-    worktrees_note(&dir, quiet);
-    Ok(code)
+    match e {
+        Ok(e) if e.interrupted => {
+            eprintln!("tardy: interrupted; explained the runs completed so far");
+            EXIT_INTERRUPTED
+        }
+        _ => code,
+    }
 }
 
 /// `tardy bisect log`: the saved bisection, step by step.
@@ -332,68 +341,22 @@ fn search(
             bar.suspend(|| eprintln!("{line}"));
         }
     };
-    let mut steps_seen = st.steps.len();
-    let started = std::time::Instant::now();
-    let mut session_runs = 0u64;
-    let mut warned = std::collections::BTreeSet::new();
-    let mut on = |ev: Event| match ev {
-        Event::Phase(p) => {
-            if !quiet {
-                say(&p);
-            }
-        }
-        Event::Measuring(what) => {
-            let w: String = what.chars().take(60).collect();
+    let mut narrator = Narrator::new(quiet, st.steps.len());
+    let mut on = |ev: Event| match narrator.hear(ev) {
+        Say::Line(l) => say(&l),
+        Say::Measuring(w) => {
             bar.set_prefix(w);
             bar.tick();
         }
-        Event::Sample {
-            label,
-            n,
-            total_runs,
-            runs_left,
-        } => {
-            session_runs += 1;
-            let l: String = label.chars().take(40).collect();
-            let per_run = started.elapsed().as_secs_f64() / session_runs as f64;
-            bar.set_message(format!(
-                "{l}: {n} samples ({total_runs} runs in all), about {:.0} s left",
-                per_run * runs_left as f64
-            ));
+        Say::Progress(m) => {
+            bar.set_message(m);
             bar.tick();
         }
-        // A warning, not progress: printed in every format, once per candidate.
-        Event::Stragglers { label, what } => {
-            if warned.insert(label.to_string()) {
-                say(&format!(
-                    "  warning: the command, run for {label}, left {what} running after it exited (killed; said once per candidate)"
-                ));
-            }
-        }
-        Event::Disturbance(d) => say(&format!("  {}", disturbance_line(d))),
-        Event::Step(s) => {
-            steps_seen += 1;
-            let steps_seen = steps_seen - 1;
-            if !quiet {
-                say(&step_line(steps_seen, s));
-            }
-        }
+        Say::Nothing => {}
     };
     let report = session::search(st, dir, args.resume, &mut on);
     bar.finish_and_clear();
     report
-}
-
-/// Say where the candidates' worktrees stay and how to remove them.
-fn worktrees_note(dir: &std::path::Path, quiet: bool) {
-    let n = session::worktrees_kept(dir);
-    if n > 0 && !quiet {
-        eprintln!(
-            "tardy: {n} worktree{} kept in {} for `tardy bisect log` and a later bisection's cache; `tardy bisect reset` removes them",
-            if n == 1 { "" } else { "s" },
-            dir.display()
-        );
-    }
 }
 
 /// The culprit explained ([`tardy::bisect::explain::culprit`]), with a

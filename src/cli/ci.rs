@@ -5,18 +5,17 @@ use std::path::PathBuf;
 use clap::Args;
 
 use tardy::ci::{self, Options};
+use tardy::jobs::ci::{Done, Job};
 use tardy::measure::command::join_quoted;
 use tardy::measure::{MeasureError, interrupt};
 use tardy::model::SessionStatus;
 use tardy::render::{self};
 use tardy::stats::rng::fresh_seed;
-use tardy::store;
 
 use super::{EXIT_ERROR, EXIT_INTERRUPTED, fail};
 
 #[derive(Args)]
 #[command(
-    about = "Measure a pull request against its merge base in one job: both built, interleaved, one verdict",
     long_about = include_str!("../../docs/help/ci.about.txt"),
     after_help = include_str!("../../docs/help/ci.examples.txt")
 )]
@@ -60,8 +59,6 @@ pub struct CiArgs {
     /// Keep the worktrees (and their builds) in .tardy/ci for the next run.
     #[arg(long)]
     keep_worktrees: bool,
-    #[command(flatten)]
-    budget: super::budget::BudgetArgs,
     /// Kill a run (its process group) after this many seconds.
     #[arg(long, value_name = "SECS")]
     timeout: Option<f64>,
@@ -77,55 +74,40 @@ pub struct CiArgs {
     /// The command measured in each worktree: one string, or a program and its arguments.
     #[arg(required = true, trailing_var_arg = true, value_name = "COMMAND")]
     command: Vec<String>,
+    // Last: the headings it sets would hold for every option after it.
+    #[command(flatten)]
+    budget: super::budget::BudgetArgs,
 }
 
 /// The subcommand, run; its exit code.
 pub fn run(args: CiArgs) -> Result<i32, String> {
-    let (o, gate) = options(&args)?;
-    for p in [&args.markdown, &args.export_json].into_iter().flatten() {
-        store::check_writable(p).map_err(|e| e.to_string())?;
-    }
+    let job = job(&args)?;
+    job.check()?;
     interrupt::install();
-    let quiet = args.quiet || args.json;
-    let mut observer = super::run::CliObserver::new(quiet, args.export_json.clone());
+    let mut observer =
+        super::run::CliObserver::new(args.quiet || args.json, args.export_json.clone());
     // The steps go to stderr, with --json too; -q silences them.
     let mut say = |line: &str| {
         if !args.quiet {
             eprintln!("tardy: {line}");
         }
     };
-    let outcome = match ci::run(&o, gate, &mut say, &mut observer) {
-        Ok(o) => o,
-        Err(e) => {
-            observer.bar.finish_and_clear();
-            if interrupt::requested() {
-                eprintln!("tardy: interrupted before measuring started");
-                return Ok(EXIT_INTERRUPTED);
-            }
-            return Err(e.to_string());
-        }
-    };
+    let done = job.run(&mut say, &mut observer);
     observer.bar.finish_and_clear();
-    if let Some(p) = &args.export_json {
-        store::write_atomic(p, render::json::results(&outcome.results).as_bytes())
-            .map_err(|e| e.to_string())?;
-    }
-    // Why head is slower, while both worktrees are still there.
-    let explained = explain_if_slower(&args, &o, &outcome);
-    write_and_print(&args, &outcome, explained.as_ref())?;
-    if args.keep_worktrees {
-        eprintln!(
-            "tardy: the worktrees stay in {} for the next run",
-            outcome.prepared.state_dir.display()
-        );
-    } else {
-        ci::remove_worktrees(&outcome.prepared);
-    }
-    finish(outcome)
+    let done = match done {
+        Ok(d) => d,
+        Err(_) if interrupt::requested() => {
+            eprintln!("tardy: interrupted before measuring started");
+            return Ok(EXIT_INTERRUPTED);
+        }
+        Err(e) => return Err(e.to_string()),
+    };
+    print(&args, &done);
+    finish(done.outcome)
 }
 
-/// The library's options from the flags.
-fn options(args: &CiArgs) -> Result<(Options, Option<f64>), String> {
+/// The job the flags ask for.
+fn job(args: &CiArgs) -> Result<Job, String> {
     let command = match args.command.as_slice() {
         [one] => one.clone(),
         words => join_quoted(words),
@@ -137,12 +119,11 @@ fn options(args: &CiArgs) -> Result<(Options, Option<f64>), String> {
             _ => return Err(format!("--env takes KEY=VALUE, not '{kv}'")),
         }
     }
-    let gate = args
-        .fail_if_slower
-        .as_deref()
-        .map(|s| super::percent("fail-if-slower", s, false))
-        .transpose()?;
-    let o = Options {
+    let timeout = match tardy::measure::spec::seconds("timeout", args.timeout)? {
+        Some(d) if d.is_zero() => return Err("--timeout must be above 0".into()),
+        t => t,
+    };
+    let options = Options {
         dir: std::env::current_dir()
             .map_err(|e| format!("cannot read the current directory: {e}"))?,
         base: args.base.clone(),
@@ -151,69 +132,50 @@ fn options(args: &CiArgs) -> Result<(Options, Option<f64>), String> {
         command,
         state_dir: None,
         budget: args.budget.resolve()?,
-        timeout: match super::budget::seconds("timeout", args.timeout)? {
-            Some(d) if d.is_zero() => return Err("--timeout must be above 0".into()),
-            t => t,
-        },
+        timeout,
         seed: args.seed.unwrap_or_else(fresh_seed),
         env,
         tests: args.tests.clone(),
     };
-    Ok((o, gate))
+    Ok(Job {
+        options,
+        gate: (args.fail_if_slower.as_deref())
+            .map(|s| super::percent("fail-if-slower", s, false))
+            .transpose()?,
+        explain_runs: args.explain.then_some(args.explain_runs),
+        markdown: args.markdown.clone(),
+        export_json: args.export_json.clone(),
+        github: args.github,
+        keep_worktrees: args.keep_worktrees,
+    })
 }
 
-type Explained = Result<ci::Explained, String>;
-
-/// `--explain`: where head's time went, when it is proven slower.
-fn explain_if_slower(args: &CiArgs, o: &Options, outcome: &ci::Outcome) -> Option<Explained> {
-    let slower = outcome
-        .judgement
-        .estimate
-        .as_ref()
-        .is_some_and(|e| e.proven_slower());
-    if !(args.explain && slower && outcome.error.is_none()) {
-        return None;
-    }
-    if !args.quiet {
-        eprintln!(
-            "tardy: explaining: {} traced runs of each side, interleaved",
-            args.explain_runs
-        );
-    }
-    Some(ci::explain(o, &outcome.prepared, args.explain_runs).map_err(|e| e.to_string()))
-}
-
-/// The Markdown summary, GitHub's, and the JSON or the text on stdout.
-fn write_and_print(
-    args: &CiArgs,
-    outcome: &ci::Outcome,
-    explained: Option<&Explained>,
-) -> Result<(), String> {
-    let (judgement, results) = (&outcome.judgement, &outcome.results);
-    let explained = explained.map(Result::as_ref);
-    let explain_text = explained.map(render::ci::explained_text);
-    let md = render::ci::markdown_with(judgement, results, explained);
-    if let Some(p) = &args.markdown {
-        store::write_atomic(p, md.as_bytes()).map_err(|e| e.to_string())?;
-    }
+/// The JSON or the text on stdout, and GitHub's annotation line.
+fn print(args: &CiArgs, done: &Done) {
+    let (judgement, results) = (&done.outcome.judgement, &done.outcome.results);
+    let explained = done.explained.as_ref().map(Result::as_ref);
     if args.github {
-        github(judgement, &md)?;
+        let level = if judgement.regression {
+            "error"
+        } else {
+            "notice"
+        };
+        let headline = render::ci::headline(judgement).replace('\n', " ");
+        println!("::{level} title=tardy ci::{headline}");
     }
     if args.json {
-        let v = render::ci::json(judgement, explained);
-        print!("{}", super::json(&v));
-    } else {
-        let style = super::style();
-        print!(
-            "{}",
-            render::terminal::report_with(results, style, &Default::default())
-        );
-        print!("{}", render::ci::text(judgement, style));
-        if let Some(t) = &explain_text {
-            print!("\n{t}");
-        }
+        print!("{}", super::json(&render::ci::json(judgement, explained)));
+        return;
     }
-    Ok(())
+    let style = super::style();
+    print!(
+        "{}",
+        render::terminal::report_with(results, style, &Default::default())
+    );
+    print!("{}", render::ci::text(judgement, style));
+    if let Some(e) = explained {
+        print!("\n{}", render::ci::explained_text(e));
+    }
 }
 
 /// The exit code: the command failing, Ctrl-C, or the verdict.
@@ -232,15 +194,4 @@ fn finish(outcome: ci::Outcome) -> Result<i32, String> {
         return Ok(EXIT_INTERRUPTED);
     }
     Ok(if outcome.judgement.regression { 1 } else { 0 })
-}
-
-/// The job summary and one annotation line for the log.
-fn github(j: &ci::Judgement, md: &str) -> Result<(), String> {
-    ci::summary::append(&format!("{md}\n"))?;
-    let level = if j.regression { "error" } else { "notice" };
-    println!(
-        "::{level} title=tardy ci::{}",
-        render::ci::headline(j).replace('\n', " ")
-    );
-    Ok(())
 }

@@ -8,7 +8,6 @@ use tardy::ci::comment::{self, Done, Target};
 
 #[derive(Args)]
 #[command(
-    about = "Post a pull request's tardy comment, or edit the one already there (found by its hidden marker)",
     long_about = include_str!("../../docs/help/comment.about.txt"),
     after_help = include_str!("../../docs/help/comment.examples.txt")
 )]
@@ -40,39 +39,9 @@ pub struct CommentArgs {
 
 /// `tardy comment`; its exit code.
 pub fn run(args: CommentArgs) -> Result<i32, String> {
-    let body = std::fs::read_to_string(&args.file)
-        .map_err(|e| format!("cannot read {}: {e}", args.file.display()))?;
-    if body.len() > 65_000 {
-        return Err(format!(
-            "{}: {} bytes; GitHub takes comments of at most 65,536 characters",
-            args.file.display(),
-            body.len()
-        ));
-    }
-    let pr = match args.pr {
-        Some(n) => n,
-        None => std::env::var_os("GITHUB_EVENT_PATH")
-            .and_then(|p| std::fs::read_to_string(p).ok())
-            .and_then(|e| comment::pr_from_event(&e))
-            .ok_or("no pull request: give --pr N (outside a pull_request job there is no event to read it from)")?,
-    };
-    let repo = args
-        .repo
-        .filter(|r| r.contains('/'))
-        .ok_or("no repository: give --repo OWNER/NAME (or set $GITHUB_REPOSITORY)")?;
-    let token = args.token.filter(|t| !t.is_empty()).ok_or(
-        "no token: set $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: ${{ github.token }})",
-    )?;
-    let target = Target {
-        api: args
-            .api
-            .filter(|a| !a.is_empty())
-            .unwrap_or_else(|| "https://api.github.com".into()),
-        repo,
-        pr,
-        token,
-        marker: args.marker,
-    };
+    let body = comment::body(&args.file)?;
+    let target = Target::from_job(args.pr, args.repo, args.token, args.api, args.marker)?;
+    let pr = target.pr;
     let (done, id) = match comment::upsert(&target, &body)? {
         Done::Created(id) => ("created", id),
         Done::Updated(id) => ("updated", id),

@@ -8,7 +8,7 @@ use clap::Args;
 
 use tardy::diagnose::machine;
 use tardy::probe::doctor::{self, Options};
-use tardy::probe::result::{self, DoctorReport};
+use tardy::probe::result::DoctorReport;
 use tardy::render::{self};
 use tardy::store::atomic;
 
@@ -16,7 +16,6 @@ use super::{emit, json, style};
 
 #[derive(Args)]
 #[command(
-    about = "Probe the machine: what makes it slow (timers, clocks, spawn, PAUSE, fsync...)",
     long_about = include_str!("../../docs/help/doctor.about.txt"),
     after_help = include_str!("../../docs/help/doctor.examples.txt")
 )]
@@ -82,30 +81,16 @@ pub fn run(args: DoctorArgs) -> Result<i32, String> {
             .map_err(|e| format!("cannot read the working directory: {e}"))?,
     };
     if let Some(files) = &args.compare {
-        let a = result::load(&files[0])?;
-        let (b, b_name) = match files.get(1) {
-            Some(f) => (result::load(f)?, f.display().to_string()),
-            None => {
-                // Measure now what A measured, with A's budget unless told otherwise.
-                let ids: Vec<String> = a.probes.iter().map(|p| p.id.clone()).collect();
-                let opts = Options {
-                    quick: args.quick || a.quick,
-                    only: Some(only.clone().unwrap_or(ids)),
-                    dir: dir.clone(),
-                };
-                (measure(&opts), "this machine, now".to_string())
-            }
-        };
+        let c = tardy::jobs::doctor::compare(files, args.quick, only, &dir, &mut measure)?;
         if let Some(path) = &args.save {
-            save(path, &b)?;
+            save(path, &c.b)?;
         }
-        let c = machine::compare(&a, &b, &files[0].display().to_string(), &b_name);
         if args.json {
-            emit(&super::json(&c));
+            emit(&super::json(&c.comparison));
         } else {
-            emit(&render::doctor::compare_text(&c, style()));
+            emit(&render::doctor::compare_text(&c.comparison, style()));
         }
-        return Ok(verdict(&b, args.fail_on.as_deref()));
+        return Ok(verdict(&c.b, args.fail_on.as_deref()));
     }
     let opts = Options {
         quick: args.quick,

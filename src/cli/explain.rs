@@ -4,14 +4,14 @@
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::Args;
 use indicatif::ProgressBar;
 
 use super::EXIT_INTERRUPTED;
+use tardy::diagnose::explain::job;
 use tardy::diagnose::explain::session;
-use tardy::diagnose::explain::{Trace, job};
+use tardy::jobs::explain::Files;
 use tardy::measure::interrupt;
 use tardy::record::RecordOptions;
 use tardy::render::{self};
@@ -21,7 +21,6 @@ pub const LONG_ABOUT: &str = include_str!("../../docs/help/explain.about.txt");
 
 #[derive(Args)]
 #[command(
-    about = "Where a command's time went, and why run B is slower than run A",
     after_help = include_str!("../../docs/help/explain.examples.txt")
 )]
 pub struct ExplainArgs {
@@ -182,13 +181,7 @@ pub fn run(args: ExplainArgs) -> Result<i32, String> {
     });
     bar.finish_and_clear();
     let done = done?;
-    save(&args, &done.traces)?;
-    exports(&args, &done.traces)?;
-    if let Some(path) = &args.html {
-        let page = tardy::jobs::report::explain_html(&done, "tardy explain");
-        tardy::store::atomic::write_atomic(path, page.as_bytes())
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
+    tardy::jobs::explain::write(&files(&args), &done)?;
     print!("{}", text(&args, &done)?);
     if done.interrupted {
         eprintln!("tardy: interrupted; explained the runs completed so far");
@@ -198,104 +191,28 @@ pub fn run(args: ExplainArgs) -> Result<i32, String> {
 }
 
 /// How each run is recorded, from the flags (checked).
-fn record_options(args: &ExplainArgs) -> Result<RecordOptions, String> {
-    if args.runs == 0 {
+fn record_options(a: &ExplainArgs) -> Result<RecordOptions, String> {
+    if a.runs == 0 {
         return Err("--runs must be at least 1".into());
     }
-    if let Some(t) = args.timeout
-        && !(t.is_finite() && t > 0.0)
-    {
-        return Err(format!(
-            "--timeout must be a positive number of seconds, not {t}"
-        ));
-    }
-    if !(args.straggler_wait.is_finite() && args.straggler_wait >= 0.0) {
-        return Err("--straggler-wait must be a number of seconds".into());
-    }
-    if args.profile_hz > 100_000 {
-        return Err(format!(
-            "--profile-hz {} is more than the kernel samples (at most 100000)",
-            args.profile_hz
-        ));
-    }
     Ok(RecordOptions {
-        env: Vec::new(),
-        cwd: args.cwd.clone(),
-        timeout: args.timeout.map(Duration::from_secs_f64),
-        straggler_wait: Duration::from_secs_f64(args.straggler_wait.min(86_400.0)),
-        show_output: args.show_output,
-        trace: !args.no_trace,
-        profile_hz: args.profile_hz,
-        log_events: args.export_trace.is_some()
-            || args.export_trace_b.is_some()
-            || args.html.is_some(),
+        cwd: a.cwd.clone(),
+        show_output: a.show_output,
+        trace: !a.no_trace,
+        log_events: files(a).need_timeline(),
+        ..RecordOptions::checked(a.timeout, a.straggler_wait, a.profile_hz)?
     })
 }
 
-/// `--save` and `--save-b`: the traces as JSON.
-fn save(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
-    for (path, t) in [(&args.save, traces.first()), (&args.save_b, traces.get(1))] {
-        if let (Some(path), Some(t)) = (path, t) {
-            tardy::store::atomic::write_atomic(path, super::json(t).as_bytes())
-                .map_err(|e| format!("cannot save {}: {e}", path.display()))?;
-        } else if path.is_some() && t.is_none() {
-            return Err(
-                "--save-b needs a B side (two commands or --condition-b/--prefix-b)".into(),
-            );
-        }
+/// The files asked for.
+fn files(a: &ExplainArgs) -> Files {
+    Files {
+        save: [a.save.clone(), a.save_b.clone()],
+        trace: [a.export_trace.clone(), a.export_trace_b.clone()],
+        folded: [a.export_folded.clone(), a.export_folded_b.clone()],
+        pprof: [a.export_pprof.clone(), a.export_pprof_b.clone()],
+        html: a.html.clone(),
     }
-    Ok(())
-}
-
-/// `--export-folded[-b]` and `--export-pprof[-b]`: a side's CPU profile.
-fn exports(args: &ExplainArgs, traces: &[Trace]) -> Result<(), String> {
-    for (path, t, flag) in [
-        (&args.export_trace, traces.first(), "--export-trace"),
-        (&args.export_trace_b, traces.get(1), "--export-trace-b"),
-    ] {
-        let Some(path) = path else { continue };
-        let t = t.ok_or_else(|| format!("{flag} needs a B side"))?;
-        let log = t.timeline.as_deref().ok_or_else(|| {
-            format!(
-                "{flag}: '{}' has no timeline: one is kept only while recording with the kernel-event recorder (this one: {}), never in a saved trace",
-                t.command, t.overhead.recorder
-            )
-        })?;
-        let mut data = Vec::new();
-        render::perfetto::write(log, &t.command, &mut data).map_err(|e| e.to_string())?;
-        tardy::store::atomic::write_atomic(path, &data)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    for (path, t, flag) in [
-        (&args.export_folded, traces.first(), "--export-folded"),
-        (&args.export_folded_b, traces.get(1), "--export-folded-b"),
-        (&args.export_pprof, traces.first(), "--export-pprof"),
-        (&args.export_pprof_b, traces.get(1), "--export-pprof-b"),
-    ] {
-        let Some(path) = path else { continue };
-        let Some(t) = t else {
-            return Err(format!(
-                "{flag} needs a B side (two commands or --condition-b/--prefix-b)"
-            ));
-        };
-        let Some(p) = &t.profile else {
-            return Err(format!(
-                "{flag}: '{}': {}",
-                t.command,
-                t.profile_note.clone().unwrap_or_else(|| {
-                    "no CPU profile (recorded with --profile-hz 0, or by an older tardy)".into()
-                })
-            ));
-        };
-        let data = if flag.starts_with("--export-pprof") {
-            render::pprof::gzipped(p, t.main_binary().as_deref()).map_err(|e| e.to_string())?
-        } else {
-            render::folded::folded(p).into_bytes()
-        };
-        tardy::store::atomic::write_atomic(path, &data)
-            .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    }
-    Ok(())
 }
 
 /// The explanation as text or JSON.

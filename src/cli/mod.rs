@@ -31,7 +31,7 @@ pub const EXIT_INTERRUPTED: i32 = 130;
     about = "Is it slower? By how much, with what certainty, and why?",
     long_about = "tardy measures commands and test suites, tells whether they got slower, by how much \
 and with what certainty, and explains what in the machine makes them slow.",
-    after_help = "Examples:\n  tardy run 'sleep 0.01' 'sleep 0.012'\n  tardy run --runs 50 --export-json r.json -- ./build/app --input big.txt"
+    after_help = include_str!("../../docs/help/tardy.examples.txt")
 )]
 pub(crate) struct Cli {
     /// Bytes (MiB) a compressed input may inflate to when tardy reads it
@@ -97,7 +97,7 @@ enum Command {
     },
     /// Write man pages: tardy.1 and one per subcommand (tardy-run.1, ...).
     #[command(
-        after_help = "Examples:\n  tardy man --dir ~/.local/share/man/man1 && man tardy-run\n  tardy man --dir /tmp/man && man -l /tmp/man/tardy.1"
+        after_help = include_str!("../../docs/help/man.examples.txt")
     )]
     Man {
         /// Directory to write the pages into (created if missing).
@@ -124,15 +124,7 @@ struct MinistatArgs {
 /// `-row`, `-ignore`, `-confidence`, `-format`) as `tardy compare` spells
 /// them, so a benchstat command line works with `tardy compare` in front.
 pub(crate) fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
-    const FLAGS: [&str; 7] = [
-        "alpha",
-        "filter",
-        "col",
-        "row",
-        "ignore",
-        "confidence",
-        "format",
-    ];
+    const FLAGS: &str = "alpha filter col row ignore confidence format";
     if args.get(1).map(String::as_str) != Some("compare") {
         return args;
     }
@@ -144,7 +136,7 @@ pub(crate) fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
             continue;
         };
         let name = rest.split_once('=').map_or(rest, |(n, _)| n);
-        if FLAGS.contains(&name) {
+        if FLAGS.split(' ').any(|f| f == name) {
             *a = format!("-{a}");
         }
     }
@@ -154,18 +146,12 @@ pub(crate) fn benchstat_flags(mut args: Vec<String>) -> Vec<String> {
 /// `tardy compare --ministat ...` and `tardy ministat ...`: ministat's own
 /// arguments, past clap; `None` for every other command line.
 fn ministat_mode(args: &[String]) -> Option<i32> {
-    // `tardy compare --ministat ...` and `tardy ministat ...` take ministat's own
-    // arguments (getopt-style), so they bypass clap.
     match (
         args.get(1).map(String::as_str),
         args.get(2).map(String::as_str),
     ) {
         (Some("compare"), Some("--ministat")) | (Some("ministat"), _) => {
-            let rest = if args[1] == "ministat" {
-                &args[2..]
-            } else {
-                &args[3..]
-            };
+            let rest = &args[if args[1] == "ministat" { 2 } else { 3 }..];
             // ministat has no -h; `--help` gives tardy's description of it.
             if rest.first().is_some_and(|a| a == "--help" || a == "-h") {
                 use clap::CommandFactory;
@@ -185,6 +171,8 @@ fn ministat_mode(args: &[String]) -> Option<i32> {
 fn parse_error(mut e: clap::Error, args: &[String]) -> i32 {
     // A program where a subcommand goes (`tardy sleep 0.1`): say how
     // to measure it first, not a subcommand that merely looks alike.
+    use clap::CommandFactory;
+    use tardy::render::usage::{program_on_path, run_tip, suggest};
     if let Some(tip) = run_tip(&e, args)
         && args
             .get(1)
@@ -196,7 +184,7 @@ fn parse_error(mut e: clap::Error, args: &[String]) -> i32 {
         );
         return EXIT_ERROR;
     }
-    suggest(&mut e, args);
+    suggest(&mut e, &Cli::command(), args);
     let _ = e.print();
     if let Some(tip) = run_tip(&e, args) {
         eprintln!("\n{tip}");
@@ -205,6 +193,7 @@ fn parse_error(mut e: clap::Error, args: &[String]) -> i32 {
 }
 
 pub fn main() -> i32 {
+    use clap::CommandFactory;
     let args: Vec<String> = std::env::args().collect();
     if let Some(code) = ministat_mode(&args) {
         return code;
@@ -236,148 +225,21 @@ pub fn main() -> i32 {
         // Reached only through `tardy help`-style parsing; run it as ministat would.
         Command::Ministat(m) => ministat::main(&m.args),
         Command::Completions { shell } => {
-            use clap::CommandFactory;
-            use std::io::Write;
-            // Into a buffer first: clap_complete panics on a closed pipe.
-            let mut buf = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "tardy", &mut buf);
-            match std::io::stdout().write_all(&buf) {
-                Ok(()) => 0,
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-                Err(e) => fail(format!("cannot write the completion script: {e}")),
+            let script = tardy::render::man::completions(shell, &mut Cli::command());
+            match std::io::Write::write_all(&mut std::io::stdout(), &script) {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+                    fail(format!("cannot write the completion script: {e}"))
+                }
+                _ => 0,
             }
         }
-        Command::Man { dir } => match man_pages(&dir) {
+        Command::Man { dir } => match tardy::render::man::pages(&mut Cli::command(), &dir) {
             Ok(n) => {
                 eprintln!("tardy: wrote {n} man pages to {}", dir.display());
                 0
             }
             Err(e) => fail(e),
         },
-    }
-}
-
-/// Write tardy.1 and a page per subcommand (and per sub-subcommand: tardy-history-list.1)
-/// into `dir`; returns how many.
-fn man_pages(dir: &std::path::Path) -> Result<usize, String> {
-    use clap::CommandFactory;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let mut cmd = Cli::command();
-    cmd.build();
-    fn write(
-        cmd: &clap::Command,
-        name: &str,
-        dir: &std::path::Path,
-        n: &mut usize,
-    ) -> Result<(), String> {
-        let page = cmd.clone().name(name.to_string());
-        let path = dir.join(format!("{name}.1"));
-        let mut buf = Vec::new();
-        clap_mangen::Man::new(page)
-            .render(&mut buf)
-            .map_err(|e| e.to_string())?;
-        std::fs::write(&path, buf).map_err(|e| format!("{}: {e}", path.display()))?;
-        *n += 1;
-        for sub in cmd.get_subcommands().filter(|s| s.get_name() != "help") {
-            write(sub, &format!("{name}-{}", sub.get_name()), dir, n)?;
-        }
-        Ok(())
-    }
-    let mut n = 0;
-    write(&cmd, "tardy", dir, &mut n)?;
-    Ok(n)
-}
-
-/// `tardy 'sleep 0.1'` (hyperfine's habit: the command first): when the
-/// word is no subcommand, the command `tardy run` would take. When clap has
-/// a near subcommand to offer (`tardy sleep 0.1` is close to `serve`), the
-/// tip is given only if the word is a program on PATH; words typed apart
-/// after a program are one command, quoted (`tardy run` times each
-/// argument as a command of its own, as hyperfine does).
-fn run_tip(e: &clap::Error, args: &[String]) -> Option<String> {
-    use clap::error::{ContextKind, ErrorKind};
-    if e.kind() != ErrorKind::InvalidSubcommand {
-        return None;
-    }
-    let words: Vec<&String> = args
-        .iter()
-        .skip(1)
-        .take_while(|a| !a.starts_with('-'))
-        .collect();
-    let program = words.first()?.split_whitespace().next()?;
-    let is_program = program_on_path(program);
-    if e.get(ContextKind::SuggestedSubcommand).is_some() && !is_program {
-        return None;
-    }
-    let quote = |a: &str| {
-        if a.chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-/=:,+".contains(c))
-        {
-            a.to_string()
-        } else {
-            format!("'{}'", a.replace('\'', "'\\''"))
-        }
-    };
-    let commands: Vec<String> =
-        if is_program && words.len() > 1 && words.iter().all(|w| !w.contains(' ')) {
-            let joined: Vec<&str> = words.iter().map(|w| w.as_str()).collect();
-            vec![quote(&joined.join(" "))]
-        } else {
-            words.iter().map(|w| quote(w)).collect()
-        };
-    Some(format!(
-        "tip: to measure a command, give it to `tardy run`: tardy run {}",
-        commands.join(" ")
-    ))
-}
-
-/// Whether `word` names a program: a path to a file, or a file in a PATH directory.
-fn program_on_path(word: &str) -> bool {
-    if word.contains('/') {
-        return std::path::Path::new(word).is_file();
-    }
-    std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(word).is_file()))
-}
-
-/// clap suggests an option only when it is spelled close by its own measure, which
-/// misses swapped letters (`--tpo` for `--top`). When it has no suggestion, offer the
-/// option of the subcommand given whose name is within two edits (a swap counting
-/// one).
-fn suggest(e: &mut clap::Error, args: &[String]) {
-    use clap::CommandFactory;
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
-    if e.kind() != ErrorKind::UnknownArgument || e.get(ContextKind::SuggestedArg).is_some() {
-        return;
-    }
-    let Some(ContextValue::String(bad)) = e.get(ContextKind::InvalidArg) else {
-        return;
-    };
-    let Some(word) = bad
-        .strip_prefix("--")
-        .map(|w| w.split('=').next().unwrap_or(w))
-    else {
-        return;
-    };
-    // The subcommand path given before the bad option.
-    let mut cmd = Cli::command();
-    for a in args.iter().skip(1).take_while(|a| !a.starts_with('-')) {
-        match cmd.find_subcommand(a) {
-            Some(sub) => cmd = sub.clone(),
-            None => break,
-        }
-    }
-    let best = cmd
-        .get_arguments()
-        .filter_map(|a| a.get_long())
-        .map(|long| (strsim::osa_distance(word, long), long))
-        .filter(|&(d, long)| d > 0 && d <= 2 && d < long.len().min(word.len()))
-        .min();
-    if let Some((_, long)) = best {
-        e.insert(
-            ContextKind::SuggestedArg,
-            ContextValue::String(format!("--{long}")),
-        );
     }
 }
 

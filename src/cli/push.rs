@@ -6,17 +6,14 @@ use std::path::PathBuf;
 use clap::Args;
 
 use tardy::jobs::push::{self, Event, Plan};
-use tardy::render::push as words;
 use tardy::store::history::Direction;
 
 use super::EXIT_ERROR;
 
 #[derive(Args)]
 #[command(
-    about = "Upload results, test reports or points to a `tardy serve`, with retries",
     long_about = include_str!("../../docs/help/push.about.txt"),
-    after_help = "Examples:\n  TARDY_TOKEN=... tardy push http://perf.example:8080 results.json\n  \
-tardy push $URL build/test-results/*.xml --suite unit --fail-on-regression\n  tardy push $URL allure-results/ --suite e2e      (a folder: one run)\n  tardy push $URL history.csv --kind points"
+    after_help = include_str!("../../docs/help/push.examples.txt")
 )]
 pub struct PushArgs {
     /// The server, e.g. http://127.0.0.1:8080.
@@ -71,26 +68,7 @@ pub struct PushArgs {
 
 /// Say one event of an upload to `url` on stderr.
 pub fn tell(url: &str, e: Event) {
-    let lines = match e {
-        Event::Warning { file, text } => vec![words::warning_line(file, text)],
-        Event::Retry { file, retry: r } => vec![words::retry_line(
-            file,
-            r.failed,
-            r.of,
-            &r.why,
-            r.wait.as_secs_f64(),
-        )],
-        Event::Failed { file, message } => vec![words::failed_line(file, message)],
-        Event::Refused {
-            file,
-            status,
-            message,
-        } => vec![words::refused_line(file, status, message)],
-        Event::Answered { file, pushed: p } => {
-            words::answer_lines(url, file, &p.body, &p.run_id, p.attempts)
-        }
-    };
-    for l in lines {
+    for l in e.lines(url) {
         eprintln!("{l}");
     }
 }

@@ -9,9 +9,8 @@ use tardy::render::report;
 
 #[derive(Args)]
 #[command(
-    about = "Write one self-contained HTML report: history series with change points, alerts, result sets",
     long_about = include_str!("../../docs/help/report.about.txt"),
-    after_help = "Examples:\n  tardy report -o report.html\n  tardy report --series build --series unit -o build.html\n  tardy report base.json new.json --no-history -o compare.html"
+    after_help = include_str!("../../docs/help/report.examples.txt")
 )]
 pub struct ReportArgs {
     /// Result files to show as distributions.
@@ -49,18 +48,7 @@ pub fn run(args: ReportArgs) -> Result<i32, String> {
         db: args.db.db,
         project: args.db.project,
     })?;
-    let page = report::Page {
-        title: &args.title,
-        series: &g.series,
-        alerts: &g.alerts,
-        results: &g.results,
-        compare: g.compare.as_ref(),
-        tests: &g.tests,
-        doctor: g.doctor.as_ref(),
-        traces: &g.traces,
-        flame: g.flame.as_ref(),
-        explained: g.explained.as_ref(),
-    };
+    let page = g.page(&args.title);
     let html = match args.format.as_str() {
         "svg" => report::single_chart(&page).map_err(|e| format!("--format svg: {e}"))?,
         _ => report::html(&page),

@@ -4,17 +4,17 @@
 use std::io::Write as _;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
-use std::time::Duration;
 
 use clap::{Args, Subcommand};
 
+use tardy::history::detect::Method;
+use tardy::jobs::serve::Settings;
+use tardy::render::web::listening_line;
 use tardy::server::auth::{Scope, Tokens, new_token};
-use tardy::server::pool::Backend;
-use tardy::server::{ServeOptions, serve};
+use tardy::server::serve;
 
 #[derive(Args)]
 #[command(
-    about = "Serve the history to a team: an ingest API for CI uploads and web pages with the charts",
     long_about = include_str!("../../docs/help/serve.about.txt"),
     after_help = include_str!("../../docs/help/serve.examples.txt")
 )]
@@ -109,7 +109,6 @@ pub struct ServeArgs {
 }
 
 #[derive(Args)]
-#[command(about = "Manage the tokens of `tardy serve`")]
 pub struct TokenArgs {
     #[command(subcommand)]
     command: TokenCommand,
@@ -119,7 +118,7 @@ pub struct TokenArgs {
 enum TokenCommand {
     /// Make a token, print it once, and append its SHA-256 hash to the token file.
     #[command(
-        after_help = "Examples:\n  tardy token add --token-file tokens --label ci\n  tardy token add --token-file tokens --scope read --label dashboard"
+        after_help = include_str!("../../docs/help/token-add.examples.txt")
     )]
     Add {
         /// The token file of `tardy serve --token-file` (created 0600 if missing).
@@ -134,69 +133,33 @@ enum TokenCommand {
     },
 }
 
-fn seconds(name: &str, v: f64) -> Result<Duration, String> {
-    if v.is_finite() && v > 0.0 && v <= 86_400.0 {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        Err(format!(
-            "--{name} must be between 0 and 86400 seconds, not {v}"
-        ))
-    }
-}
-
 /// `tardy serve`, until Ctrl-C or SIGTERM; its exit code.
-pub fn run(args: ServeArgs) -> Result<i32, String> {
-    let backend = match &args.db {
-        Some(db) if db.starts_with(tardy::jobs::branch::PREFIX) => {
-            return Err(format!(
-                "--db {db}: a server keeps its history in a database (a SQLite file or postgres://...); git: branches are for CI without one"
-            ));
-        }
-        Some(db) => Backend::parse(db),
-        None => Backend::Sqlite(tardy::jobs::store::db_path(None)),
-    };
-    let mut opts = ServeOptions::new(backend.clone(), &args.project);
-    opts.listen = args.listen.clone();
-    if let Some(f) = &args.token_file {
-        opts.tokens = Tokens::load(f).map_err(|e| e.to_string())?;
-    }
-    opts.read_protected = args.read_token;
-    if args.max_body_mib == 0 {
-        return Err("--max-body-mib must be at least 1".into());
-    }
-    opts.max_body = args.max_body_mib << 20;
-    let inflated_mib = args
-        .max_inflated_mib
-        .unwrap_or(args.max_body_mib.saturating_mul(4));
-    opts.limits = tardy::ingest::limits::Limits::server(
-        inflated_mib as u64,
-        args.max_results,
-        args.max_tests,
-        args.max_series,
-    )?;
-    opts.header_timeout = seconds("header-timeout", args.header_timeout)?;
-    opts.body_timeout = seconds("body-timeout", args.body_timeout)?;
-    opts.read_budget = seconds("read-budget", args.read_budget)?;
-    opts.max_connections = args.max_connections.max(1);
-    opts.max_per_client = args.max_per_client.max(1);
-    opts.trusted_proxies = args.trusted_proxy.clone();
-    let min_magnitude = super::percent("min-magnitude", &args.min_magnitude, false)?;
-    let method = tardy::history::detect::Method::from_flags(
-        args.otava,
-        None,
-        args.p_value,
-        args.false_alarm_rate,
-        min_magnitude,
-    )?;
-    opts.detect_memory = args.detect_memory.saturating_mul(1 << 20);
-    opts.detect = (!args.no_detect).then(|| tardy::history::detect::DetectOptions {
-        changepoint: method,
-        window: Some(tardy::history::detect::SERVER_WINDOW),
-        search_every: tardy::history::detect::SERVER_SEARCH_EVERY,
-        ..Default::default()
-    });
-    let said = tardy::render::web::listening_line(
-        &backend.describe(),
+pub fn run(a: ServeArgs) -> Result<i32, String> {
+    let min_magnitude = super::percent("min-magnitude", &a.min_magnitude, false)?;
+    let method = Method::from_flags(a.otava, None, a.p_value, a.false_alarm_rate, min_magnitude)?;
+    let opts = tardy::jobs::serve::options(&Settings {
+        db: a.db,
+        project: a.project,
+        listen: a.listen,
+        token_file: a.token_file,
+        read_token: a.read_token,
+        max_body_mib: a.max_body_mib,
+        max_inflated_mib: a.max_inflated_mib,
+        max_results: a.max_results,
+        max_tests: a.max_tests,
+        max_series: a.max_series,
+        header_timeout: a.header_timeout,
+        body_timeout: a.body_timeout,
+        read_budget: a.read_budget,
+        max_connections: a.max_connections,
+        max_per_client: a.max_per_client,
+        trusted_proxies: a.trusted_proxy,
+        no_detect: a.no_detect,
+        detect_memory_mib: a.detect_memory,
+        method,
+    })?;
+    let said = listening_line(
+        &opts.backend.describe(),
         opts.tokens.len(),
         opts.read_protected,
     );

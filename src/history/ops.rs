@@ -10,6 +10,16 @@ use crate::ingest::sniff::{self, Kind};
 use crate::store::history::{AlertState, Annotation, Point, PointFilter, SeriesInfo, SeriesKind};
 use crate::store::{Batch, DbError, History};
 
+/// `--since` (2026-11-01, RFC 3339, Unix seconds, or "30d" ago) and
+/// `--branch` as a filter of points.
+pub fn point_filter(since: Option<&str>, branch: Option<&str>) -> Result<PointFilter, String> {
+    Ok(PointFilter {
+        branch: branch.map(str::to_string),
+        since: since.map(import::parse_since).transpose()?,
+        newest: None,
+    })
+}
+
 /// A series (or one test of a suite series) with its change points.
 pub struct Shown {
     pub series: SeriesInfo,

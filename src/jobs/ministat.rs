@@ -277,3 +277,18 @@ fn read_sets(
     }
     Ok(sets)
 }
+
+/// The width ministat uses: 74, or the terminal's when stdout is one.
+pub fn default_width() -> i64 {
+    if !std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        return 74;
+    }
+    if let Some(c) = std::env::var("COLUMNS").ok().filter(|c| !c.is_empty()) {
+        return atoi(&c);
+    }
+    // As ministat: the tty's columns less two (COLUMNS, read above as atoi does, wins).
+    match terminal_size::terminal_size_of(std::io::stdout()) {
+        Some((w, _)) if w.0 > 0 => w.0 as i64 - 2,
+        _ => 74,
+    }
+}

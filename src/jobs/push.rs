@@ -44,6 +44,29 @@ pub enum Event<'a> {
     Answered { file: &'a str, pushed: &'a Pushed },
 }
 
+impl Event<'_> {
+    /// What the event says on stderr (uploads to `url`).
+    pub fn lines(&self, url: &str) -> Vec<String> {
+        use crate::render::push as words;
+        match *self {
+            Event::Warning { file, text } => vec![words::warning_line(file, text)],
+            Event::Retry { file, retry: r } => {
+                let wait = r.wait.as_secs_f64();
+                vec![words::retry_line(file, r.failed, r.of, &r.why, wait)]
+            }
+            Event::Failed { file, message } => vec![words::failed_line(file, message)],
+            Event::Refused {
+                file,
+                status,
+                message,
+            } => vec![words::refused_line(file, status, message)],
+            Event::Answered { file, pushed: p } => {
+                words::answer_lines(url, file, &p.body, &p.run_id, p.attempts)
+            }
+        }
+    }
+}
+
 /// Every upload's end.
 #[derive(Debug, Default)]
 pub struct Outcome {

@@ -51,6 +51,24 @@ pub struct Gathered {
     pub given: [usize; 4],
 }
 
+impl Gathered {
+    /// The page of all that was gathered, titled `title`.
+    pub fn page<'a>(&'a self, title: &'a str) -> crate::render::report::Page<'a> {
+        crate::render::report::Page {
+            title,
+            series: &self.series,
+            alerts: &self.alerts,
+            results: &self.results,
+            compare: self.compare.as_ref(),
+            tests: &self.tests,
+            doctor: self.doctor.as_ref(),
+            traces: &self.traces,
+            flame: self.flame.as_ref(),
+            explained: self.explained.as_ref(),
+        }
+    }
+}
+
 /// Read and compute everything `spec` asks for; an error when nothing is
 /// there to show.
 pub fn gather(spec: &Spec) -> Result<Gathered, String> {

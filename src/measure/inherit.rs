@@ -376,6 +376,39 @@ pub fn command(cmd: &mut std::process::Command) -> &mut std::process::Command {
     }
 }
 
+/// Replace this process with `argv` under a timer slack of `slack_ns`
+/// nanoseconds (Linux's per-thread rounding of timed sleeps, inherited
+/// across exec), with the user's signals and descriptors; returns only on
+/// failure.
+#[cfg(target_os = "linux")]
+pub fn exec_with_timer_slack(slack_ns: u64, argv: &[String]) -> String {
+    use std::os::unix::process::CommandExt;
+    let Some((program, args)) = argv.split_first() else {
+        return "no command to run".into();
+    };
+    if slack_ns == 0 {
+        return "--timer-slack must be at least 1 ns (0 would reset it to the default)".into();
+    }
+    // SAFETY: prctl with integer arguments changes only this thread's timer slack.
+    let rc = unsafe {
+        libc::prctl(
+            libc::PR_SET_TIMERSLACK,
+            slack_ns as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+            0 as libc::c_ulong,
+        )
+    };
+    if rc != 0 {
+        return format!(
+            "prctl(PR_SET_TIMERSLACK) failed: {}",
+            std::io::Error::last_os_error()
+        );
+    }
+    let err = command(std::process::Command::new(program).args(args)).exec();
+    format!("cannot run {program}: {err}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

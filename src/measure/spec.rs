@@ -10,9 +10,11 @@ use std::time::Duration;
 
 use super::MeasureError;
 use super::command::{self, CommandLine};
+use super::counters::{self, BackendChoice, Metric};
 use super::plan::{self, Parameter};
 use super::session::{Accept, BenchmarkSpec, Budget, SessionConfig};
 use super::spawn::{ExecOptions, OutputMode};
+use crate::fmt::amount::{confidence, percent};
 use crate::model::Exec;
 use crate::stats::rng::fresh_seed;
 
@@ -341,4 +343,74 @@ pub fn session_config(args: &RunSpec) -> Result<SessionConfig, MeasureError> {
         accept,
         record,
     })
+}
+
+/// How many runs and what each measures, as `tardy run`'s and `tardy ci`'s
+/// flags say it (amounts as typed: "1%", "95").
+#[derive(Debug, Clone, Default)]
+pub struct BudgetFlags {
+    pub runs: Option<u64>,
+    pub min_runs: Option<u64>,
+    pub max_runs: Option<u64>,
+    pub min_time: f64,
+    pub max_time: Option<f64>,
+    pub precision: String,
+    pub confidence: String,
+    pub warmup: Option<u64>,
+    /// `--metric` values as given (comma-separated lists split).
+    pub metric: Vec<String>,
+    /// auto, pmu or cachegrind.
+    pub counter: String,
+    pub count_kernel: bool,
+}
+
+/// The budget `f` asks for, checked: one clear line when not.
+pub fn budget(f: &BudgetFlags) -> Result<Budget, String> {
+    if f.runs == Some(0) {
+        return Err("--runs must be at least 1".into());
+    }
+    // `--metric` values, in order, without repeats; wall when none.
+    let mut metrics: Vec<Metric> = Vec::new();
+    for g in f.metric.iter().filter(|g| !g.trim().is_empty()) {
+        let m = Metric::parse(g).map_err(|e| format!("--metric: {e}"))?;
+        if !metrics.contains(&m) {
+            metrics.push(m);
+        }
+    }
+    if metrics.is_empty() {
+        metrics.push(Metric::Wall);
+    }
+    let choice: BackendChoice = f.counter.parse()?;
+    let counter = counters::choose(&metrics, choice, f.count_kernel).map_err(|e| e.to_string())?;
+    let fewest = if metrics[0].is_count() { 5 } else { 10 };
+    let min_runs = f.min_runs.unwrap_or(fewest).max(1);
+    if let Some(max) = f.max_runs
+        && max < min_runs
+        && f.runs.is_none()
+    {
+        return Err(format!("--max-runs {max} is below --min-runs {min_runs}"));
+    }
+    Ok(Budget {
+        runs: f.runs,
+        min_runs,
+        max_runs: f.max_runs,
+        min_time: seconds("min-time", Some(f.min_time))?.unwrap_or_default(),
+        max_time: seconds("max-time", f.max_time)?,
+        precision: percent("precision", &f.precision, true)?,
+        confidence: confidence("confidence", &f.confidence)?,
+        warmup: f.warmup,
+        metrics,
+        counter,
+    })
+}
+
+/// A non-negative number of seconds given as `--NAME`, or none.
+pub fn seconds(name: &str, v: Option<f64>) -> Result<Option<Duration>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && (0.0..1e9).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(format!(
+            "--{name} must be a non-negative number of seconds, not {s}"
+        )),
+    }
 }

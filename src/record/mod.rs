@@ -402,6 +402,42 @@ pub struct RecordOptions {
     pub log_events: bool,
 }
 
+impl RecordOptions {
+    /// Recording with a profile at `profile_hz`, killed after `timeout`
+    /// seconds, following stragglers for `straggler_wait` seconds, as typed
+    /// (checked: one line naming the flag); the rest as `tardy explain`
+    /// does without flags.
+    pub fn checked(
+        timeout: Option<f64>,
+        straggler_wait: f64,
+        profile_hz: u64,
+    ) -> Result<RecordOptions, String> {
+        if let Some(t) = timeout.filter(|t| !(t.is_finite() && *t > 0.0)) {
+            return Err(format!(
+                "--timeout must be a positive number of seconds, not {t}"
+            ));
+        }
+        if !(straggler_wait.is_finite() && straggler_wait >= 0.0) {
+            return Err("--straggler-wait must be a number of seconds".into());
+        }
+        if profile_hz > 100_000 {
+            return Err(format!(
+                "--profile-hz {profile_hz} is more than the kernel samples (at most 100000)"
+            ));
+        }
+        Ok(RecordOptions {
+            env: Vec::new(),
+            cwd: None,
+            timeout: timeout.map(Duration::from_secs_f64),
+            straggler_wait: Duration::from_secs_f64(straggler_wait.min(86_400.0)),
+            show_output: false,
+            trace: true,
+            profile_hz,
+            log_events: false,
+        })
+    }
+}
+
 /// A command prepared for repeated recording: everything the child needs
 /// after `fork` is built here, so the child allocates nothing.
 pub struct Prepared {

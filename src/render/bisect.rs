@@ -273,6 +273,17 @@ pub fn disturbance_line(d: &state::Disturbance) -> String {
 }
 
 /// What the sample cache gave, in one line (None when there was none).
+/// Where the candidates' worktrees stay and how to remove them (none: nothing).
+pub fn worktrees_line(n: usize, dir: &std::path::Path) -> Option<String> {
+    (n > 0).then(|| {
+        format!(
+            "{n} worktree{} kept in {} for `tardy bisect log` and a later bisection's cache; `tardy bisect reset` removes them",
+            if n == 1 { "" } else { "s" },
+            dir.display()
+        )
+    })
+}
+
 pub fn cache_line(c: &state::CacheUse) -> Option<String> {
     let age = |s: i64| match s {
         s if s < 120 => format!("{s} s"),

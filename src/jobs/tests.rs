@@ -1,0 +1,91 @@
+//! `tardy tests show` and `tardy tests diff` as calls: test reports read,
+//! summarised or compared test by test, a run saved in the history, and the
+//! `--fail-if-slower` gate decided.
+
+use std::path::PathBuf;
+
+use crate::analyze::suite::{self, Diff, Show};
+use crate::ingest::reports;
+use crate::render::units;
+
+/// Where `tests show --save` puts the run.
+#[derive(Clone, Debug, Default)]
+pub struct SaveTo {
+    /// The suite's name in the history.
+    pub suite: String,
+    /// The database (default: the repository's `.tardy/tardy.db`) and project.
+    pub db: Option<PathBuf>,
+    pub project: String,
+    /// The commit and branch (default: HEAD and the current branch here).
+    pub commit: Option<String>,
+    pub branch: Option<String>,
+    /// When the tests ran (default: now).
+    pub time: Option<String>,
+}
+
+/// A run read and summarised; saved when asked.
+pub struct Shown {
+    pub show: Show,
+    /// Tests saved, and where ("SQLite file .tardy/tardy.db").
+    pub saved: Option<(usize, String)>,
+}
+
+/// Read `paths` as one run and summarise it (the `top` slowest of each
+/// kind); with `save`, store the run in the history as a suite point.
+pub fn show(
+    paths: &[PathBuf],
+    keep_going: bool,
+    top: usize,
+    save: Option<&SaveTo>,
+) -> Result<Shown, String> {
+    // The database opens first: a bad one fails before a long read.
+    let mut db = match save {
+        Some(s) => {
+            Some(super::store::open(s.db.as_deref(), &s.project).map_err(|e| e.to_string())?)
+        }
+        None => None,
+    };
+    let mut report = reports::read_run(paths, keep_going).map_err(|e| e.to_string())?;
+    // Summarised first: saving takes the report's cases.
+    let show = suite::show(&report, top);
+    let mut saved = None;
+    if let (Some(s), Some(db)) = (save, db.as_mut()) {
+        let provenance = super::store::provenance_now(s.commit.as_deref(), s.branch.as_deref())?;
+        let time = s.time.as_deref();
+        let n =
+            crate::history::ops::save_suite(db.as_mut(), &s.suite, &mut report, provenance, time)?;
+        saved = Some((n, super::store::describe(s.db.as_deref())));
+    }
+    Ok(Shown { show, saved })
+}
+
+/// Two sides compared test by test.
+pub struct Diffed {
+    pub diff: Diff,
+    /// Why the `--fail-if-slower` gate fails ("the sum of test times grew
+    /// from 1.20 s to 1.50 s, more than 10%"), when it does.
+    pub too_slow: Option<String>,
+}
+
+/// Each path of `before` and `after` is one run; `fail_pct`: the gate.
+pub fn diff(
+    before: &[PathBuf],
+    after: &[PathBuf],
+    keep_going: bool,
+    fail_pct: Option<f64>,
+) -> Result<Diffed, String> {
+    let read = |paths: &[PathBuf]| reports::read_each(paths, keep_going).map_err(|e| e.to_string());
+    let (b, a) = (read(before)?, read(after)?);
+    let diff = suite::diff(&b, &a);
+    let too_slow = fail_pct
+        .filter(|&pct| suite::slower_than(&b, &a, &diff, pct))
+        .map(|pct| {
+            format!(
+                "the sum of test times grew from {} to {}, more than {}",
+                units::time(diff.total_before_s),
+                units::time(diff.total_after_s),
+                units::percent(pct)
+            )
+        });
+    Ok(Diffed { diff, too_slow })
+}
