@@ -36,6 +36,33 @@ fn main() {
 mod help_examples {
     use clap::Parser;
 
+    /// What the shell expands before tardy sees it, as a stand-in: `~/`,
+    /// `$NAME` and glob stars (`tardy push $URL results/*.xml`).
+    fn shell_expanded(cmd: &str) -> String {
+        let mut out = String::new();
+        let mut chars = cmd.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '$' if chars
+                    .peek()
+                    .is_some_and(|n| n.is_ascii_alphabetic() || *n == '_') =>
+                {
+                    while chars
+                        .peek()
+                        .is_some_and(|n| n.is_ascii_alphanumeric() || *n == '_')
+                    {
+                        chars.next();
+                    }
+                    out.push('x');
+                }
+                '*' => out.push('x'),
+                '~' if out.is_empty() || out.ends_with(' ') => out.push_str("/home/u"),
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
     #[test]
     fn every_example_in_the_help_parses() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/help");
@@ -62,8 +89,9 @@ mod help_examples {
                 // Shell redirections and pipes are the shell's, not tardy's.
                 let cmd = cmd.split(['>', '|']).next().unwrap_or(cmd).trim();
                 let cmd = cmd.split(" && ").next().unwrap_or(cmd);
+                let cmd = shell_expanded(cmd);
                 let mut argv = vec!["tardy".to_string()];
-                let Some(words) = tardy::measure::command::split_words(cmd) else {
+                let Some(words) = tardy::measure::command::split_words(&cmd) else {
                     panic!("{}: `{line}` is not shell words", e.path().display());
                 };
                 argv.extend(words);

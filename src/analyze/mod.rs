@@ -6,6 +6,8 @@
 
 pub mod compare;
 pub mod files;
+pub mod names;
+pub mod rows;
 pub mod run;
 pub mod select;
 pub mod suite;

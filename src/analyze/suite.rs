@@ -3,12 +3,16 @@
 //! runs, with per-test significance (Welch, Benjamini-Hochberg across tests)
 //! when there are two or more runs per side, and the shape diagnosis.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use super::names::Names;
+use super::rows::{Compact, Rows};
 use crate::diagnose::shape::{self, Shape};
-use crate::ingest::reports::{Report, Status, TestId};
+use crate::ingest::error::IngestError;
+use crate::ingest::reports::{self, CaseSink, FxBuild, Report, Status, Streamed, TestCase};
 use crate::stats::compare::{self as engine, Correction, Options, TestChoice, Verdict};
 use crate::stats::summary::median_by_selection;
 
@@ -158,51 +162,224 @@ pub struct Diff {
     pub suite_wall_before_s: Option<f64>,
     pub suite_wall_after_s: Option<f64>,
     pub shapes: Vec<Shape>,
+    /// Each side's runs' sums of test times (for [`slower_than`]).
+    #[serde(skip)]
+    pub run_totals: [Vec<f64>; 2],
     /// Every test on either side, largest absolute change first.
-    pub tests: Vec<TestRow>,
+    pub tests: Rows,
     pub warnings: Vec<String>,
 }
 
-/// One side's tests, borrowed from its reports (a million tests were
-/// copied three times a side): each test's durations, its last status and
-/// whether it is a parent.
-struct Side<'r> {
-    tests: HashMap<&'r TestId, Seen>,
+/// One run of a side, digested: per identity of the diff's [`Names`], its
+/// duration (NaN: none), status (`None`: not in this run) and whether it is
+/// a parent. The run's report is dropped once digested.
+struct RunDigest {
+    total_s: f64,
+    suite_wall_s: Option<f64>,
+    cases: usize,
+    warnings: Vec<String>,
+    duration: Vec<f64>,
+    status: Vec<Option<Status>>,
+    parent: Vec<bool>,
+    /// Durations of an identity met again in the same run (two files of a
+    /// run naming one test): (identity, seconds).
+    extra: Vec<(u32, f64)>,
 }
 
+impl RunDigest {
+    fn new(cases: usize) -> RunDigest {
+        RunDigest {
+            total_s: 0.0,
+            suite_wall_s: None,
+            cases,
+            warnings: Vec::new(),
+            duration: Vec::new(),
+            status: Vec::new(),
+            parent: Vec::new(),
+            extra: Vec::new(),
+        }
+    }
+
+    fn get(&self, id: u32) -> Option<Status> {
+        self.status.get(id as usize).copied().flatten()
+    }
+
+    /// Case `c`, identity `id` of the `known` so far.
+    fn record(&mut self, known: usize, id: u32, c: &TestCase) {
+        let i = id as usize;
+        if self.status.len() <= i {
+            self.duration.resize(known, f64::NAN);
+            self.status.resize(known, None);
+            self.parent.resize(known, false);
+        }
+        if self.status[i].is_some() {
+            if let Some(x) = c.duration_s {
+                self.extra.push((id, x));
+            }
+        } else if let Some(x) = c.duration_s {
+            self.duration[i] = x;
+        }
+        self.status[i] = Some(c.status);
+        self.parent[i] |= c.has_children;
+    }
+}
+
+/// A run streamed into a [`DiffBuilder`]: each case numbered (the N-th
+/// result of a repeated identity) and recorded as it comes, Go parents
+/// marked and the sum of times taken at the end, as a report read whole
+/// does them ([`Report::resolve_repeats`], [`Report::mark_parents`],
+/// [`Report::total_s`]).
+struct RunSink<'a> {
+    names: &'a mut Names,
+    run: RunDigest,
+    /// Results so far of each identity met more than once in this run.
+    counts: HashMap<u32, u32, FxBuild>,
+    /// The run's identities in file order.
+    order: Vec<u32>,
+    repeats: usize,
+}
+
+impl CaseSink for RunSink<'_> {
+    fn case(&mut self, mut c: TestCase) {
+        let base = self.names.intern(&c.id);
+        let id = if self.run.get(base).is_some() {
+            let n = self.counts.entry(base).or_insert(1);
+            c.id.nth = *n;
+            *n += 1;
+            self.repeats += 1;
+            self.names.intern(&c.id)
+        } else {
+            base
+        };
+        self.run.record(self.names.len(), id, &c);
+        self.order.push(id);
+    }
+
+    fn end(&mut self) -> usize {
+        let names = &*self.names;
+        if self.order.iter().any(|&i| names.test(i).contains('/')) {
+            let mut parents: HashSet<(&str, &str, &str)> = HashSet::new();
+            for &i in &self.order {
+                let t = names.test(i);
+                for (at, _) in t.match_indices('/') {
+                    parents.insert((names.suite(i), names.class(i), &t[..at]));
+                }
+            }
+            for &i in &self.order {
+                if parents.contains(&(names.suite(i), names.class(i), names.test(i))) {
+                    self.run.parent[i as usize] = true;
+                }
+            }
+        }
+        let r = &self.run;
+        self.run.total_s = (self.order.iter())
+            .filter(|&&i| !r.parent[i as usize])
+            .map(|&i| r.duration[i as usize])
+            .filter(|d| !d.is_nan())
+            .fold(0.0, |a, b| a + b);
+        self.order = Vec::new();
+        self.repeats
+    }
+}
+
+/// A diff built run by run: [`DiffBuilder::add`] each run of each side (the
+/// report may be dropped after), then [`DiffBuilder::finish`]. Memory holds
+/// the names once and a few numbers per test and run, not the reports.
+#[derive(Default)]
+pub struct DiffBuilder {
+    names: Names,
+    sides: [Vec<RunDigest>; 2],
+}
+
+impl DiffBuilder {
+    pub fn new() -> DiffBuilder {
+        DiffBuilder::default()
+    }
+
+    /// Add `run` to side 0 (before) or 1 (after).
+    pub fn add(&mut self, side: usize, run: &Report) {
+        let mut d = RunDigest::new(run.cases.len());
+        d.total_s = run.total_s();
+        d.suite_wall_s = run.suite_wall_s();
+        d.warnings = run.warnings.clone();
+        for c in &run.cases {
+            let id = self.names.intern(&c.id);
+            d.record(self.names.len(), id, c);
+        }
+        self.sides[side.min(1)].push(d);
+    }
+
+    /// Read the run of `paths` into side 0 or 1, streaming its cases where
+    /// the files allow (memory holds a few thousand cases, not the run).
+    pub fn read(
+        &mut self,
+        side: usize,
+        paths: &[PathBuf],
+        keep_going: bool,
+    ) -> Result<(), IngestError> {
+        let mut sink = RunSink {
+            names: &mut self.names,
+            run: RunDigest::new(0),
+            counts: HashMap::default(),
+            order: Vec::new(),
+            repeats: 0,
+        };
+        match reports::read_run_streaming(paths, keep_going, &mut sink)? {
+            Streamed::Whole(r) => self.add(side, &r),
+            Streamed::Streamed(r) => {
+                let mut run = sink.run;
+                run.suite_wall_s = r.suite_wall_s();
+                run.cases = r.spilled;
+                run.warnings = r.warnings;
+                self.sides[side.min(1)].push(run);
+            }
+            Streamed::Again => self.add(side, &reports::read_run(paths, keep_going)?),
+        }
+        Ok(())
+    }
+
+    /// The diff of everything added.
+    pub fn finish(mut self) -> Diff {
+        self.names.freeze();
+        finish(self.names, self.sides)
+    }
+}
+
+/// One side's view of one test: its durations over the runs, its last
+/// status, whether it is a parent; `None` when no run of the side has it.
 struct Seen {
     durations: Vec<f64>,
     status: Status,
     parent: bool,
 }
 
-fn side(runs: &[Report]) -> Side<'_> {
-    let mut s = Side {
-        tests: HashMap::with_capacity(runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),
-    };
+fn seen(runs: &[RunDigest], id: u32) -> Option<Seen> {
+    let mut out: Option<Seen> = None;
     for r in runs {
-        for c in &r.cases {
-            let e = s.tests.entry(&c.id).or_insert_with(|| Seen {
-                durations: Vec::new(),
-                status: c.status,
-                parent: false,
-            });
-            e.parent |= c.has_children;
-            if let Some(d) = c.duration_s {
-                e.durations.push(d);
-            }
-            e.status = c.status;
+        let Some(status) = r.get(id) else { continue };
+        let s = out.get_or_insert(Seen {
+            durations: Vec::new(),
+            status,
+            parent: false,
+        });
+        let i = id as usize;
+        if !r.duration[i].is_nan() {
+            s.durations.push(r.duration[i]);
         }
+        s.durations
+            .extend(r.extra.iter().filter(|e| e.0 == id).map(|e| e.1));
+        s.status = status;
+        s.parent |= r.parent[i];
     }
-    s
+    out
 }
 
 fn med(v: &[f64]) -> Option<f64> {
     (!v.is_empty()).then(|| median_by_selection(&mut v.to_vec()))
 }
 
-fn median_wall(runs: &[Report]) -> Option<f64> {
-    let walls: Option<Vec<f64>> = runs.iter().map(Report::suite_wall_s).collect();
+fn median_wall(runs: &[RunDigest]) -> Option<f64> {
+    let walls: Option<Vec<f64>> = runs.iter().map(|r| r.suite_wall_s).collect();
     walls.and_then(|w| med(&w))
 }
 
@@ -210,78 +387,95 @@ fn failing(s: Status) -> bool {
     s.is_failure()
 }
 
+/// The per-test difference between the runs `before` and the runs `after`
+/// (see [`DiffBuilder`] to read and drop the runs one at a time).
 pub fn diff(before: &[Report], after: &[Report]) -> Diff {
-    let (b, a) = (side(before), side(after));
-    let mut ids: Vec<&TestId> = b.tests.keys().chain(a.tests.keys()).copied().collect();
-    ids.sort_unstable();
-    ids.dedup();
+    let mut b = DiffBuilder::new();
+    before.iter().for_each(|r| b.add(0, r));
+    after.iter().for_each(|r| b.add(1, r));
+    b.finish()
+}
+
+/// Lists of names a diff keeps beside its rows.
+#[derive(Default)]
+struct Lists {
+    added: Vec<String>,
+    removed: Vec<String>,
+    newly_failing: Vec<String>,
+    newly_skipped: Vec<String>,
+    added_s: f64,
+    removed_s: f64,
+}
+
+fn finish(names: Names, sides: [Vec<RunDigest>; 2]) -> Diff {
+    let [before, after] = &sides;
+    let mut ids: Vec<u32> = (0..names.len() as u32).collect();
+    ids.sort_unstable_by(|&x, &y| names.cmp(x, y));
     let many = before.len() >= 2 && after.len() >= 2;
     let opts = Options {
         test: TestChoice::Welch,
         ..Options::default()
     };
-    let mut rows = Vec::with_capacity(ids.len());
+    let mut rows: Vec<Compact> = Vec::with_capacity(ids.len());
     let mut estimates: Vec<(usize, engine::Estimate)> = Vec::new();
-    let (mut added, mut removed) = (Vec::new(), Vec::new());
-    let (mut newly_failing, mut newly_skipped) = (Vec::new(), Vec::new());
+    let mut l = Lists::default();
     let mut matched = Vec::new();
-    let (mut added_s, mut removed_s) = (0.0, 0.0);
     let (mut cv_b, mut cv_a) = (Vec::new(), Vec::new());
     for id in ids {
-        let (tb, ta) = (b.tests.get(id), a.tests.get(id));
-        let parent = tb.is_some_and(|t| t.parent) || ta.is_some_and(|t| t.parent);
-        let (db, da) = (tb.map(|t| &t.durations), ta.map(|t| &t.durations));
+        let (tb, ta) = (seen(before, id), seen(after, id));
+        if tb.is_none() && ta.is_none() {
+            continue; // named by a run read again whole
+        }
+        let parent = tb.as_ref().is_some_and(|t| t.parent) || ta.as_ref().is_some_and(|t| t.parent);
+        let (db, da) = (
+            tb.as_ref().map(|t| &t.durations),
+            ta.as_ref().map(|t| &t.durations),
+        );
         let (mb, ma) = (db.and_then(|v| med(v)), da.and_then(|v| med(v)));
-        let (sb, sa) = (tb.map(|t| t.status), ta.map(|t| t.status));
-        let name = id.display();
+        let (sb, sa) = (tb.as_ref().map(|t| t.status), ta.as_ref().map(|t| t.status));
         match (db.is_some(), da.is_some()) {
             (true, false) => {
-                removed.push(name.clone());
-                removed_s += if parent { 0.0 } else { mb.unwrap_or(0.0) };
+                l.removed.push(names.display(id));
+                l.removed_s += if parent { 0.0 } else { mb.unwrap_or(0.0) };
             }
             (false, true) => {
-                added.push(name.clone());
-                added_s += if parent { 0.0 } else { ma.unwrap_or(0.0) };
+                l.added.push(names.display(id));
+                l.added_s += if parent { 0.0 } else { ma.unwrap_or(0.0) };
             }
             _ => {}
         }
         if let (Some(sb), Some(sa)) = (sb, sa) {
             if failing(sa) && !failing(sb) {
-                newly_failing.push(name.clone());
+                l.newly_failing.push(names.display(id));
             }
             if sa == Status::Skipped && sb != Status::Skipped {
-                newly_skipped.push(name.clone());
+                l.newly_skipped.push(names.display(id));
             }
         }
         if let (Some(x), Some(y), false) = (mb, ma, parent) {
-            matched.push((name.clone(), x, y));
+            matched.push((id, x, y));
         }
-        if many && !parent {
-            if let (Some(vb), Some(va)) = (db, da) {
-                let cv = |v: &[f64]| {
-                    let s = crate::stats::summarize(v, 0.95)?;
-                    (s.mean > 0.0).then_some(s.cv)
-                };
-                cv_b.extend(cv(vb));
-                cv_a.extend(cv(va));
-                if let Ok(e) = engine::compare(vb, va, &opts) {
-                    estimates.push((rows.len(), e));
-                }
+        if many
+            && !parent
+            && let (Some(vb), Some(va)) = (db, da)
+        {
+            let cv = |v: &[f64]| {
+                let s = crate::stats::summarize(v, 0.95)?;
+                (s.mean > 0.0).then_some(s.cv)
+            };
+            cv_b.extend(cv(vb));
+            cv_a.extend(cv(va));
+            if let Ok(e) = engine::compare(vb, va, &opts) {
+                estimates.push((rows.len(), e));
             }
         }
-        rows.push(TestRow {
-            name,
-            suite: id.suite.to_string(),
-            class: id.class.to_string(),
-            test: id.name.clone(),
-            before_s: mb,
-            after_s: ma,
-            delta_s: mb.zip(ma).map(|(x, y)| y - x),
-            ratio: mb.zip(ma).and_then(|(x, y)| (x > 0.0).then_some(y / x)),
-            status_before: sb,
-            status_after: sa,
-            runs: [db.map_or(0, Vec::len), da.map_or(0, Vec::len)],
-            p_adjusted: None,
+        rows.push(Compact {
+            id,
+            before: mb.unwrap_or(f64::NAN),
+            after: ma.unwrap_or(f64::NAN),
+            p_adjusted: f64::NAN,
+            runs: [db.map_or(0, Vec::len) as u32, da.map_or(0, Vec::len) as u32],
+            status: [sb, sa],
             verdict: None,
             parent,
         });
@@ -290,28 +484,22 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
         let mut refs: Vec<&mut engine::Estimate> = estimates.iter_mut().map(|(_, e)| e).collect();
         engine::adjust(&mut refs, Correction::BenjaminiHochberg);
         for (i, e) in estimates {
-            rows[i].p_adjusted = Some(e.p_adjusted);
+            rows[i].p_adjusted = e.p_adjusted;
             rows[i].verdict = Some(e.verdict);
         }
     }
-    // Renamed-looking: a removed and an added test with the same test name.
-    let mut renamed = Vec::new();
-    for r in &removed {
-        let tail = r.rsplit(" :: ").next().unwrap_or(r);
-        if let Some(a) = added.iter().find(|a| a.rsplit(" :: ").next() == Some(tail)) {
-            renamed.push((r.clone(), a.clone()));
-        }
-    }
-    let total =
-        |runs: &[Report]| med(&runs.iter().map(Report::total_s).collect::<Vec<_>>()).unwrap_or(0.0);
+    let renamed = renamed(&l.removed, &l.added);
+    let total = |runs: &[RunDigest]| {
+        med(&runs.iter().map(|r| r.total_s).collect::<Vec<_>>()).unwrap_or(0.0)
+    };
     let (wb, wa) = (median_wall(before), median_wall(after));
     let matched_n = matched.len();
     let input = shape::Input {
         matched,
-        added_s,
-        removed_s,
-        added: added.len(),
-        removed: removed.len(),
+        added_s: l.added_s,
+        removed_s: l.removed_s,
+        added: l.added.len(),
+        removed: l.removed.len(),
         wall: wb.zip(wa),
         spread: (!cv_b.is_empty() && !cv_a.is_empty()).then(|| {
             (
@@ -320,11 +508,28 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
             )
         }),
     };
-    rows.sort_by(|x, y| {
-        let dx = x.delta_s.map_or(0.0, f64::abs);
-        let dy = y.delta_s.map_or(0.0, f64::abs);
-        dy.total_cmp(&dx).then(x.name.cmp(&y.name))
-    });
+    let shapes = shape::diagnose(&input, &|id| names.display(id));
+    drop(input);
+    // Largest absolute change first, then by name.
+    let abs = |c: &Compact| {
+        let d = c.after - c.before;
+        if d.is_nan() { 0.0 } else { d.abs() }
+    };
+    rows.sort_by(|x, y| abs(y).total_cmp(&abs(x)));
+    // Ties by name: names are made only for the rows that tie.
+    let mut from = 0;
+    while from < rows.len() {
+        let key = abs(&rows[from]);
+        let to = from
+            + rows[from..]
+                .iter()
+                .take_while(|c| abs(c).total_cmp(&key).is_eq())
+                .count();
+        if to - from > 1 {
+            rows[from..to].sort_by_cached_key(|c| names.display(c.id));
+        }
+        from = to;
+    }
     let mut warnings: Vec<String> = before
         .iter()
         .chain(after)
@@ -335,45 +540,50 @@ pub fn diff(before: &[Report], after: &[Report]) -> Diff {
         schema: "tardy.tests-diff".into(),
         schema_version: 1,
         runs: [before.len(), after.len()],
-        tests_per_side: [before, after]
-            .map(|runs| runs.iter().map(|r| r.cases.len()).max().unwrap_or(0)),
+        tests_per_side: [before, after].map(|runs| runs.iter().map(|r| r.cases).max().unwrap_or(0)),
         matched: matched_n,
-        added,
-        removed,
         renamed,
-        newly_failing,
-        newly_skipped,
+        added: l.added,
+        removed: l.removed,
+        newly_failing: l.newly_failing,
+        newly_skipped: l.newly_skipped,
         total_before_s: total(before),
         total_after_s: total(after),
         suite_wall_before_s: wb,
         suite_wall_after_s: wa,
-        shapes: shape::diagnose(&input),
-        tests: rows,
+        shapes,
+        run_totals: [before, after].map(|runs| runs.iter().map(|r| r.total_s).collect()),
+        tests: Rows::Compact { names, rows },
         warnings,
     }
 }
 
+/// Renamed-looking: each removed test and the first added test with the
+/// same test name (the part after the last " :: ").
+fn renamed(removed: &[String], added: &[String]) -> Vec<(String, String)> {
+    let tail = |s: &str| s.rsplit(" :: ").next().unwrap_or(s).to_string();
+    let mut first: HashMap<String, usize> = HashMap::new();
+    for (i, a) in added.iter().enumerate() {
+        first.entry(tail(a)).or_insert(i);
+    }
+    removed
+        .iter()
+        .filter_map(|r| first.get(&tail(r)).map(|&i| (r.clone(), added[i].clone())))
+        .collect()
+}
+
 /// Whether the suite grew by more than `pct` (0.05: 5%) from the runs
-/// `before` to the runs `after`: with two runs or more a side, Welch's test
-/// on their total times must prove it (the interval's low end above `pct`);
+/// before to the runs after: with two runs or more a side, Welch's test on
+/// their total times must prove it (the interval's low end above `pct`);
 /// with one, the totals' ratio says it.
-pub fn slower_than(
-    before: &[crate::ingest::reports::Report],
-    after: &[crate::ingest::reports::Report],
-    d: &Diff,
-    pct: f64,
-) -> bool {
+pub fn slower_than(d: &Diff, pct: f64) -> bool {
+    let [before, after] = &d.run_totals;
     if before.len() >= 2 && after.len() >= 2 {
-        let totals = |runs: &[crate::ingest::reports::Report]| {
-            runs.iter()
-                .map(crate::ingest::reports::Report::total_s)
-                .collect::<Vec<_>>()
+        let opts = Options {
+            test: TestChoice::Welch,
+            ..Options::default()
         };
-        let opts = crate::stats::compare::Options {
-            test: crate::stats::compare::TestChoice::Welch,
-            ..crate::stats::compare::Options::default()
-        };
-        crate::stats::compare::compare(&totals(before), &totals(after), &opts)
+        engine::compare(before, after, &opts)
             .is_ok_and(|e| e.proven_slower() && e.ci_low.is_some_and(|lo| lo - 1.0 > pct))
     } else {
         d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct

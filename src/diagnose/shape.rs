@@ -11,8 +11,10 @@ use crate::stats::rng::SplitMix64;
 /// Matched tests (median seconds before, after) and the totals around them.
 #[derive(Debug, Clone, Default)]
 pub struct Input {
-    /// (name, before, after) for tests present on both sides.
-    pub matched: Vec<(String, f64, f64)>,
+    /// (key, before, after) for tests present on both sides; the key names
+    /// the test through [`diagnose`]'s `name` (a million names are not
+    /// copied for the few a shape lists).
+    pub matched: Vec<(u32, f64, f64)>,
     /// Total seconds of tests only after / only before.
     pub added_s: f64,
     pub removed_s: f64,
@@ -142,8 +144,8 @@ pub fn theil_sen(points: &[(f64, f64)], seed: u64) -> Option<(f64, f64)> {
     Some((median(&mut intercepts), b))
 }
 
-/// The shapes of the change, largest first.
-pub fn diagnose(input: &Input) -> Vec<Shape> {
+/// The shapes of the change, largest first; `name` names a matched test by its key.
+pub fn diagnose(input: &Input, name: &dyn Fn(u32) -> String) -> Vec<Shape> {
     let mut out = Vec::new();
     let before: f64 = input.matched.iter().map(|m| m.1).sum();
     let after: f64 = input.matched.iter().map(|m| m.2).sum();
@@ -194,7 +196,7 @@ pub fn diagnose(input: &Input) -> Vec<Shape> {
                 });
             }
         }
-        let big: Vec<&(String, f64, f64)> = input.matched.iter().filter(|m| m.1 >= 0.001).collect();
+        let big: Vec<&(u32, f64, f64)> = input.matched.iter().filter(|m| m.1 >= 0.001).collect();
         if (b - 1.0).abs() >= 0.05 && !big.is_empty() {
             let mut ratios: Vec<f64> = big.iter().map(|m| m.2 / m.1).collect();
             let f = median(&mut ratios);
@@ -221,10 +223,10 @@ pub fn diagnose(input: &Input) -> Vec<Shape> {
     }
 
     // Concentrated: the fewest tests that hold 80% of the increase.
-    let mut increases: Vec<(String, f64)> = input
+    let mut increases: Vec<(u32, f64)> = input
         .matched
         .iter()
-        .map(|m| (m.0.clone(), m.2 - m.1))
+        .map(|m| (m.0, m.2 - m.1))
         .filter(|(_, d)| *d > 0.0)
         .collect();
     let positive: f64 = increases.iter().map(|x| x.1).sum();
@@ -238,7 +240,8 @@ pub fn diagnose(input: &Input) -> Vec<Shape> {
         }
         let limit = 3usize.max(n / 20);
         if k <= limit && n > k {
-            let tests: Vec<(String, f64)> = increases[..k].to_vec();
+            let tests: Vec<(String, f64)> =
+                increases[..k].iter().map(|&(i, d)| (name(i), d)).collect();
             out.push(Shape {
                 summary: format!(
                     "{k} of {n} tests hold {:.0}% of the increase ({:.3} s of {:.3} s)",
@@ -322,10 +325,14 @@ mod tests {
             matched: before
                 .iter()
                 .enumerate()
-                .map(|(i, &b)| (format!("t{i}"), b, f(i, b)))
+                .map(|(i, &b)| (i as u32, b, f(i, b)))
                 .collect(),
             ..Input::default()
         }
+    }
+
+    fn t(i: u32) -> String {
+        format!("t{i}")
     }
 
     fn spread_times(n: usize) -> Vec<f64> {
@@ -337,9 +344,10 @@ mod tests {
     #[test]
     fn constant_overhead_names_the_windows_quantum() {
         let before = spread_times(200);
-        let shapes = diagnose(&input(&before, |i, b| {
-            b + 0.0156 + 0.0003 * ((i % 5) as f64 - 2.0)
-        }));
+        let shapes = diagnose(
+            &input(&before, |i, b| b + 0.0156 + 0.0003 * ((i % 5) as f64 - 2.0)),
+            &t,
+        );
         match &shapes[0].kind {
             ShapeKind::ConstantOverhead {
                 per_test_overhead_s,
@@ -367,9 +375,10 @@ mod tests {
     #[test]
     fn proportional_slowdown_is_a_factor() {
         let before = spread_times(200);
-        let shapes = diagnose(&input(&before, |i, b| {
-            b * (1.5 + 0.01 * ((i % 3) as f64 - 1.0))
-        }));
+        let shapes = diagnose(
+            &input(&before, |i, b| b * (1.5 + 0.01 * ((i % 3) as f64 - 1.0))),
+            &t,
+        );
         match &shapes[0].kind {
             ShapeKind::Proportional { factor, .. } => assert!((factor - 1.5).abs() < 0.03),
             other => panic!("{other:?}"),
@@ -384,10 +393,10 @@ mod tests {
     #[test]
     fn a_few_tests_are_concentrated() {
         let before = spread_times(200);
-        let shapes = diagnose(&input(
-            &before,
-            |i, b| if i == 7 || i == 42 { b + 2.0 } else { b },
-        ));
+        let shapes = diagnose(
+            &input(&before, |i, b| if i == 7 || i == 42 { b + 2.0 } else { b }),
+            &t,
+        );
         match &shapes[0].kind {
             ShapeKind::Concentrated { tests } => {
                 let names: Vec<&str> = tests.iter().map(|t| t.0.as_str()).collect();
@@ -405,7 +414,7 @@ mod tests {
         i.added = 30;
         i.added_s = 3.0;
         i.wall = Some((10.0, 20.0));
-        let shapes = diagnose(&i);
+        let shapes = diagnose(&i, &t);
         assert!(
             shapes
                 .iter()
@@ -422,6 +431,6 @@ mod tests {
     #[test]
     fn nothing_changed_nothing_said() {
         let before = spread_times(100);
-        assert!(diagnose(&input(&before, |_, b| b)).is_empty());
+        assert!(diagnose(&input(&before, |_, b| b), &t).is_empty());
     }
 }

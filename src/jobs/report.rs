@@ -359,7 +359,7 @@ fn tests_view(mut test_reports: Vec<(String, reports::Report)>) -> Result<Vec<Te
             vec![TestsView::Diff {
                 before,
                 after,
-                diff: suite::diff(&[b], &[a]),
+                diff: Box::new(suite::diff(&[b], &[a])),
             }]
         }
         n => {

@@ -74,11 +74,20 @@ pub fn diff(
     keep_going: bool,
     fail_pct: Option<f64>,
 ) -> Result<Diffed, String> {
-    let read = |paths: &[PathBuf]| reports::read_each(paths, keep_going).map_err(|e| e.to_string());
-    let (b, a) = (read(before)?, read(after)?);
-    let diff = suite::diff(&b, &a);
+    // Each run is read, digested and dropped: memory holds the names once
+    // and a few numbers per test, not the reports.
+    let mut builder = suite::DiffBuilder::new();
+    for (side, paths) in [before, after].into_iter().enumerate() {
+        for p in paths {
+            let one = std::slice::from_ref(p);
+            builder
+                .read(side, one, keep_going)
+                .map_err(|e| e.to_string())?;
+        }
+    }
+    let diff = builder.finish();
     let too_slow = fail_pct
-        .filter(|&pct| suite::slower_than(&b, &a, &diff, pct))
+        .filter(|&pct| suite::slower_than(&diff, pct))
         .map(|pct| {
             format!(
                 "the sum of test times grew from {} to {}, more than {}",

@@ -71,7 +71,7 @@ pub enum TestsView {
     Diff {
         before: String,
         after: String,
-        diff: Diff,
+        diff: Box<Diff>,
     },
     One {
         source: String,
@@ -255,27 +255,30 @@ pub(crate) fn tests_section(t: &TestsView) -> String {
             after,
             diff,
         } => {
-            let mut changed: Vec<&crate::analyze::suite::TestRow> =
-                diff.tests.iter().filter(|r| r.delta_s.is_some()).collect();
+            let mut changed: Vec<crate::analyze::rows::RowView> = diff
+                .tests
+                .iter()
+                .filter(|r| r.delta_s().is_some())
+                .collect();
             changed.sort_by(|a, b| {
-                b.delta_s
+                b.delta_s()
                     .unwrap_or(0.0)
                     .abs()
-                    .total_cmp(&a.delta_s.unwrap_or(0.0).abs())
+                    .total_cmp(&a.delta_s().unwrap_or(0.0).abs())
             });
             let rows: Vec<(String, f64, String)> = changed
                 .iter()
                 .take(TOP)
                 .map(|r| {
-                    let d = r.delta_s.unwrap_or(0.0);
+                    let d = r.delta_s().unwrap_or(0.0);
                     (
-                        r.name.clone(),
+                        r.name(),
                         d,
                         format!(
                             "{}: {} -> {}",
-                            r.name,
-                            r.before_s.map_or("-".into(), seconds),
-                            r.after_s.map_or("-".into(), seconds)
+                            r.name(),
+                            r.before_s().map_or("-".into(), seconds),
+                            r.after_s().map_or("-".into(), seconds)
                         ),
                     )
                 })

@@ -4,7 +4,8 @@
 
 use super::style::Style;
 use super::units::{percent, time};
-use crate::analyze::suite::{Diff, Show, TestRow};
+use crate::analyze::rows::RowView;
+use crate::analyze::suite::{Diff, Show};
 use crate::stats::Verdict;
 
 pub fn show_text(s: &Show, style: Style) -> String {
@@ -93,9 +94,9 @@ fn change(x: f64, y: f64) -> String {
     format!("{}{}{rel}", if d >= 0.0 { "+" } else { "-" }, time(d.abs()))
 }
 
-fn row_line(r: &TestRow) -> String {
-    let (b, a) = (r.before_s.unwrap_or(0.0), r.after_s.unwrap_or(0.0));
-    let sig = match (r.verdict, r.p_adjusted) {
+fn row_line(r: &RowView) -> String {
+    let (b, a) = (r.before_s().unwrap_or(0.0), r.after_s().unwrap_or(0.0));
+    let sig = match (r.verdict(), r.p_adjusted()) {
         (Some(v), Some(p)) => format!(
             "  [{}, q={p:.3}]",
             match v {
@@ -112,7 +113,7 @@ fn row_line(r: &TestRow) -> String {
         change(b, a),
         time(b),
         time(a),
-        r.name
+        r.name()
     )
 }
 
@@ -178,26 +179,30 @@ pub fn diff_text(d: &Diff, style: Style, top: usize) -> String {
     }
     // Tests with subtests hold their subtests' time: the subtests are
     // listed (their names carry the parent), the parent is not counted again.
-    let regressions: Vec<&TestRow> = d
+    let regressions: Vec<RowView> = d
         .tests
         .iter()
-        .filter(|r| !r.parent && r.delta_s.is_some_and(|x| x > 0.0))
+        .filter(|r| !r.parent() && r.delta_s().is_some_and(|x| x > 0.0))
         .take(top)
         .collect();
-    let improvements: Vec<&TestRow> = d
+    let improvements: Vec<RowView> = d
         .tests
         .iter()
-        .filter(|r| !r.parent && r.delta_s.is_some_and(|x| x < 0.0))
+        .filter(|r| !r.parent() && r.delta_s().is_some_and(|x| x < 0.0))
         .take(top)
         .collect();
-    let mut by_rel: Vec<&TestRow> = d
+    let mut by_rel: Vec<RowView> = d
         .tests
         .iter()
         .filter(|r| {
-            !r.parent && r.ratio.is_some_and(|x| x > 1.0) && r.after_s.unwrap_or(0.0) >= 0.001
+            !r.parent() && r.ratio().is_some_and(|x| x > 1.0) && r.after_s().unwrap_or(0.0) >= 0.001
         })
         .collect();
-    by_rel.sort_by(|a, b| b.ratio.unwrap_or(0.0).total_cmp(&a.ratio.unwrap_or(0.0)));
+    by_rel.sort_by(|a, b| {
+        b.ratio()
+            .unwrap_or(0.0)
+            .total_cmp(&a.ratio().unwrap_or(0.0))
+    });
     out.push_str(&format!("\n{}\n", style.bold("Top regressions (absolute)")));
     regressions.iter().for_each(|r| out.push_str(&row_line(r)));
     out.push_str(&format!(
@@ -268,11 +273,11 @@ pub fn diff_markdown(d: &Diff, top: usize) -> String {
         ));
     }
     out.push_str("\n| Test | Before | After | Change |\n|:---|---:|---:|---:|\n");
-    for r in d.tests.iter().filter(|r| r.delta_s.is_some()).take(top) {
-        let (b, a) = (r.before_s.unwrap_or(0.0), r.after_s.unwrap_or(0.0));
+    for r in d.tests.iter().filter(|r| r.delta_s().is_some()).take(top) {
+        let (b, a) = (r.before_s().unwrap_or(0.0), r.after_s().unwrap_or(0.0));
         out.push_str(&format!(
             "| {} | {} | {} | {} |\n",
-            r.name.replace('|', "\\|"),
+            r.name().replace('|', "\\|"),
             time(b),
             time(a),
             change(b, a)
@@ -303,20 +308,20 @@ pub fn diff_csv(d: &Diff) -> String {
         "runs_after",
         "p_adjusted",
     ]);
-    for r in &d.tests {
+    for r in d.tests.iter() {
         out.row([
-            r.suite.clone(),
-            r.class.clone(),
-            r.test.clone(),
-            o(r.before_s),
-            o(r.after_s),
-            o(r.delta_s),
-            o(r.ratio),
-            st(r.status_before),
-            st(r.status_after),
-            r.runs[0].to_string(),
-            r.runs[1].to_string(),
-            o(r.p_adjusted),
+            r.suite().to_string(),
+            r.class().to_string(),
+            r.test().to_string(),
+            o(r.before_s()),
+            o(r.after_s()),
+            o(r.delta_s()),
+            o(r.ratio()),
+            st(r.status_before()),
+            st(r.status_after()),
+            r.runs()[0].to_string(),
+            r.runs()[1].to_string(),
+            o(r.p_adjusted()),
         ]);
     }
     out.finish()

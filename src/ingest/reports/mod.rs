@@ -213,6 +213,49 @@ pub struct Report {
     /// is read ([`allure::merge_attempts`]).
     #[serde(skip)]
     pub attempts: Vec<allure::Attempt>,
+    /// Cases of this run already handed to a [`CaseSink`] (a streaming read:
+    /// [`read_run_streaming`]); 0 when every case is in `cases`.
+    #[serde(skip)]
+    pub spilled: usize,
+    /// A file turned out, after some of its cases were handed on, to need
+    /// them all (a pytest suite named late): read the run whole.
+    #[serde(skip)]
+    pub whole_needed: bool,
+}
+
+/// Where a streaming read hands the cases it no longer needs to hold, in
+/// file order, as read (a repeated identity not yet numbered: the sink
+/// numbers repeats and marks Go parents, as [`Report::resolve_repeats`] and
+/// [`Report::mark_parents`] do for a report held whole).
+pub trait CaseSink {
+    fn case(&mut self, c: TestCase);
+    /// The run is read: how many results repeated an earlier identity.
+    fn end(&mut self) -> usize;
+}
+
+/// How a streaming read of a run ended.
+pub enum Streamed {
+    /// The run was read whole (nothing streamed): a report as
+    /// [`read_run`] gives it, its cases in it.
+    Whole(Report),
+    /// Every case went to the sink; the report holds the rest (sources,
+    /// suites, warnings), and `spilled` counts the cases.
+    Streamed(Report),
+    /// The run needs a whole read after all (its reruns are marked and some
+    /// result repeats, Allure attempts to merge, or a file failed part-way
+    /// under --keep-going): read it again with [`read_run`].
+    Again,
+}
+
+/// Cases held before a streaming read hands them on.
+const SPILL_CHUNK: usize = 8192;
+
+/// The warning of a run whose results repeat identities (see
+/// [`Report::resolve_repeats`]).
+fn repeats_warning(n: usize) -> String {
+    format!(
+        "{n} results repeat the suite, class and name of an earlier one: they are distinct tests, as the report counts them (named \"#2\", \"#3\"... and matched across runs by their order)"
+    )
 }
 
 impl Report {
@@ -312,9 +355,7 @@ impl Report {
             for (i, _, nth) in repeats {
                 self.cases[i].id.nth = nth;
             }
-            self.warnings.push(format!(
-                "{n} results repeat the suite, class and name of an earlier one: they are distinct tests, as the report counts them (named \"#2\", \"#3\"... and matched across runs by their order)"
-            ));
+            self.warnings.push(repeats_warning(n));
             return;
         }
         // An attempt was run again because it failed: every attempt but the last is a
@@ -350,11 +391,19 @@ impl Report {
 /// lists from `first` on: a warning when they disagree, and when it states
 /// more, one failed entry for those it does not list, so that a run its
 /// own totals call failed never reads as passed.
-pub(crate) fn check_failing(report: &mut Report, name: &str, first: usize, stated: usize) {
-    let listed = report.cases[first.min(report.cases.len())..]
-        .iter()
-        .filter(|c| c.status.is_failure())
-        .count();
+/// `spilled`: the file's failing results already handed to a sink.
+pub(crate) fn check_failing(
+    report: &mut Report,
+    name: &str,
+    first: usize,
+    stated: usize,
+    spilled: usize,
+) {
+    let listed = spilled
+        + report.cases[first.min(report.cases.len())..]
+            .iter()
+            .filter(|c| c.status.is_failure())
+            .count();
     if stated == listed {
         return;
     }
@@ -481,24 +530,30 @@ fn sniff(head: &[u8]) -> Option<Kind> {
 
 /// Read a report file (plain or gzip), appending to `report`.
 pub fn read_file(path: &Path, report: &mut Report) -> Result<(), IngestError> {
+    read_file_with(path, report, None)
+}
+
+fn read_file_with(
+    path: &Path,
+    report: &mut Report,
+    sink: Option<&mut dyn CaseSink>,
+) -> Result<(), IngestError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
-    read_reader(
-        Box::new(std::io::BufReader::with_capacity(1 << 16, file)),
-        &name,
-        report,
-    )
+    let input = Box::new(std::io::BufReader::with_capacity(1 << 16, file));
+    read_reader(input, &name, report, sink)
 }
 
 /// Read a report already in memory (plain or gzip), named `name` in errors.
 fn read_bytes(bytes: &[u8], name: &str, report: &mut Report) -> Result<(), IngestError> {
-    read_reader(Box::new(bytes), name, report)
+    read_reader(Box::new(bytes), name, report, None)
 }
 
 fn read_reader(
     mut reader: Box<dyn std::io::BufRead + '_>,
     name: &str,
     report: &mut Report,
+    sink: Option<&mut dyn CaseSink>,
 ) -> Result<(), IngestError> {
     let name = name.to_string();
     let head = reader
@@ -534,7 +589,7 @@ fn read_reader(
         sniff(&head)
     };
     match kind {
-        Some(Kind::Xml) => xml::read(reader, &name, report),
+        Some(Kind::Xml) => xml::read_with(reader, &name, report, sink),
         Some(Kind::GoJson) => gojson::read(reader, &name, report),
         Some(Kind::Tap) => tap::read(reader, &name, report),
         Some(Kind::Allure) => allure::read(reader, &name, report),
@@ -704,6 +759,66 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
     }
     report.finish();
     Ok(report)
+}
+
+/// Read one run as [`read_run`] does, handing its cases to `sink` as they
+/// are read when the files allow it (JUnit, NUnit and xUnit XML), so that
+/// memory holds a few thousand cases, not the run.
+pub fn read_run_streaming(
+    paths: &[PathBuf],
+    keep_going: bool,
+    sink: &mut dyn CaseSink,
+) -> Result<Streamed, IngestError> {
+    let mut report = Report::default();
+    for p in paths {
+        for f in expand(p)? {
+            let mark = (
+                report.cases.len(),
+                report.suites.len(),
+                report.sources.len(),
+            );
+            let spilled = report.spilled;
+            if let Err(e) = read_file_with(&f, &mut report, Some(&mut *sink)) {
+                if !keep_going {
+                    return Err(e);
+                }
+                if report.spilled > spilled {
+                    return Ok(Streamed::Again); // a file counts whole or not at all
+                }
+                report.cases.truncate(mark.0);
+                report.suites.truncate(mark.1);
+                report.sources.truncate(mark.2);
+                report.warnings.push(format!("skipped {e}"));
+            }
+        }
+    }
+    if report.spilled == 0 {
+        report.finish();
+        return Ok(Streamed::Whole(report));
+    }
+    if !report.attempts.is_empty() || report.whole_needed {
+        return Ok(Streamed::Again);
+    }
+    let rest = std::mem::take(&mut report.cases);
+    report.spilled += rest.len();
+    rest.into_iter().for_each(|c| sink.case(c));
+    let repeats = sink.end();
+    if repeats > 0 && report.reruns_marked {
+        return Ok(Streamed::Again); // attempts of one test, to merge
+    }
+    if repeats > 0 {
+        report.warnings.push(repeats_warning(repeats));
+    }
+    Ok(Streamed::Streamed(report))
+}
+
+/// Hand every case of `report` but the last to `sink` (the last may still
+/// change: a pytest teardown error names the case before it).
+pub(crate) fn spill(report: &mut Report, sink: &mut dyn CaseSink) -> usize {
+    let n = report.cases.len().saturating_sub(1);
+    report.cases.drain(..n).for_each(|c| sink.case(c));
+    report.spilled += n;
+    n
 }
 
 /// Read one report held in memory (an upload's body) as a run.

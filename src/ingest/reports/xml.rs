@@ -169,6 +169,10 @@ struct Parser<'a> {
     failing: Option<usize>,
     failing_by_root: bool,
     failing_unknown: bool,
+    /// This file's cases handed to a streaming read's sink, and how many of
+    /// them failed.
+    spilled: usize,
+    spilled_failing: usize,
 }
 
 /// The sum of these numeric attributes, `None` when none is there.
@@ -195,6 +199,18 @@ struct Decided {
 }
 
 impl Parser<'_> {
+    /// Whether the cases read so far may be handed on: every index into
+    /// them is settled (TRX fixes its results' classes at the end, pytest's
+    /// repeated ids are reruns only the whole file tells, Allure 1 names its
+    /// cases after them), and the run's cases so far need no merging.
+    fn may_spill(&self, report: &Report) -> bool {
+        matches!(
+            self.dialect,
+            Some(Dialect::JUnit | Dialect::NUnit3 | Dialect::NUnit2 | Dialect::XUnit)
+        ) && !self.pytest
+            && report.attempts.is_empty()
+    }
+
     fn duration(&mut self, raw: Option<impl AsRef<str>>, timespan: bool) -> Option<f64> {
         let raw = raw?;
         let parsed = if timespan {
@@ -738,6 +754,18 @@ impl Parser<'_> {
 
 /// Parse one XML report from `input`, appending to `report`.
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
+    read_with(input, name, report, None)
+}
+
+/// [`read`], handing settled cases to `sink` as the file is read when its
+/// dialect allows (not TRX, whose classes come after its results; not
+/// pytest's, whose repeated ids are reruns only the whole file tells).
+pub(super) fn read_with(
+    input: impl BufRead,
+    name: &str,
+    report: &mut Report,
+    mut sink: Option<&mut dyn super::CaseSink>,
+) -> Result<(), IngestError> {
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut reader = Reader::from_reader(input);
     reader.config_mut().trim_text(true);
@@ -772,6 +800,8 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         failing: None,
         failing_by_root: false,
         failing_unknown: false,
+        spilled: 0,
+        spilled_failing: 0,
     };
     // "line L, column C" of a byte offset, or the offset when it is too far back.
     let place = |offset: u64| match budget.locate(offset) {
@@ -785,7 +815,8 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let mut events = 0u64;
     loop {
         events += 1;
-        if let Some(why) = crate::ingest::limits::check(events, report.cases.len()) {
+        if let Some(why) = crate::ingest::limits::check(events, report.cases.len() + report.spilled)
+        {
             return Err(IngestError::at(
                 name,
                 None,
@@ -886,6 +917,21 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         }
         buf.clear();
         budget.reset();
+        if let Some(s) = sink.as_deref_mut()
+            && report.cases.len() >= super::SPILL_CHUNK
+            && p.may_spill(report)
+        {
+            // This file's cases among those handed on, and its failures.
+            let n = report.cases.len() - 1;
+            let first = p.first_case.min(n);
+            p.spilled += n - first;
+            p.spilled_failing += report.cases[first..n]
+                .iter()
+                .filter(|c| c.status.is_failure())
+                .count();
+            super::spill(report, s);
+            p.first_case = 0;
+        }
     }
     if depth > 0 {
         return Err(IngestError::at(
@@ -905,7 +951,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             c.id.class = Arc::from(class.as_str());
         }
     }
-    if p.pytest {
+    if p.pytest && p.spilled > 0 {
+        report.whole_needed = true;
+    } else if p.pytest {
         // pytest node ids are unique: a repeated one is a rerun (pytest-rerunfailures).
         let mut seen = std::collections::HashSet::new();
         if !report.cases[p.first_case..]
@@ -915,7 +963,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             report.reruns_marked = true;
         }
     }
-    let listed = report.cases.len() - p.first_case;
+    let listed = report.cases.len() - p.first_case + p.spilled;
     if p.dialect == Some(Dialect::JUnit)
         && let Some(stated) = p.stated
         && stated != listed
@@ -928,7 +976,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     if let Some(stated) = p.failing
         && !p.failing_unknown
     {
-        super::check_failing(report, name, p.first_case, stated);
+        super::check_failing(report, name, p.first_case, stated, p.spilled_failing);
     }
     if p.bad_durations > 0 {
         report.warnings.push(format!(
