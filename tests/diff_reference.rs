@@ -412,3 +412,42 @@ fn a_streamed_run_is_diffed_as_a_run_read_whole() {
     );
     streamed_and_whole(&[vec![p("flaky.xml")]], &[vec![p("a.xml")]]);
 }
+
+#[test]
+fn a_streamed_show_is_the_show_of_the_whole_run() {
+    use tardy::analyze::suite::{show, show_run};
+    use tardy::ingest::reports::read_run;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    let same = |paths: &[std::path::PathBuf]| {
+        let whole = serde_json::to_value(show(&read_run(paths, false).unwrap(), 10)).unwrap();
+        let streamed = serde_json::to_value(show_run(paths, false, 10).unwrap()).unwrap();
+        assert_eq!(streamed, whole, "{paths:?}");
+    };
+    // Repeats and Go subtests: read whole again.
+    junit(&p("mixed.xml"), 25_000, 7, "");
+    same(&[p("mixed.xml")]);
+    // Neither: streamed through (ties in time at the top broken by file order).
+    let plain: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "<testcase classname=\"C{}\" name=\"t{i}\" time=\"0.{:03}\"/>\n",
+                i % 7,
+                i % 13
+            )
+        })
+        .collect();
+    std::fs::write(
+        p("plain.xml"),
+        format!("<testsuites><testsuite name=\"s\">\n{plain}</testsuite></testsuites>"),
+    )
+    .unwrap();
+    same(&[p("plain.xml")]);
+    same(&[p("plain.xml"), p("mixed.xml")]);
+    // A suite that comes back after another began: its results may repeat.
+    let back = format!(
+        "<testsuites><testsuite name=\"s\">\n{plain}</testsuite><testsuite name=\"x\"><testcase name=\"y\" time=\"1\"/></testsuite><testsuite name=\"s\"><testcase classname=\"C0\" name=\"t0\" time=\"2\"/></testsuite></testsuites>"
+    );
+    std::fs::write(p("back.xml"), back).unwrap();
+    same(&[p("back.xml")]);
+}

@@ -3,8 +3,10 @@
 //! runs, with per-test significance (Welch, Benjamini-Hochberg across tests)
 //! when there are two or more runs per side, and the shape diagnosis.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -47,72 +49,206 @@ fn status_name(s: Status) -> &'static str {
     s.name()
 }
 
-pub fn show(r: &Report, top: usize) -> Show {
-    let mut by_status = BTreeMap::new();
-    let mut time_by_status = BTreeMap::new();
-    let bounds = [0.001, 0.01, 0.1, 1.0, 10.0, f64::INFINITY];
-    let mut histogram: Vec<(f64, usize)> = bounds.iter().map(|&b| (b, 0)).collect();
-    let mut suites: HashMap<&str, f64> = HashMap::new();
-    for c in &r.cases {
-        *by_status
+/// A run summarised, one case at a time: what [`show`] computes, fed by a
+/// report held whole or by a streaming read (the cases in file order).
+pub struct ShowAcc {
+    top: usize,
+    cases: usize,
+    by_status: BTreeMap<String, usize>,
+    time_by_status: BTreeMap<String, f64>,
+    histogram: Vec<(f64, usize)>,
+    suites: HashMap<Arc<str>, f64, FxBuild>,
+    total_s: f64,
+    /// The slowest so far: (seconds, -file order) in a min-heap, each with its name.
+    slowest: BinaryHeap<Reverse<(Timed, String)>>,
+}
+
+/// A duration ordered for the heap: longer first, then earlier in the file.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Timed(f64, Reverse<usize>);
+
+impl Eq for Timed {}
+impl PartialOrd for Timed {
+    fn partial_cmp(&self, o: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Timed {
+    fn cmp(&self, o: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&o.0).then(self.1.cmp(&o.1))
+    }
+}
+
+impl ShowAcc {
+    /// Listing the `top` slowest tests and suites.
+    pub fn new(top: usize) -> ShowAcc {
+        let bounds = [0.001, 0.01, 0.1, 1.0, 10.0, f64::INFINITY];
+        ShowAcc {
+            top,
+            cases: 0,
+            by_status: BTreeMap::new(),
+            time_by_status: BTreeMap::new(),
+            histogram: bounds.iter().map(|&b| (b, 0)).collect(),
+            suites: HashMap::default(),
+            total_s: 0.0,
+            slowest: BinaryHeap::new(),
+        }
+    }
+
+    /// The next case of the run.
+    pub fn case(&mut self, c: &TestCase) {
+        let order = self.cases;
+        self.cases += 1;
+        *self
+            .by_status
             .entry(status_name(c.status).to_string())
             .or_insert(0) += 1;
         if c.has_children {
-            continue;
+            return;
         }
-        if let Some(d) = c.duration_s {
-            *time_by_status
-                .entry(status_name(c.status).to_string())
-                .or_insert(0.0) += d;
-            if let Some(h) = histogram.iter_mut().find(|(b, _)| d < *b) {
-                h.1 += 1;
+        let Some(d) = c.duration_s else { return };
+        self.total_s += d;
+        *self
+            .time_by_status
+            .entry(status_name(c.status).to_string())
+            .or_insert(0.0) += d;
+        if let Some(h) = self.histogram.iter_mut().find(|(b, _)| d < *b) {
+            h.1 += 1;
+        }
+        match self.suites.get_mut(&c.id.suite) {
+            Some(t) => *t += d,
+            None => {
+                self.suites.insert(c.id.suite.clone(), d);
             }
-            *suites.entry(&*c.id.suite).or_insert(0.0) += d;
+        }
+        // A name is made only for a test that enters the slowest.
+        let t = Timed(d, Reverse(order));
+        if self.slowest.len() < self.top {
+            self.slowest.push(Reverse((t, c.id.display())));
+        } else if self.slowest.peek().is_some_and(|w| t > w.0.0) {
+            self.slowest.pop();
+            self.slowest.push(Reverse((t, c.id.display())));
         }
     }
-    // Select the top N before formatting any name: a report may hold a million tests.
-    let mut timed: Vec<(f64, usize)> = r
-        .cases
-        .iter()
-        .enumerate()
-        .filter(|(_, c)| !c.has_children)
-        .filter_map(|(i, c)| c.duration_s.map(|d| (d, i)))
-        .collect();
-    let keep = top.min(timed.len());
-    if keep > 0 && keep < timed.len() {
-        timed.select_nth_unstable_by(keep - 1, |a, b| b.0.total_cmp(&a.0));
+
+    /// The summary, with the run's sources, warnings and suites' own time.
+    pub fn finish(
+        self,
+        sources: Vec<String>,
+        warnings: Vec<String>,
+        suite_wall_s: Option<f64>,
+    ) -> Show {
+        let mut slowest: Vec<(Timed, String)> = self.slowest.into_iter().map(|r| r.0).collect();
+        slowest.sort_by(|a, b| b.0.cmp(&a.0));
+        let mut suites: Vec<NamedTime> = (self.suites.into_iter())
+            .map(|(n, s)| NamedTime {
+                name: n.to_string(),
+                seconds: s,
+            })
+            .collect();
+        suites.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then(a.name.cmp(&b.name)));
+        suites.truncate(self.top);
+        Show {
+            schema: "tardy.tests-show".into(),
+            schema_version: 1,
+            sources,
+            tests: self.cases,
+            by_status: self.by_status,
+            total_s: self.total_s,
+            suite_wall_s,
+            time_by_status: self.time_by_status,
+            slowest_tests: (slowest.into_iter())
+                .map(|(t, name)| NamedTime { name, seconds: t.0 })
+                .collect(),
+            slowest_suites: suites,
+            histogram: self.histogram,
+            warnings,
+        }
     }
-    timed.truncate(keep);
-    timed.sort_by(|a, b| b.0.total_cmp(&a.0));
-    let tests: Vec<NamedTime> = timed
-        .iter()
-        .map(|&(d, i)| NamedTime {
-            name: r.cases[i].id.display(),
-            seconds: d,
-        })
-        .collect();
-    let mut suites: Vec<NamedTime> = suites
-        .into_iter()
-        .map(|(n, s)| NamedTime {
-            name: n.to_string(),
-            seconds: s,
-        })
-        .collect();
-    suites.sort_by(|a, b| b.seconds.total_cmp(&a.seconds).then(a.name.cmp(&b.name)));
-    suites.truncate(top);
-    Show {
-        schema: "tardy.tests-show".into(),
-        schema_version: 1,
-        sources: r.sources.clone(),
-        tests: r.cases.len(),
-        by_status,
-        total_s: r.total_s(),
-        suite_wall_s: r.suite_wall_s(),
-        time_by_status,
-        slowest_tests: tests,
-        slowest_suites: suites,
-        histogram,
-        warnings: r.warnings.clone(),
+}
+
+/// What one run of a suite looks like: the `top` slowest tests (the
+/// earlier in the file first among equal times) and suites.
+pub fn show(r: &Report, top: usize) -> Show {
+    let mut acc = ShowAcc::new(top);
+    r.cases.iter().for_each(|c| acc.case(c));
+    acc.finish(r.sources.clone(), r.warnings.clone(), r.suite_wall_s())
+}
+
+/// A run streamed into a [`ShowAcc`]: exact while no result repeats an
+/// identity and no test has subtests (a name with '/'), which a report held
+/// whole must settle first; on either, the run is read whole instead. A
+/// repeat is caught by its identity's hash within its suite (results of one
+/// suite come together) or by its suite coming back after another began.
+struct ShowSink {
+    acc: ShowAcc,
+    suite: Option<Arc<str>>,
+    /// Hashes of the current suite's identities.
+    here: HashSet<u64, FxBuild>,
+    /// Hashes of the suites already left.
+    left: HashSet<u64, FxBuild>,
+    whole: bool,
+}
+
+fn hash_str(s: &str) -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = FxBuild::default().build_hasher();
+    h.write(s.as_bytes());
+    h.write_u8(0xff);
+    h.finish()
+}
+
+impl CaseSink for ShowSink {
+    fn case(&mut self, c: TestCase) {
+        if self.whole {
+            return;
+        }
+        if c.id.name.contains('/') {
+            self.whole = true;
+            return;
+        }
+        if self.suite.as_deref() != Some(&*c.id.suite) {
+            if let Some(old) = self.suite.take() {
+                self.left.insert(hash_str(&old));
+            }
+            if self.left.contains(&hash_str(&c.id.suite)) {
+                self.whole = true;
+                return;
+            }
+            self.here.clear();
+            self.suite = Some(c.id.suite.clone());
+        }
+        let id = hash_str(&c.id.class).rotate_left(29) ^ hash_str(&c.id.name);
+        if !self.here.insert(id) {
+            self.whole = true;
+            return;
+        }
+        self.acc.case(&c);
+    }
+
+    fn end(&mut self) -> usize {
+        0
+    }
+}
+
+/// `tardy tests show` of the run `paths`: streamed where the files allow,
+/// so that a million results read in a few MiB; read whole where a result
+/// repeats an identity, a test has subtests, or the files need it.
+pub fn show_run(paths: &[PathBuf], keep_going: bool, top: usize) -> Result<Show, IngestError> {
+    let mut sink = ShowSink {
+        acc: ShowAcc::new(top),
+        suite: None,
+        here: HashSet::default(),
+        left: HashSet::default(),
+        whole: false,
+    };
+    match reports::read_run_streaming(paths, keep_going, &mut sink)? {
+        Streamed::Whole(r) => Ok(show(&r, top)),
+        Streamed::Streamed(r) if !sink.whole => {
+            let wall = r.suite_wall_s();
+            Ok(sink.acc.finish(r.sources, r.warnings, wall))
+        }
+        _ => Ok(show(&reports::read_run(paths, keep_going)?, top)),
     }
 }
 

@@ -38,6 +38,12 @@ pub fn show(
     top: usize,
     save: Option<&SaveTo>,
 ) -> Result<Shown, String> {
+    let Some(save) = save else {
+        // Nothing to save: streamed, in a few MiB.
+        let show = suite::show_run(paths, keep_going, top).map_err(|e| e.to_string())?;
+        return Ok(Shown { show, saved: None });
+    };
+    let save = Some(save);
     // The database opens first: a bad one fails before a long read.
     let mut db = match save {
         Some(s) => {
