@@ -139,7 +139,7 @@ impl ShowAcc {
         suite_wall_s: Option<f64>,
     ) -> Show {
         let mut slowest: Vec<(Timed, String)> = self.slowest.into_iter().map(|r| r.0).collect();
-        slowest.sort_by(|a, b| b.0.cmp(&a.0));
+        slowest.sort_by_key(|b| Reverse(b.0));
         let mut suites: Vec<NamedTime> = (self.suites.into_iter())
             .map(|(n, s)| NamedTime {
                 name: n.to_string(),
