@@ -369,6 +369,7 @@ fn every_page_renders_in_chromium() {
             "/",
             vec![
                 "Open alerts",
+                "Largest test changes",
                 "Pipeline",
                 "Recent uploads",
                 "class=\"spark\"",
@@ -493,6 +494,22 @@ fn every_page_renders_in_chromium() {
     assert!(
         bottoms.first().is_some_and(|b| *b <= 900.0),
         "the regressed test is not in the first 900 px: {bottoms:?}"
+    );
+    // What changed is ranked first: the alerts, then the largest per-test
+    // changes of the latest builds, above the pipeline and the series.
+    let order = r#"(() => JSON.stringify([...document.querySelectorAll('h2')]
+        .map((h) => [h.innerText, h.getBoundingClientRect().top])))()"#;
+    let heads: Vec<(String, f64)> =
+        serde_json::from_str(&devtools.eval_at(&format!("{}/", s.url), 1400, order)).unwrap();
+    let names: Vec<&str> = heads.iter().map(|h| h.0.as_str()).collect();
+    assert_eq!(
+        &names[..3],
+        ["Open alerts", "Largest test changes", "Pipeline"],
+        "{heads:?}"
+    );
+    assert!(
+        heads[1].1 <= 900.0,
+        "the test changes start below the fold: {heads:?}"
     );
     // The alert page has one token box for all its buttons, and q-values as numbers.
     let (dom, _) = load(&browser, &format!("{}{alert_path}", s.url), &shots, "alert");

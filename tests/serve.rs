@@ -2273,3 +2273,73 @@ fn anonymous_pages_are_kept_until_the_next_write() {
     assert_eq!(missing.status, 404, "{}", missing.text);
     assert_eq!(missing.header("x-tardy-cache"), None);
 }
+
+/// 30 tests, one of them noisy enough (±0.5 s) to hide a change in the
+/// suite's total; in the last build t11 takes 4x and t3 2x as long.
+fn latest_two_slower(build: usize, last: usize) -> String {
+    let mut cases = String::new();
+    for t in 0..30 {
+        let mut d = 0.1 + 0.002 * t as f64 + noise(build, t) * 0.002;
+        if t == 29 {
+            d = 1.0 + noise(build, 99) * 0.5;
+        }
+        if build == last {
+            d *= match t {
+                3 => 2.0,
+                11 => 4.0,
+                _ => 1.0,
+            };
+        }
+        cases.push_str(&format!(
+            "<testcase classname=\"pkg.C\" name=\"t{t}\" time=\"{d:.4}\"/>\n"
+        ));
+    }
+    format!(
+        "<?xml version=\"1.0\"?>\n<testsuite name=\"noisy\" tests=\"30\">\n{cases}</testsuite>\n"
+    )
+}
+
+#[test]
+fn the_front_page_ranks_the_tests_that_moved_in_the_latest_build() {
+    let dir = tempfile::tempdir().unwrap();
+    let (write, _) = tokens(dir.path());
+    let s = sqlite_server(dir.path(), &[]);
+    let page = |s: &Server| {
+        let html = get(&format!("{}/", s.url), &[]).text;
+        let at = html
+            .find("Largest test changes")
+            .expect("the section is on the page");
+        let end = html[at..].find("Pipeline").map_or(html.len(), |e| at + e);
+        html[at..end].to_string()
+    };
+    for b in 0..10 {
+        let a = post(
+            &format!(
+                "{}/api/v1/tests?suite=noisy&commit=c{b:02}&branch=main",
+                s.url
+            ),
+            &[("Authorization", &bearer(&write))],
+            latest_two_slower(b, 9).as_bytes(),
+        );
+        assert_eq!(a.status, 201, "{}", a.text);
+        if b == 8 {
+            // Before the change: nothing moved beyond its spread.
+            let quiet = page(&s);
+            assert!(quiet.contains("No test"), "{quiet}");
+        }
+    }
+    let section = page(&s);
+    let (t11, t3) = (
+        section.find("pkg.C :: t11").expect("t11 is listed"),
+        section.find("pkg.C :: t3<").expect("t3 is listed"),
+    );
+    assert!(t11 < t3, "the larger change first: {section}");
+    // The noisy test and the unchanged ones are not.
+    for t in ["pkg.C :: t29", "pkg.C :: t4<", "pkg.C :: t0<"] {
+        assert!(!section.contains(t), "{t} listed: {section}");
+    }
+    assert!(
+        section.contains("c09"),
+        "the latest build's commit: {section}"
+    );
+}

@@ -7,9 +7,32 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use super::names::Names;
-use super::suite::TestRow;
 use crate::ingest::reports::Status;
 use crate::stats::compare::Verdict;
+
+/// One test across both sides.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TestRow {
+    pub name: String,
+    pub suite: String,
+    pub class: String,
+    pub test: String,
+    /// Median over the side's runs, seconds.
+    pub before_s: Option<f64>,
+    pub after_s: Option<f64>,
+    pub delta_s: Option<f64>,
+    pub ratio: Option<f64>,
+    pub status_before: Option<Status>,
+    pub status_after: Option<Status>,
+    pub runs: [usize; 2],
+    /// With 2+ runs per side: Welch's t, Benjamini-Hochberg adjusted across tests.
+    pub p_adjusted: Option<f64>,
+    pub verdict: Option<Verdict>,
+    /// A test with subtests (Go's `TestX` beside `TestX/case`): its time
+    /// holds theirs, so it is listed with them, never counted beside them.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub parent: bool,
+}
 
 /// One row: an identity and its numbers (NaN: none).
 #[derive(Debug, Clone, Copy)]

@@ -15,7 +15,7 @@ use super::rows::{Compact, Rows};
 use crate::diagnose::shape::{self, Shape};
 use crate::ingest::error::IngestError;
 use crate::ingest::reports::{self, CaseSink, FxBuild, Report, Status, Streamed, TestCase};
-use crate::stats::compare::{self as engine, Correction, Options, TestChoice, Verdict};
+use crate::stats::compare::{self as engine, Correction, Options, TestChoice};
 use crate::stats::summary::median_by_selection;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -252,29 +252,7 @@ pub fn show_run(paths: &[PathBuf], keep_going: bool, top: usize) -> Result<Show,
     }
 }
 
-/// One test across both sides.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct TestRow {
-    pub name: String,
-    pub suite: String,
-    pub class: String,
-    pub test: String,
-    /// Median over the side's runs, seconds.
-    pub before_s: Option<f64>,
-    pub after_s: Option<f64>,
-    pub delta_s: Option<f64>,
-    pub ratio: Option<f64>,
-    pub status_before: Option<Status>,
-    pub status_after: Option<Status>,
-    pub runs: [usize; 2],
-    /// With 2+ runs per side: Welch's t, Benjamini-Hochberg adjusted across tests.
-    pub p_adjusted: Option<f64>,
-    pub verdict: Option<Verdict>,
-    /// A test with subtests (Go's `TestX` beside `TestX/case`): its time
-    /// holds theirs, so it is listed with them, never counted beside them.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub parent: bool,
-}
+pub use super::rows::TestRow;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diff {

@@ -92,6 +92,18 @@ pub struct Pipeline {
     pub rows: Vec<PipelineRow>,
 }
 
+/// A test whose latest build moved beyond its own spread.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TestChange {
+    pub suite: String,
+    pub test: String,
+    /// Its median over the builds before the latest, and its latest duration (seconds).
+    pub before_s: f64,
+    pub latest_s: f64,
+    /// The latest build's commit.
+    pub commit: Option<String>,
+}
+
 /// What the overview shows.
 pub struct Overview<'a> {
     pub project: &'a str,
@@ -106,6 +118,8 @@ pub struct Overview<'a> {
     pub subjects: &'a std::collections::BTreeMap<String, String>,
     pub uploads: &'a [UploadInfo],
     pub pipeline: &'a Pipeline,
+    /// The largest per-test changes of the latest builds, largest first.
+    pub changes: &'a [TestChange],
 }
 
 fn series_link(name: &str) -> Markup {
@@ -121,6 +135,38 @@ fn test_link(series: &str, test: &str) -> Markup {
 
 fn plural(n: usize, word: &str) -> String {
     format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// The tests that moved most in their suite's latest build: where a suite's
+/// total is noise, a test that doubled still shows.
+fn test_changes(changes: &[TestChange]) -> Markup {
+    let fmt = value_fmt("s");
+    html! {
+        h2 { "Largest test changes" }
+        @if changes.is_empty() {
+            section.muted { "No test's latest build moved beyond its own spread." }
+        } @else {
+            section.wide {
+                p.muted {
+                    "Each test's latest build against its median over the builds before it (up to 8): "
+                    "changes of at least 1 ms and beyond three times the test's own spread, largest first."
+                }
+                table.changes {
+                        tr { th { "test" } th.num { "before" } th.num { "latest" } th.num { "change" } th { "commit" } }
+                        @for c in changes {
+                            @let rel = if c.before_s > 0.0 { c.latest_s / c.before_s - 1.0 } else { 0.0 };
+                            tr {
+                                td { (series_link(&c.suite)) " :: " (test_link(&c.suite, &c.test)) }
+                                td.num { (fmt(c.before_s)) }
+                                td.num { (fmt(c.latest_s)) }
+                                td.num { (PreEscaped(signed(rel))) }
+                                td { code { (short(c.commit.as_deref())) } }
+                            }
+                        }
+                }
+            }
+        }
+    }
 }
 
 pub fn overview(v: &Overview) -> String {
@@ -159,6 +205,7 @@ pub fn overview(v: &Overview) -> String {
             div.alerts-table { (PreEscaped(alerts_table(v.alerts, Some("/alert/"), v.subjects))) }
         }
         @if !v.pipeline.rows.is_empty() {
+            (test_changes(v.changes))
             h2 { "Pipeline" }
             section.wide {
                 p.muted { "Each build's suite time against the suite's baseline before its latest change point: green within 3%, amber within 10%, red beyond." }

@@ -20,7 +20,7 @@ use super::session;
 use crate::history::bisect::{bisect_plan, shell_line};
 use crate::history::view::{series_view, test_view};
 use crate::probe::Fingerprint;
-use crate::render::web::{self, Overview, Pipeline, PipelineRow};
+use crate::render::web::{self, Overview, Pipeline, PipelineRow, TestChange};
 use crate::stats::summary::median_by_selection;
 use crate::store::history::{AlertState, PointFilter, SeriesKind};
 use crate::store::{DbError, History};
@@ -145,6 +145,7 @@ pub async fn overview(
             let subjects = s.commit_subjects(&commits)?;
             let uploads = s.uploads(15)?;
             let pipeline = pipeline(&suites);
+            let changes = test_changes(s, &suites)?;
             Ok(web::overview(&Overview {
                 project,
                 series: &series,
@@ -155,10 +156,72 @@ pub async fn overview(
                 subjects: &subjects,
                 uploads: &uploads,
                 pipeline: &pipeline,
+                changes: &changes,
             }))
         })
     });
     read_page(&st, &headers, build).await
+}
+
+/// The most recently measured suites of the page whose tests' latest
+/// changes the overview ranks, the builds read for each (the latest and
+/// those it is held against) and the tests listed.
+const CHANGE_SUITES: usize = 5;
+const CHANGE_POINTS: usize = 9;
+const CHANGES: usize = 10;
+
+/// The tests whose latest duration moved most from their median over the
+/// builds before it, at least 1 ms and beyond three times their own spread
+/// (the median absolute deviation, scaled), across the page's most recently
+/// measured suites. Bounded: a few suites, a few builds each.
+fn test_changes(
+    s: &dyn History,
+    suites: &[(
+        crate::store::history::SeriesInfo,
+        Vec<crate::store::history::Point>,
+    )],
+) -> Result<Vec<TestChange>, DbError> {
+    let mut out = Vec::new();
+    for (info, points) in suites.iter().take(CHANGE_SUITES) {
+        let lo = points.len().saturating_sub(CHANGE_POINTS);
+        if points.len() - lo < 4 {
+            continue;
+        }
+        let w = s.tests_at(info.id, points[lo..].to_vec())?;
+        let n = w.points.len();
+        for (t, test) in w.tests.iter().enumerate() {
+            let row = w.row(t);
+            let latest = f64::from(row[n - 1]);
+            let mut before: Vec<f64> = (row[..n - 1].iter())
+                .filter(|v| !v.is_nan())
+                .map(|&v| f64::from(v))
+                .collect();
+            if latest.is_nan() || before.len() < 3 {
+                continue;
+            }
+            let med = median_by_selection(&mut before);
+            let mut dev: Vec<f64> = before.iter().map(|v| (v - med).abs()).collect();
+            let spread = 3.0 * 1.4826 * median_by_selection(&mut dev);
+            if (latest - med).abs() < spread.max(0.001) {
+                continue;
+            }
+            out.push(TestChange {
+                suite: info.name.clone(),
+                test: test.name.clone(),
+                before_s: med,
+                latest_s: latest,
+                commit: w.points[n - 1].commit.clone(),
+            });
+        }
+    }
+    let size = |c: &TestChange| (c.latest_s - c.before_s).abs();
+    out.sort_by(|a, b| {
+        (size(b).total_cmp(&size(a)))
+            .then_with(|| a.suite.cmp(&b.suite))
+            .then_with(|| a.test.cmp(&b.test))
+    });
+    out.truncate(CHANGES);
+    Ok(out)
 }
 
 fn pipeline(
