@@ -719,3 +719,45 @@ fn ci_and_doctor_are_library_calls() {
     assert_eq!(asked, vec!["clock".to_string()]);
     assert_eq!(now.b.probes.len(), 1);
 }
+
+#[test]
+fn comment_and_exec_are_library_calls() {
+    use tardy::ci::comment::{Target, body};
+    // `tardy comment FILE --pr 7 --repo o/r`: the target from what a workflow gives.
+    let t = Target::from_job(
+        Some(7),
+        Some("o/r".into()),
+        Some("tok".into()),
+        None,
+        "m".into(),
+    )
+    .unwrap();
+    assert_eq!((t.pr, t.api.as_str()), (7, "https://api.github.com"));
+    let no_token = Target::from_job(
+        Some(7),
+        Some("o/r".into()),
+        Some(String::new()),
+        None,
+        "m".into(),
+    );
+    assert!(no_token.unwrap_err().contains("GITHUB_TOKEN"));
+    let bad_repo = Target::from_job(
+        Some(7),
+        Some("r".into()),
+        Some("t".into()),
+        None,
+        "m".into(),
+    );
+    assert!(bad_repo.unwrap_err().contains("OWNER/NAME"));
+    let dir = tempfile::tempdir().unwrap();
+    let (small, big) = (dir.path().join("s.md"), dir.path().join("b.md"));
+    std::fs::write(&small, "### tardy\n").unwrap();
+    std::fs::write(&big, "x".repeat(70_000)).unwrap();
+    assert_eq!(body(&small).unwrap(), "### tardy\n");
+    assert!(body(&big).unwrap_err().contains("65,536"));
+    // `tardy exec --timer-slack 0` is refused before anything runs; a
+    // program that is not there is said so (exec returns only on failure).
+    let argv = vec!["/nonexistent/program".to_string()];
+    assert!(tardy::measure::inherit::exec_with_timer_slack(0, &argv).contains("at least 1 ns"));
+    assert!(tardy::measure::inherit::exec_with_timer_slack(1, &[]).contains("no command"));
+}

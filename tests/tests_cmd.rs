@@ -3,6 +3,7 @@
 mod common;
 
 use common::cmd as tardy;
+use common::{refuses, stdout_of};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -521,5 +522,49 @@ fn every_cli_reader_is_bounded_and_says_which_flag_raises_it() {
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// The cap on results counts one input: two files under it each are read,
+/// a file over it is refused with the flag that raises it (jest's JSON,
+/// read file by file of its test files).
+#[test]
+fn the_results_cap_counts_each_input_on_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let jest = |n: usize, ms: u64| {
+        let tests: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"fullName":"s t{i}","title":"t{i}","status":"passed","duration":{ms}}}"#
+                )
+            })
+            .collect();
+        format!(
+            r#"{{"numTotalTests":{n},"numFailedTests":0,"testResults":[{{"name":"/repo/a.test.js","startTime":0,"endTime":9,"assertionResults":[{}]}}]}}"#,
+            tests.join(",")
+        )
+    };
+    let (a, b, big) = (
+        dir.path().join("a.json"),
+        dir.path().join("b.json"),
+        dir.path().join("big.json"),
+    );
+    std::fs::write(&a, jest(20, 5)).unwrap();
+    std::fs::write(&b, jest(20, 9)).unwrap();
+    std::fs::write(&big, jest(40, 5)).unwrap();
+    let out = stdout_of(
+        tardy()
+            .args(["--max-results", "30", "tests", "diff"])
+            .arg(&a)
+            .arg("--vs")
+            .arg(&b),
+    );
+    let out = String::from_utf8_lossy(&out);
+    assert!(out.contains("20 matched"), "{out}");
+    refuses(
+        tardy()
+            .args(["--max-results", "30", "tests", "show"])
+            .arg(&big),
+        "--max-results",
     );
 }

@@ -171,6 +171,12 @@ pub fn start(limits: Limits) -> Guard {
     }
 }
 
+/// A new input begins on this thread (a file, an upload): its results
+/// count from zero against the cap on one input's results.
+pub fn begin_input() {
+    RESULTS.with(|r| r.set(0));
+}
+
 /// This thread's limits, if any were set (or the process's default).
 pub fn current() -> Option<Limits> {
     LIMITS.with(|l| l.get()).or_else(|| DEFAULT.get().copied())

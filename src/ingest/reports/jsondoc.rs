@@ -86,7 +86,11 @@ pub fn read(
     };
     match kind {
         Kind::Mocha => mocha(serde_json::from_reader(input).map_err(bad)?, name, report),
-        Kind::Jest => jest(serde_json::from_reader(input).map_err(bad)?, name, report),
+        Kind::Jest => {
+            let mut de = serde_json::Deserializer::from_reader(input);
+            serde::de::DeserializeSeed::deserialize(JestSeed { report }, &mut de).map_err(bad)?;
+            de.end().map_err(bad)?;
+        }
         Kind::RSpec => rspec(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::Ctrf => ctrf(serde_json::from_reader(input).map_err(bad)?, name, report),
         Kind::Cucumber => {
@@ -228,12 +232,6 @@ fn mocha(doc: MochaDoc, name: &str, report: &mut Report) {
 }
 
 #[derive(Deserialize)]
-struct JestDoc {
-    #[serde(rename = "testResults", default)]
-    test_results: Vec<JestFile>,
-}
-
-#[derive(Deserialize)]
 struct JestFile {
     #[serde(default)]
     name: String,
@@ -261,12 +259,75 @@ struct JestTest {
     invocations: Option<u32>,
 }
 
-fn jest(doc: JestDoc, _name: &str, report: &mut Report) {
-    let prefix = common_dir(doc.test_results.iter().map(|f| f.name.as_str()));
-    let mut suites = HashMap::new();
-    for f in doc.test_results {
+/// jest's document read test file by test file: each file's results become
+/// cases as soon as the file is read, so memory holds the cases and one
+/// file's results, not the whole document as well. Suites are named by the
+/// file's path below the directory all files share, known once all are
+/// read: each file's cases get it then.
+struct JestSeed<'a> {
+    report: &'a mut Report,
+}
+
+/// Each file read: its full path, its first case and its suite's index.
+struct JestFiles<'a> {
+    report: &'a mut Report,
+    files: Vec<(String, usize, usize)>,
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for JestSeed<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for JestSeed<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a JSON object with testResults")
+    }
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut files = JestFiles {
+            report: self.report,
+            files: Vec::new(),
+        };
+        while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+            if key == "testResults" {
+                map.next_value_seed(&mut files)?;
+            } else {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+        files.name_suites();
+        Ok(())
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for &mut JestFiles<'_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for &mut JestFiles<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("a list of test files")
+    }
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(f) = seq.next_element::<JestFile>()? {
+            self.file(f);
+        }
+        Ok(())
+    }
+}
+
+impl JestFiles<'_> {
+    fn file(&mut self, f: JestFile) {
+        let report = &mut *self.report;
         let first = report.cases.len();
-        let suite = suite_of(&mut suites, &prefix, &f.name);
+        let suite: Arc<str> = Arc::from("");
         for Counted(t) in f.assertion_results {
             let retries = t.invocations.unwrap_or(1).saturating_sub(1);
             let status = match t.status.as_str() {
@@ -283,23 +344,34 @@ fn jest(doc: JestDoc, _name: &str, report: &mut Report) {
         }
         if f.exec_error.is_some() && report.cases.len() == first {
             // The file did not run: jest counts it as a failed suite.
-            push(
-                report,
-                &suite,
-                "(test file failed to run)".into(),
-                None,
-                Status::Errored,
-            );
+            let name = "(test file failed to run)".into();
+            push(report, &suite, name, None, Status::Errored);
         }
         let time_s = match (f.start_time, f.end_time) {
             (Some(a), Some(b)) if b >= a => Some((b - a) / 1e3),
             _ => None,
         };
         report.suites.push(Suite {
-            name: suite.to_string(),
+            name: String::new(),
             time_s,
             tests: report.cases.len() - first,
         });
+        self.files.push((f.name, first, report.suites.len() - 1));
+    }
+
+    /// Each file's cases and suite named by its path below the shared directory.
+    fn name_suites(&mut self) {
+        let prefix = common_dir(self.files.iter().map(|f| f.0.as_str()));
+        let mut suites = HashMap::new();
+        let report = &mut *self.report;
+        for (i, (path, first, at)) in self.files.iter().enumerate() {
+            let suite = suite_of(&mut suites, &prefix, path);
+            let end = self.files.get(i + 1).map_or(report.cases.len(), |n| n.1);
+            for c in &mut report.cases[*first..end] {
+                c.id.suite = suite.clone();
+            }
+            report.suites[*at].name = suite.to_string();
+        }
     }
 }
 

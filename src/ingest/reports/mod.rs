@@ -117,27 +117,6 @@ impl Hasher for FxHasher {
 
 pub type FxBuild = BuildHasherDefault<FxHasher>;
 
-/// A test id for duplicate detection, with its hash computed once: suite
-/// and class strings are shared, so each distinct one is hashed once
-/// (cached by address) and combined with the name's hash.
-struct IdKey<'a> {
-    id: &'a TestId,
-    hash: u64,
-}
-
-impl PartialEq for IdKey<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.hash == other.hash && self.id == other.id
-    }
-}
-impl Eq for IdKey<'_> {}
-
-impl std::hash::Hash for IdKey<'_> {
-    fn hash<H: Hasher>(&self, h: &mut H) {
-        h.write_u64(self.hash);
-    }
-}
-
 fn fx(bytes: &[u8]) -> u64 {
     let mut h = FxHasher::default();
     h.write(bytes);
@@ -320,33 +299,43 @@ impl Report {
     /// flaky, failures only stay failed, the duration is the last attempt's (the one
     /// that decided), never a sum.
     pub fn resolve_repeats(&mut self) {
-        // First pass on borrowed ids: which later cases repeat an earlier one.
-        let mut first: HashMap<IdKey, (usize, u32), FxBuild> =
-            HashMap::with_capacity_and_hasher(self.cases.len(), FxBuild::default());
+        // Which later cases repeat an earlier one: the cases' identity
+        // hashes sorted (16 bytes a case, not a map of them all), then each
+        // run of equal hashes split by identity, in file order.
         let mut shared: HashMap<usize, u64, FxBuild> = HashMap::default();
         let mut hash_shared = |a: &Arc<str>| {
             *shared
                 .entry(Arc::as_ptr(a) as *const u8 as usize)
                 .or_insert_with(|| fx(a.as_bytes()))
         };
+        let mut keyed: Vec<(u64, usize)> = (self.cases.iter().enumerate())
+            .map(|(i, c)| {
+                let hash = hash_shared(&c.id.suite).rotate_left(21)
+                    ^ hash_shared(&c.id.class).rotate_left(42)
+                    ^ fx(c.id.name.as_bytes());
+                (hash, i)
+            })
+            .collect();
+        keyed.sort_unstable();
         // (index, index of the first result of its identity, its order among them)
         let mut repeats: Vec<(usize, usize, u32)> = Vec::new();
-        for (i, c) in self.cases.iter().enumerate() {
-            let hash = hash_shared(&c.id.suite).rotate_left(21)
-                ^ hash_shared(&c.id.class).rotate_left(42)
-                ^ fx(c.id.name.as_bytes());
-            match first.entry(IdKey { id: &c.id, hash }) {
-                std::collections::hash_map::Entry::Occupied(mut f) => {
-                    let (at, seen) = *f.get();
-                    repeats.push((i, at, seen));
-                    f.insert((at, seen + 1));
-                }
-                std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert((i, 1));
+        for run in keyed.chunk_by(|a, b| a.0 == b.0).filter(|r| r.len() > 1) {
+            let mut firsts: Vec<(usize, u32)> = Vec::new();
+            for &(_, i) in run {
+                match firsts
+                    .iter_mut()
+                    .find(|(f, _)| self.cases[*f].id == self.cases[i].id)
+                {
+                    Some((f, seen)) => {
+                        repeats.push((i, *f, *seen));
+                        *seen += 1;
+                    }
+                    None => firsts.push((i, 1)),
                 }
             }
         }
-        drop(first);
+        drop(keyed);
+        repeats.sort_unstable_by_key(|r| r.0);
         if repeats.is_empty() {
             return;
         }
@@ -555,6 +544,7 @@ fn read_reader(
     report: &mut Report,
     sink: Option<&mut dyn CaseSink>,
 ) -> Result<(), IngestError> {
+    crate::ingest::limits::begin_input();
     let name = name.to_string();
     let head = reader
         .fill_buf()
@@ -1791,5 +1781,71 @@ mod tests {
         assert_eq!(case(&d, "Calc sleeps").duration_s, Some(0.027));
         assert_eq!(&*case(&d, "Calc adds").id.suite, "test/calc_test.dart");
         assert_eq!(d.suite_wall_s(), Some(0.48));
+    }
+
+    /// Repeats found through sorted hashes are the repeats a map of every
+    /// identity finds (the way it was done), numbered and merged alike.
+    #[test]
+    fn repeats_are_numbered_and_merged_as_a_map_of_identities_finds_them() {
+        let mut x = 7u64;
+        for round in 0..200 {
+            let mut r = Report::default();
+            let names: [Arc<str>; 3] = [Arc::from("a"), Arc::from("b"), Arc::from("")];
+            for _ in 0..(round % 40) {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                r.cases.push(TestCase {
+                    id: TestId::new(
+                        names[(x % 3) as usize].clone(),
+                        Arc::from(if x % 5 == 0 { "c" } else { "" }),
+                        format!("t{}", (x >> 8) % 6),
+                    ),
+                    duration_s: ((x >> 20) % 4 > 0).then_some(((x >> 24) % 100) as f64),
+                    status: [Status::Passed, Status::Failed, Status::Skipped]
+                        [((x >> 30) % 3) as usize],
+                    retries: 0,
+                    has_children: false,
+                });
+            }
+            r.reruns_marked = round % 2 == 1;
+            // The reference: a map of identities, in file order.
+            let mut expect = r.clone();
+            let mut seen: HashMap<TestId, (usize, u32)> = HashMap::new();
+            let mut gone = vec![false; expect.cases.len()];
+            for i in 0..expect.cases.len() {
+                let id = expect.cases[i].id.clone();
+                match seen.get_mut(&id) {
+                    Some((f, n)) if expect.reruns_marked => {
+                        let c = expect.cases[i].clone();
+                        let m = &mut expect.cases[*f];
+                        m.retries += 1 + c.retries;
+                        m.status = match c.status {
+                            Status::Passed | Status::Flaky => Status::Flaky,
+                            s => s,
+                        };
+                        if c.duration_s.is_some() {
+                            m.duration_s = c.duration_s;
+                        }
+                        gone[i] = true;
+                        *n += 1;
+                    }
+                    Some((_, n)) => {
+                        expect.cases[i].id.nth = *n;
+                        *n += 1;
+                    }
+                    None => {
+                        seen.insert(id, (i, 1));
+                    }
+                }
+            }
+            let mut k = 0;
+            expect.cases.retain(|_| {
+                k += 1;
+                !gone[k - 1]
+            });
+            r.resolve_repeats();
+            assert_eq!(r.cases, expect.cases, "round {round}");
+        }
     }
 }
