@@ -1813,6 +1813,7 @@ mod tests {
             let mut expect = r.clone();
             let mut seen: HashMap<TestId, (usize, u32)> = HashMap::new();
             let mut gone = vec![false; expect.cases.len()];
+            #[allow(clippy::needless_range_loop)] // merges into earlier cases by index
             for i in 0..expect.cases.len() {
                 let id = expect.cases[i].id.clone();
                 match seen.get_mut(&id) {
