@@ -11,21 +11,7 @@ REPS=${REPS:-3}
 python3 -c "import junitparser" 2>/dev/null || { echo "bench/ingest.sh: pip install junitparser" >&2; exit 2; }
 command -v xmllint > /dev/null || { echo "bench/ingest.sh: apt-get install libxml2-utils (xmllint)" >&2; exit 2; }
 tmp=$WORK
-python3 - "$tmp/big.xml" "$N" <<'PY'
-import random, sys
-path, n = sys.argv[1], int(sys.argv[2])
-rng = random.Random(1)
-with open(path, "w") as f:
-    f.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="big">\n')
-    per = 1000
-    for s in range(n // per):
-        f.write(f'  <testsuite name="com.example.suite{s}" tests="{per}" time="{rng.uniform(1, 9):.3f}">\n')
-        for t in range(per):
-            child = '<failure message="boom" type="AssertionError">expected 1</failure>' if rng.random() < 0.01 else ''
-            f.write(f'    <testcase classname="com.example.suite{s}.Class{t % 20}" name="test_case_number_{t}" time="{rng.expovariate(100):.4f}">{child}</testcase>\n')
-        f.write('  </testsuite>\n')
-    f.write('</testsuites>\n')
-PY
+python3 bench/gen-junit.py "$tmp/big.xml" "$N"
 cat > "$tmp/jp.py" <<'PY'
 import sys
 from junitparser import JUnitXml

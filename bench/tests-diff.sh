@@ -8,23 +8,8 @@
 N=${N:-1000000}
 REPS=${REPS:-3}
 python3 -c "import junitparser" 2>/dev/null || { echo "bench/tests-diff.sh: pip install junitparser" >&2; exit 2; }
-cat > "$WORK/gen.py" <<'PY'
-import random, sys
-path, n, factor, seed = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
-rng = random.Random(seed)
-with open(path, "w") as f:
-    f.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites name="big">\n')
-    per = 1000
-    for s in range(n // per):
-        f.write(f'  <testsuite name="com.example.suite{s}" tests="{per}" time="{rng.uniform(1, 9):.3f}">\n')
-        for t in range(per):
-            child = '<failure message="boom" type="AssertionError">expected 1</failure>' if rng.random() < 0.01 else ''
-            f.write(f'    <testcase classname="com.example.suite{s}.Class{t % 20}" name="test_case_number_{t}" time="{rng.expovariate(100) * factor:.4f}">{child}</testcase>\n')
-        f.write('  </testsuite>\n')
-    f.write('</testsuites>\n')
-PY
-python3 "$WORK/gen.py" "$WORK/before.xml" "$N" 1.0 1 &
-python3 "$WORK/gen.py" "$WORK/after.xml" "$N" 1.1 2 &
+python3 bench/gen-junit.py "$WORK/before.xml" "$N" 1.0 1 &
+python3 bench/gen-junit.py "$WORK/after.xml" "$N" 1.1 2 &
 wait
 cat > "$WORK/jp.py" <<'PY'
 import sys

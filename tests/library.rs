@@ -2,6 +2,8 @@
 //! the CLI calls, with plain typed options, and read typed results (no
 //! process, no parsing of printed text).
 
+mod common;
+
 use std::path::PathBuf;
 
 use tardy::history::detect::{DetectOptions, Method};
@@ -622,18 +624,7 @@ fn ci_and_doctor_are_library_calls() {
     // both measured in their worktrees, a verdict and its Markdown.
     let dir = tempfile::tempdir().unwrap();
     let repo = dir.path();
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .current_dir(repo)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@example.com")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@example.com")
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "git {args:?}");
-    };
+    let git = |args: &[&str]| common::git(repo, args);
     git(&["init", "-q", "-b", "main"]);
     std::fs::write(repo.join("work.sh"), "sleep 0.01\n").unwrap();
     git(&["add", "."]);

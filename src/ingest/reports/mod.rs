@@ -525,7 +525,7 @@ pub fn read_file(path: &Path, report: &mut Report) -> Result<(), IngestError> {
 fn read_file_with(
     path: &Path,
     report: &mut Report,
-    sink: Option<&mut dyn CaseSink>,
+    sink: Option<&mut (dyn CaseSink + '_)>,
 ) -> Result<(), IngestError> {
     let name = path.display().to_string();
     let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
@@ -542,7 +542,7 @@ fn read_reader(
     mut reader: Box<dyn std::io::BufRead + '_>,
     name: &str,
     report: &mut Report,
-    sink: Option<&mut dyn CaseSink>,
+    sink: Option<&mut (dyn CaseSink + '_)>,
 ) -> Result<(), IngestError> {
     crate::ingest::limits::begin_input();
     let name = name.to_string();
@@ -726,6 +726,20 @@ pub fn read_each(paths: &[PathBuf], keep_going: bool) -> Result<Vec<Report>, Ing
 
 /// Read one run: files and directories, merged.
 pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestError> {
+    let mut report = read_files(paths, keep_going, None)?.unwrap_or_default();
+    report.finish();
+    Ok(report)
+}
+
+/// Every file of `paths` into one report, its cases handed to `sink` (when
+/// given) where a reader can; `None` when, under `keep_going`, a file failed
+/// after some of its cases were handed on (a file counts whole or not at
+/// all, so the run must be read again without a sink).
+fn read_files(
+    paths: &[PathBuf],
+    keep_going: bool,
+    mut sink: Option<&mut dyn CaseSink>,
+) -> Result<Option<Report>, IngestError> {
     let mut report = Report::default();
     for p in paths {
         for f in expand(p)? {
@@ -734,21 +748,22 @@ pub fn read_run(paths: &[PathBuf], keep_going: bool) -> Result<Report, IngestErr
                 report.suites.len(),
                 report.sources.len(),
             );
-            if let Err(e) = read_file(&f, &mut report) {
-                if keep_going {
-                    // A file counts whole or not at all.
-                    report.cases.truncate(mark.0);
-                    report.suites.truncate(mark.1);
-                    report.sources.truncate(mark.2);
-                    report.warnings.push(format!("skipped {e}"));
-                } else {
+            let spilled = report.spilled;
+            if let Err(e) = read_file_with(&f, &mut report, sink.as_deref_mut()) {
+                if !keep_going {
                     return Err(e);
                 }
+                if report.spilled > spilled {
+                    return Ok(None);
+                }
+                report.cases.truncate(mark.0);
+                report.suites.truncate(mark.1);
+                report.sources.truncate(mark.2);
+                report.warnings.push(format!("skipped {e}"));
             }
         }
     }
-    report.finish();
-    Ok(report)
+    Ok(Some(report))
 }
 
 /// Read one run as [`read_run`] does, handing its cases to `sink` as they
@@ -759,29 +774,9 @@ pub fn read_run_streaming(
     keep_going: bool,
     sink: &mut dyn CaseSink,
 ) -> Result<Streamed, IngestError> {
-    let mut report = Report::default();
-    for p in paths {
-        for f in expand(p)? {
-            let mark = (
-                report.cases.len(),
-                report.suites.len(),
-                report.sources.len(),
-            );
-            let spilled = report.spilled;
-            if let Err(e) = read_file_with(&f, &mut report, Some(&mut *sink)) {
-                if !keep_going {
-                    return Err(e);
-                }
-                if report.spilled > spilled {
-                    return Ok(Streamed::Again); // a file counts whole or not at all
-                }
-                report.cases.truncate(mark.0);
-                report.suites.truncate(mark.1);
-                report.sources.truncate(mark.2);
-                report.warnings.push(format!("skipped {e}"));
-            }
-        }
-    }
+    let Some(mut report) = read_files(paths, keep_going, Some(&mut *sink))? else {
+        return Ok(Streamed::Again);
+    };
     if report.spilled == 0 {
         report.finish();
         return Ok(Streamed::Whole(report));

@@ -764,7 +764,7 @@ pub(super) fn read_with(
     input: impl BufRead,
     name: &str,
     report: &mut Report,
-    mut sink: Option<&mut dyn super::CaseSink>,
+    mut sink: Option<&mut (dyn super::CaseSink + '_)>,
 ) -> Result<(), IngestError> {
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut reader = Reader::from_reader(input);
