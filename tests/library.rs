@@ -752,3 +752,27 @@ fn comment_and_exec_are_library_calls() {
     assert!(tardy::measure::inherit::exec_with_timer_slack(0, &argv).contains("at least 1 ns"));
     assert!(tardy::measure::inherit::exec_with_timer_slack(1, &[]).contains("no command"));
 }
+
+#[test]
+fn token_add_is_a_library_call() {
+    use std::os::unix::fs::PermissionsExt;
+    use tardy::server::auth::{Scope, Tokens, add_token};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("tokens");
+    let write = add_token(&file, Scope::Write, "ci").unwrap();
+    let read = add_token(&file, Scope::Read, "dashboard\n").unwrap();
+    assert!(write.starts_with("tardy_") && write != read);
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(!text.contains(&write), "only hashes are stored");
+    assert_eq!(text.lines().count(), 2);
+    assert_eq!(
+        std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+        0o600
+    );
+    assert_eq!(Tokens::load(&file).unwrap().len(), 2);
+    // Not a token file: refused, left as it was.
+    let other = dir.path().join("notes");
+    std::fs::write(&other, "hello world\n").unwrap();
+    assert!(add_token(&other, Scope::Write, "x").is_err());
+    assert_eq!(std::fs::read_to_string(&other).unwrap(), "hello world\n");
+}

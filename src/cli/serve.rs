@@ -2,7 +2,6 @@
 //! read token, whose hash goes into the token file).
 
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -10,7 +9,7 @@ use clap::{Args, Subcommand};
 use tardy::history::detect::Method;
 use tardy::jobs::serve::Settings;
 use tardy::render::web::listening_line;
-use tardy::server::auth::{Scope, Tokens, new_token};
+use tardy::server::auth::Scope;
 use tardy::server::serve;
 
 #[derive(Args)]
@@ -184,21 +183,9 @@ pub fn token(args: TokenArgs) -> Result<i32, String> {
     add_token(&token_file, &scope, &label).map(|()| 0)
 }
 
-fn add_token(file: &PathBuf, scope: &str, label: &str) -> Result<(), String> {
+fn add_token(file: &std::path::Path, scope: &str, label: &str) -> Result<(), String> {
     let scope = Scope::parse(scope).unwrap_or(Scope::Write);
-    if file.exists() {
-        // Refuse to append to something that is not a token file.
-        Tokens::load(file).map_err(|e| e.to_string())?;
-    }
-    let (token, line) = new_token(scope, label).map_err(|e| format!("cannot make a token: {e}"))?;
-    let mut f = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(file)
-        .map_err(|e| format!("cannot write '{}': {e}", file.display()))?;
-    writeln!(f, "{line}").map_err(|e| format!("cannot write '{}': {e}", file.display()))?;
-    println!("{token}");
+    println!("{}", tardy::server::auth::add_token(file, scope, label)?);
     eprintln!(
         "tardy: added a {} token to {} (only its hash is stored; keep the token above, it is not shown again)",
         scope.as_str(),

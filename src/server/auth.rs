@@ -128,6 +128,27 @@ pub fn new_token(scope: Scope, label: &str) -> std::io::Result<(String, String)>
     Ok((token, line.trim_end().to_string()))
 }
 
+/// `tardy token add`: a new token of `scope` labelled `label`, its hash
+/// appended to the token file `file` (made 0600 when missing; a file that is
+/// not a token file is refused, never appended to). The token, shown once.
+pub fn add_token(file: &Path, scope: Scope, label: &str) -> Result<String, String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    if file.exists() {
+        Tokens::load(file).map_err(|e| e.to_string())?;
+    }
+    let (token, line) = new_token(scope, label).map_err(|e| format!("cannot make a token: {e}"))?;
+    let cannot = |e: std::io::Error| format!("cannot write '{}': {e}", file.display());
+    let mut f = (std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600))
+    .open(file)
+    .map_err(cannot)?;
+    writeln!(f, "{line}").map_err(cannot)?;
+    Ok(token)
+}
+
 // Access to the API and pages: tokens, the sign-in cookie, query
 // parameters and ids, shared by both (neither imports the other for them).
 
