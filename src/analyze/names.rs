@@ -34,9 +34,6 @@ pub struct Names {
     idents: Vec<Ident>,
     strs: Vec<Arc<str>>,
     by_str: HashMap<Arc<str>, u32, FxBuild>,
-    /// Interned strings by the address of a report's shared `Arc<str>`
-    /// (suite and class strings are shared by the many tests that have them).
-    by_ptr: HashMap<usize, (u32, Arc<str>), FxBuild>,
     by_hash: HashMap<u64, u32, FxBuild>,
 }
 
@@ -51,21 +48,12 @@ impl Names {
     }
 
     fn intern_str(&mut self, s: &Arc<str>) -> u32 {
-        let ptr = Arc::as_ptr(s) as *const u8 as usize;
-        if let Some((i, _)) = self.by_ptr.get(&ptr) {
-            return *i;
+        if let Some(&i) = self.by_str.get(s) {
+            return i;
         }
-        let i = match self.by_str.get(s) {
-            Some(&i) => i,
-            None => {
-                let i = self.strs.len() as u32;
-                self.strs.push(s.clone());
-                self.by_str.insert(s.clone(), i);
-                i
-            }
-        };
-        // The Arc is kept so that its address is never reused for another string.
-        self.by_ptr.insert(ptr, (i, s.clone()));
+        let i = self.strs.len() as u32;
+        self.strs.push(s.clone());
+        self.by_str.insert(s.clone(), i);
         i
     }
 
@@ -137,7 +125,6 @@ impl Names {
     /// The lookup tables are not needed once every run is read.
     pub fn freeze(&mut self) {
         self.by_str = HashMap::default();
-        self.by_ptr = HashMap::default();
         self.by_hash = HashMap::default();
         self.arena.shrink_to_fit();
         self.idents.shrink_to_fit();

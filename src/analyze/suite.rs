@@ -207,7 +207,9 @@ impl CaseSink for ShowSink {
             self.whole = true;
             return;
         }
-        if self.suite.as_deref() != Some(&*c.id.suite) {
+        let same =
+            (self.suite.as_ref()).is_some_and(|s| Arc::ptr_eq(s, &c.id.suite) || *s == c.id.suite);
+        if !same {
             if let Some(old) = self.suite.take() {
                 self.left.insert(hash_str(&old));
             }
@@ -455,6 +457,9 @@ impl DiffBuilder {
     /// The diff of everything added.
     pub fn finish(mut self) -> Diff {
         self.names.freeze();
+        for run in self.sides.iter_mut().flatten() {
+            run.extra.sort_by_key(|e| e.0);
+        }
         finish(self.names, self.sides)
     }
 }
@@ -480,8 +485,10 @@ fn seen(runs: &[RunDigest], id: u32) -> Option<Seen> {
         if !r.duration[i].is_nan() {
             s.durations.push(r.duration[i]);
         }
-        s.durations
-            .extend(r.extra.iter().filter(|e| e.0 == id).map(|e| e.1));
+        // Sorted by identity in `finish`: this identity's run of them.
+        let from = r.extra.partition_point(|e| e.0 < id);
+        let extra = r.extra[from..].iter().take_while(|e| e.0 == id);
+        s.durations.extend(extra.map(|e| e.1));
         s.status = status;
         s.parent |= r.parent[i];
     }

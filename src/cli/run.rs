@@ -400,13 +400,9 @@ fn said(args: &RunArgs, kept: &Kept) {
 
 /// The JSON or the terminal report on standard output.
 fn report(o: &Output, results: &Results) {
-    let measured = results
-        .benchmarks
-        .iter()
-        .any(|b| b.runs.iter().any(|r| !r.warmup));
     if o.json {
         print!("{}", render::json::results(results));
-    } else if measured && o.style != "none" {
+    } else if tardy::jobs::run::measured(results) && o.style != "none" {
         let color = match o.style.as_str() {
             "full" | "color" => true,
             "basic" | "nocolor" => false,

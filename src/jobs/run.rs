@@ -100,10 +100,7 @@ impl Keeper {
             .write(results)
             .map_err(|e| e.to_string())?;
         let mut kept = Kept::default();
-        let measured = results
-            .benchmarks
-            .iter()
-            .any(|b| b.runs.iter().any(|r| !r.warmup));
+        let measured = measured(results);
         let labels = &self.keep.labels;
         if let (Some(series), Some(db)) = (&self.keep.save, self.db.as_mut()) {
             let n = save(series, labels, db.as_mut(), results)?;
@@ -118,6 +115,11 @@ impl Keeper {
         }
         Ok(kept)
     }
+}
+
+/// Whether a session measured anything (a run that was not a warm-up).
+pub fn measured(results: &Results) -> bool {
+    (results.benchmarks.iter()).any(|b| b.runs.iter().any(|r| !r.warmup))
 }
 
 impl Exports {

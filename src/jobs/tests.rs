@@ -43,25 +43,17 @@ pub fn show(
         let show = suite::show_run(paths, keep_going, top).map_err(|e| e.to_string())?;
         return Ok(Shown { show, saved: None });
     };
-    let save = Some(save);
     // The database opens first: a bad one fails before a long read.
-    let mut db = match save {
-        Some(s) => {
-            Some(super::store::open(s.db.as_deref(), &s.project).map_err(|e| e.to_string())?)
-        }
-        None => None,
-    };
+    let mut db =
+        super::store::open(save.db.as_deref(), &save.project).map_err(|e| e.to_string())?;
     let mut report = reports::read_run(paths, keep_going).map_err(|e| e.to_string())?;
     // Summarised first: saving takes the report's cases.
     let show = suite::show(&report, top);
-    let mut saved = None;
-    if let (Some(s), Some(db)) = (save, db.as_mut()) {
-        let provenance = super::store::provenance_now(s.commit.as_deref(), s.branch.as_deref())?;
-        let time = s.time.as_deref();
-        let n =
-            crate::history::ops::save_suite(db.as_mut(), &s.suite, &mut report, provenance, time)?;
-        saved = Some((n, super::store::describe(s.db.as_deref())));
-    }
+    let provenance = super::store::provenance_now(save.commit.as_deref(), save.branch.as_deref())?;
+    let time = save.time.as_deref();
+    let n =
+        crate::history::ops::save_suite(db.as_mut(), &save.suite, &mut report, provenance, time)?;
+    let saved = Some((n, super::store::describe(save.db.as_deref())));
     Ok(Shown { show, saved })
 }
 

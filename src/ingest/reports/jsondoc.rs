@@ -129,7 +129,7 @@ fn common_dir<'a>(paths: impl Iterator<Item = &'a str>) -> String {
 
 fn push(report: &mut Report, suite: &Arc<str>, name: String, ms: Option<f64>, status: Status) {
     report.cases.push(TestCase {
-        id: TestId::new(suite.clone(), Arc::from(""), name),
+        id: TestId::new(suite.clone(), super::EMPTY.clone(), name),
         duration_s: ms.filter(|m| m.is_finite() && *m >= 0.0).map(|m| m / 1e3),
         status,
         retries: 0,

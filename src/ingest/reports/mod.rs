@@ -67,6 +67,10 @@ impl Status {
     }
 }
 
+/// The empty suite or class the tests of formats without one share (one
+/// allocation, not one a test).
+pub(crate) static EMPTY: std::sync::LazyLock<Arc<str>> = std::sync::LazyLock::new(|| Arc::from(""));
+
 /// One test's identity: suite path, class and name. Suite and class are
 /// shared between the many tests that have them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

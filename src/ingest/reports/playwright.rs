@@ -140,7 +140,7 @@ fn case(suite: &Arc<str>, title: &str, t: &PwTest) -> TestCase {
         format!("{title} [{}]", t.project)
     };
     TestCase {
-        id: TestId::new(suite.clone(), Arc::from(""), name),
+        id: TestId::new(suite.clone(), super::EMPTY.clone(), name),
         duration_s: last
             .and_then(|r| r.duration)
             .filter(|d| d.is_finite() && *d >= 0.0)
