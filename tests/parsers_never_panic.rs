@@ -123,7 +123,7 @@ proptest! {
         let _ = gojson::read(text.as_bytes(), "prop", &mut g);
         let _ = dart::read(text.as_bytes(), "prop", &mut g);
         for kind in [jsondoc::Kind::Mocha, jsondoc::Kind::Jest, jsondoc::Kind::RSpec, jsondoc::Kind::Ctrf] {
-            let _ = jsondoc::read(text.as_bytes(), kind, "prop", &mut g);
+            let _ = jsondoc::read_slice(text.as_bytes(), kind, "prop", &mut g);
         }
         let _ = tap::read(text.as_bytes(), "prop", &mut g);
         let _ = allure::read(text.as_bytes(), "prop", &mut g);

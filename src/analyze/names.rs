@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::hash::Hasher;
 use std::sync::Arc;
 
-use crate::ingest::reports::{FxBuild, FxHasher, TestId};
+use crate::ingest::reports::{FxBuild, TestId, hasher};
 
 /// No identity (the end of a hash chain).
 const NONE: u32 = u32::MAX;
@@ -61,7 +61,7 @@ impl Names {
     pub fn intern(&mut self, id: &TestId) -> u32 {
         let (suite, class) = (self.intern_str(&id.suite), self.intern_str(&id.class));
         let hash = {
-            let mut h = FxHasher::default();
+            let mut h = hasher();
             h.write_u32(suite);
             h.write_u32(class);
             h.write(id.name.as_bytes());

@@ -18,32 +18,35 @@
 //! the same file by `2>&1`) are kept as output; only a file without any
 //! event is refused.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::sync::Arc;
 
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use super::bounded::{Bounded, TOKEN_LIMIT};
 use super::{Report, Status, Suite, TestCase, TestId};
 use crate::ingest::error::IngestError;
 
+/// One event, its text borrowed from the line where it has no escapes.
 #[derive(Deserialize)]
-struct Event {
-    #[serde(rename = "Action")]
-    action: String,
-    #[serde(rename = "Package", default)]
-    package: String,
-    #[serde(rename = "ImportPath", default)]
-    import_path: String,
-    #[serde(rename = "Test")]
-    test: Option<String>,
+struct Event<'a> {
+    #[serde(rename = "Action", borrow)]
+    action: Cow<'a, str>,
+    #[serde(rename = "Package", default, borrow)]
+    package: Cow<'a, str>,
+    #[serde(rename = "ImportPath", default, borrow)]
+    import_path: Cow<'a, str>,
+    #[serde(rename = "Test", borrow)]
+    test: Option<Cow<'a, str>>,
     #[serde(rename = "Elapsed")]
     elapsed: Option<f64>,
-    #[serde(rename = "Output")]
-    output: Option<String>,
+    #[serde(rename = "Output", borrow)]
+    output: Option<Cow<'a, str>>,
     #[serde(rename = "FailedBuild")]
-    failed_build: Option<String>,
+    failed_build: Option<IgnoredAny>,
 }
 
 /// The longest cause kept for a package.
@@ -65,6 +68,8 @@ struct Package {
     /// Its failure was counted already (a text line and an event may both
     /// say it).
     counted: bool,
+    /// Its results read so far.
+    tests: usize,
 }
 
 fn clip(line: &str) -> String {
@@ -111,24 +116,59 @@ fn failed_before_running(line: &str) -> Option<&str> {
     (why == "[build failed]" || why == "[setup failed]").then_some(pkg)
 }
 
-struct Reader<'r> {
+struct Reader<'r, 's> {
     report: &'r mut Report,
-    first: usize,
+    /// Where settled results go as the stream is read, when streaming.
+    sink: Option<&'r mut (dyn super::CaseSink + 's)>,
+    /// Results of this file so far.
+    results: usize,
     empty: Arc<str>,
     names: HashMap<String, Arc<str>>,
-    packages: HashMap<String, Package>,
+    /// Each package's place in `order`.
+    packages: HashMap<String, usize>,
     /// Packages in the order first seen.
-    order: Vec<String>,
+    order: Vec<(String, Package)>,
     /// The first compiler error of text lines not yet claimed by a package.
     loose_cause: Option<String>,
 }
 
-impl Reader<'_> {
+impl Reader<'_, '_> {
     fn package(&mut self, name: &str) -> &mut Package {
-        if !self.packages.contains_key(name) {
-            self.order.push(name.to_string());
+        let i = match self.packages.get(name) {
+            Some(&i) => i,
+            None => {
+                self.packages.insert(name.to_string(), self.order.len());
+                self.order.push((name.to_string(), Package::default()));
+                self.order.len() - 1
+            }
+        };
+        &mut self.order[i].1
+    }
+
+    fn known(&mut self, name: &str) -> Option<&mut Package> {
+        let i = *self.packages.get(name)?;
+        self.order.get_mut(i).map(|p| &mut p.1)
+    }
+
+    /// A result of `package`, counted as one of its tests.
+    fn push(&mut self, package: &str, test: String, duration_s: Option<f64>, status: Status) {
+        let id = self.id(package, test);
+        self.report.cases.push(TestCase {
+            id,
+            duration_s,
+            status,
+            retries: 0,
+            has_children: false,
+        });
+        self.results += 1;
+        if let Some(p) = self.known(package) {
+            p.tests += 1;
         }
-        self.packages.entry(name.to_string()).or_default()
+        if let Some(s) = self.sink.as_deref_mut()
+            && self.report.cases.len() >= super::SPILL_CHUNK
+        {
+            super::spill(self.report, s);
+        }
     }
 
     fn id(&mut self, package: &str, test: String) -> TestId {
@@ -178,16 +218,16 @@ impl Reader<'_> {
 
     fn event(&mut self, ev: Event) {
         // Build events name the package under test as "pkg [pkg.test]".
-        let package = if ev.package.is_empty() {
-            ev.import_path
-                .split_whitespace()
-                .next()
-                .unwrap_or("")
-                .to_string()
+        let package: Cow<str> = if ev.package.is_empty() {
+            Cow::Owned(
+                (ev.import_path.split_whitespace().next())
+                    .unwrap_or("")
+                    .to_string(),
+            )
         } else {
             ev.package
         };
-        match ev.action.as_str() {
+        match &*ev.action {
             "build-output" => {
                 let text = ev.output.unwrap_or_default();
                 let p = self.package(&package);
@@ -208,13 +248,13 @@ impl Reader<'_> {
             "run" => {
                 if let Some(test) = ev.test {
                     let p = self.package(&package);
-                    if !p.running.contains(&test) {
-                        p.running.push(test);
+                    if !p.running.iter().any(|t| *t == *test) {
+                        p.running.push(test.into_owned());
                     }
                 }
             }
             "pass" | "fail" | "skip" => {
-                let status = match ev.action.as_str() {
+                let status = match &*ev.action {
                     "pass" => Status::Passed,
                     "fail" => Status::Failed,
                     _ => Status::Skipped,
@@ -229,14 +269,7 @@ impl Reader<'_> {
                         if status == Status::Failed {
                             p.failed_tests += 1;
                         }
-                        let id = self.id(&package, test);
-                        self.report.cases.push(TestCase {
-                            id,
-                            duration_s: elapsed,
-                            status,
-                            retries: 0,
-                            has_children: false,
-                        });
+                        self.push(&package, test.into_owned(), elapsed, status);
                     }
                     None => {
                         let p = self.package(&package);
@@ -246,12 +279,9 @@ impl Reader<'_> {
                         }
                         let failed = status == Status::Failed;
                         self.finish(&package, failed.then_some(elapsed));
-                        let tests = self.report.cases[self.first..]
-                            .iter()
-                            .filter(|c| *c.id.suite == *package)
-                            .count();
+                        let tests = self.known(&package).map_or(0, |p| p.tests);
                         self.report.suites.push(Suite {
-                            name: package,
+                            name: package.into_owned(),
                             time_s: elapsed,
                             tests,
                         });
@@ -267,7 +297,8 @@ impl Reader<'_> {
     /// failed package without a failed test is one errored test.
     fn finish(&mut self, package: &str, failed: Option<Option<f64>>) {
         let loose = self.loose_cause.take();
-        let Some(p) = self.packages.get_mut(package) else {
+        let at = self.packages.get(package).copied();
+        let Some((_, p)) = at.and_then(|i| self.order.get_mut(i)) else {
             self.loose_cause = loose;
             return;
         };
@@ -318,14 +349,7 @@ impl Reader<'_> {
                 shown.join(", "),
             ));
             for test in running {
-                let id = self.id(package, test);
-                self.report.cases.push(TestCase {
-                    id,
-                    duration_s: None,
-                    status: Status::Failed,
-                    retries: 0,
-                    has_children: false,
-                });
+                self.push(package, test, None, Status::Failed);
             }
         }
         if failed_tests == 0 {
@@ -339,41 +363,49 @@ impl Reader<'_> {
             self.report.warnings.push(format!(
                 "{package}: the package {what} ({cause}); counted as one errored test, {name}"
             ));
-            let id = self.id(package, name.to_string());
-            self.report.cases.push(TestCase {
-                id,
-                duration_s: None,
-                status: Status::Errored,
-                retries: 0,
-                has_children: false,
-            });
+            self.push(package, name.to_string(), None, Status::Errored);
         }
     }
 }
 
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
-    let first = report.cases.len();
+    read_with(input, name, report, None)
+}
+
+/// [`read`], handing settled results to `sink` as the stream is read (when
+/// given), so that memory holds a few thousand results, not the run's.
+pub fn read_with(
+    input: impl BufRead,
+    name: &str,
+    report: &mut Report,
+    sink: Option<&mut (dyn super::CaseSink + '_)>,
+) -> Result<(), IngestError> {
     let mut r = Reader {
         report,
-        first,
+        sink,
+        results: 0,
         empty: Arc::from(""),
         names: HashMap::new(),
         packages: HashMap::new(),
         order: Vec::new(),
         loose_cause: None,
     };
-    let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
+    let (mut input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let (mut events, mut text_lines) = (0usize, 0usize);
-    for (i, line) in input.lines().enumerate() {
-        if let Some(why) =
-            crate::ingest::limits::check(i as u64 + 1, r.report.cases.len().max(r.names.len()))
+    let mut buf = String::new();
+    for i in 0.. {
+        if let Some(why) = crate::ingest::limits::check(i as u64 + 1, r.results.max(r.names.len()))
         {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
-        let line =
-            line.map_err(|e| IngestError::at(name, Some(i + 1), format!("cannot read: {e}")))?;
+        buf.clear();
+        let n = (input.read_line(&mut buf))
+            .map_err(|e| IngestError::at(name, Some(i + 1), format!("cannot read: {e}")))?;
+        if n == 0 {
+            break;
+        }
         budget.reset();
-        let line = line.trim();
+        let line = buf.trim();
         if line.is_empty() {
             continue;
         }
@@ -400,9 +432,12 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
         ));
     }
     // Packages the stream left running.
-    let order = std::mem::take(&mut r.order);
-    for p in &order {
-        if r.packages.get(p).is_some_and(|p| !p.ended) {
+    let left: Vec<String> = (r.order.iter())
+        .filter(|p| !p.1.ended)
+        .map(|p| p.0.clone())
+        .collect();
+    for p in &left {
+        {
             r.finish(p, None);
         }
     }

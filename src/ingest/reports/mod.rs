@@ -21,13 +21,16 @@ pub mod cucumber;
 pub mod dart;
 pub mod duration;
 pub mod gojson;
+pub mod jest;
 pub mod jsondoc;
+pub mod listed;
+pub mod mocha;
 pub mod playwright;
 pub mod tap;
 pub mod xml;
 
 use std::collections::{HashMap, HashSet};
-use std::hash::{BuildHasherDefault, Hasher};
+use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -89,40 +92,22 @@ fn is_zero(n: &u32) -> bool {
     *n == 0
 }
 
-/// FxHash (rustc's): fast hashing of the many short test identities; the
-/// keys come from files, not from an adversary who could force collisions
-/// at scale (and a collision only costs time).
-#[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
+/// The hasher of the many short test identities: foldhash with a fixed
+/// seed (deterministic, fast on short keys, and well mixed: a word-at-a-time
+/// multiply without a finisher, as FxHash is, collided on names as plain as
+/// "item 119" and "item 192", which sent streaming reads back to whole
+/// ones). The keys come from files, not from an adversary who could force
+/// collisions at scale, and every use checks equality behind the hash.
+pub type FxBuild = foldhash::fast::FixedState;
 
-impl Hasher for FxHasher {
-    fn write(&mut self, bytes: &[u8]) {
-        let mut chunks = bytes.chunks_exact(8);
-        for chunk in &mut chunks {
-            let word = u64::from_le_bytes([
-                chunk[0], chunk[1], chunk[2], chunk[3], chunk[4], chunk[5], chunk[6], chunk[7],
-            ]);
-            self.0 = (self.0.rotate_left(5) ^ word).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-        }
-        for &b in chunks.remainder() {
-            self.write_u8(b);
-        }
-    }
-    fn write_u8(&mut self, b: u8) {
-        self.0 = (self.0.rotate_left(5) ^ b as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn write_usize(&mut self, n: usize) {
-        self.0 = (self.0.rotate_left(5) ^ n as u64).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
-    }
-    fn finish(&self) -> u64 {
-        self.0
-    }
+/// A hasher of [`FxBuild`].
+pub fn hasher() -> foldhash::fast::FoldHasher {
+    use std::hash::BuildHasher;
+    FxBuild::default().build_hasher()
 }
 
-pub type FxBuild = BuildHasherDefault<FxHasher>;
-
 fn fx(bytes: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
+    let mut h = hasher();
     h.write(bytes);
     h.write_usize(bytes.len());
     h.finish()
@@ -532,49 +517,66 @@ fn read_file_with(
     sink: Option<&mut (dyn CaseSink + '_)>,
 ) -> Result<(), IngestError> {
     let name = path.display().to_string();
-    let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
-    let input = Box::new(std::io::BufReader::with_capacity(1 << 16, file));
-    read_reader(input, &name, report, sink)
+    let open = || -> Result<Box<dyn std::io::BufRead>, IngestError> {
+        let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
+        Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, file)))
+    };
+    read_reader(&open, &name, report, sink)
 }
 
 /// Read a report already in memory (plain or gzip), named `name` in errors.
 fn read_bytes(bytes: &[u8], name: &str, report: &mut Report) -> Result<(), IngestError> {
-    read_reader(Box::new(bytes), name, report, None)
+    let open = || -> Result<Box<dyn std::io::BufRead + '_>, IngestError> { Ok(Box::new(bytes)) };
+    read_reader(&open, name, report, None)
 }
 
-fn read_reader(
-    mut reader: Box<dyn std::io::BufRead + '_>,
+/// Opens an input from its first byte, as often as a reader needs (a JSON
+/// document whose tests are named by what its end says is read twice).
+pub(crate) type Open<'a> = dyn Fn() -> Result<Box<dyn std::io::BufRead + 'a>, IngestError> + 'a;
+
+/// An input's text: inflated when it is gzip (capped at what the reading
+/// thread allows: 1 MB of gzip can be gigabytes), as UTF-8 when it is
+/// UTF-16 or UTF-32 (Windows tools); with its first bytes.
+fn decoded<'a>(
+    open: &Open<'a>,
+    name: &str,
+) -> Result<(Box<dyn std::io::BufRead + 'a>, Vec<u8>), IngestError> {
+    let mut reader = open()?;
+    let head = reader
+        .fill_buf()
+        .map_err(|e| IngestError::io(name, e))?
+        .to_vec();
+    if head.starts_with(&[0x1f, 0x8b]) {
+        // Every member: `cat a.gz b.gz` is valid gzip.
+        let gz = crate::ingest::limits::Inflated::new(flate2::read::MultiGzDecoder::new(reader));
+        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
+    }
+    let mut head = reader
+        .fill_buf()
+        .map_err(|e| IngestError::io(name, e))?
+        .to_vec();
+    if let Some((wide, mark)) = crate::ingest::wide::detect(&head) {
+        reader.consume(mark);
+        let decoded = crate::ingest::wide::WideReader::new(reader, wide);
+        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, decoded));
+        head = reader
+            .fill_buf()
+            .map_err(|e| IngestError::io(name, e))?
+            .to_vec();
+    }
+    Ok((reader, head))
+}
+
+fn read_reader<'a>(
+    open: &Open<'a>,
     name: &str,
     report: &mut Report,
     sink: Option<&mut (dyn CaseSink + '_)>,
 ) -> Result<(), IngestError> {
     crate::ingest::limits::begin_input();
     let name = name.to_string();
-    let head = reader
-        .fill_buf()
-        .map_err(|e| IngestError::io(&name, e))?
-        .to_vec();
-    if head.starts_with(&[0x1f, 0x8b]) {
-        // Every member: `cat a.gz b.gz` is valid gzip.
-        // Capped at what the reading thread allows it to inflate to (the
-        // server's --max-inflated-mib): 1 MB of gzip can be gigabytes.
-        let gz = crate::ingest::limits::Inflated::new(flate2::read::MultiGzDecoder::new(reader));
-        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
-    }
-    let mut head = reader
-        .fill_buf()
-        .map_err(|e| IngestError::io(&name, e))?
-        .to_vec();
-    if let Some((wide, mark)) = crate::ingest::wide::detect(&head) {
-        // UTF-16 or UTF-32 (Windows tools): read as UTF-8.
-        reader.consume(mark);
-        let decoded = crate::ingest::wide::WideReader::new(reader, wide);
-        reader = Box::new(std::io::BufReader::with_capacity(1 << 16, decoded));
-        head = reader
-            .fill_buf()
-            .map_err(|e| IngestError::io(&name, e))?
-            .to_vec();
-    }
+    let (reader, head) = decoded(open, &name)?;
+    let again = || decoded(open, &name).map(|d| d.0);
     report.sources.push(name.clone());
     let kind = if head_text(&head).starts_with('{') && allure::sniff_named(&name, head_text(&head))
     {
@@ -584,11 +586,11 @@ fn read_reader(
     };
     match kind {
         Some(Kind::Xml) => xml::read_with(reader, &name, report, sink),
-        Some(Kind::GoJson) => gojson::read(reader, &name, report),
+        Some(Kind::GoJson) => gojson::read_with(reader, &name, report, sink),
         Some(Kind::Tap) => tap::read(reader, &name, report),
         Some(Kind::Allure) => allure::read(reader, &name, report),
         Some(Kind::Dart) => dart::read(reader, &name, report),
-        Some(Kind::Doc(kind)) => jsondoc::read(reader, kind, &name, report),
+        Some(Kind::Doc(kind)) => jsondoc::read(reader, &again, kind, &name, report, sink),
         None if xml_root(head_text(&head)).is_some_and(|r| unread_xml(r).is_some()) => {
             let root = xml_root(head_text(&head)).unwrap_or("?");
             Err(IngestError::at(&name, None, unread_xml(root).unwrap_or_default()))
@@ -1780,6 +1782,21 @@ mod tests {
         assert_eq!(case(&d, "Calc sleeps").duration_s, Some(0.027));
         assert_eq!(&*case(&d, "Calc adds").id.suite, "test/calc_test.dart");
         assert_eq!(d.suite_wall_s(), Some(0.48));
+    }
+
+    /// Plain, numbered names hash apart: the hand-written FxHash used
+    /// before gave "suite 10 renders item 119" and "... 192" one hash (and
+    /// 40 such pairs in a suite of 1,000), which sent a streamed `tests
+    /// show` back to reading the run whole.
+    #[test]
+    fn numbered_names_do_not_collide() {
+        let mut seen = HashSet::new();
+        for s in 0..20 {
+            for i in 0..1000 {
+                assert!(seen.insert(fx(format!("suite {s} renders item {i}").as_bytes())));
+                assert!(seen.insert(fx(format!("test_case_number_{i}_{s}").as_bytes())));
+            }
+        }
     }
 
     /// Repeats found through sorted hashes are the repeats a map of every
