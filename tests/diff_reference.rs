@@ -455,3 +455,76 @@ fn a_streamed_show_is_the_show_of_the_whole_run() {
     std::fs::write(p("back.xml"), back).unwrap();
     same(&[p("back.xml")]);
 }
+
+/// A TRX file of `n` results: classes after the results (as Visual Studio
+/// writes them), some results with inner results (data rows), some whose
+/// test has no definition, some whose class repeats another's test name.
+fn trx(path: &std::path::Path, n: usize, seed: u64) {
+    let mut x = seed.wrapping_mul(6364136223846793005) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = String::from(
+        "<?xml version=\"1.0\" encoding=\"utf-8\"?>\n<TestRun id=\"r\" xmlns=\"http://microsoft.com/schemas/VisualStudio/TeamTest/2010\">\n<Results>\n",
+    );
+    let outcome = |v: u64| ["Passed", "Passed", "Failed", "NotExecuted", "Error"][(v % 5) as usize];
+    for i in 0..n {
+        let d = format!("00:00:0{}.{:07}", next() % 3, next() % 10_000_000);
+        let head = format!(
+            "<UnitTestResult testId=\"id-{i}\" testName=\"Test{}\" duration=\"{d}\" outcome=\"{}\"",
+            i % (n / 3 + 1),
+            outcome(next())
+        );
+        if i % 97 == 5 {
+            out.push_str(&format!("{head}><InnerResults>"));
+            for k in 0..3 {
+                out.push_str(&format!(
+                    "<UnitTestResult testId=\"id-{i}\" testName=\"Test{i} (row {k})\" duration=\"00:00:00.0{k}\" outcome=\"Passed\"/>"
+                ));
+            }
+            out.push_str("</InnerResults></UnitTestResult>\n");
+        } else {
+            out.push_str(&format!("{head}/>\n"));
+        }
+    }
+    out.push_str("</Results>\n<TestDefinitions>\n");
+    for i in (0..n).filter(|i| i % 50 != 7) {
+        out.push_str(&format!(
+            "<UnitTest name=\"Test{i}\" id=\"id-{i}\"><TestMethod codeBase=\"t.dll\" className=\"App.C{}\" name=\"Test{i}\"/></UnitTest>\n",
+            i % 13
+        ));
+    }
+    out.push_str("</TestDefinitions>\n</TestRun>\n");
+    std::fs::write(path, out).unwrap();
+}
+
+/// TRX names its results' classes after them: a streamed read takes them
+/// in a first pass, a whole read fixes them at the end. Both give the same
+/// show and the same diff.
+#[test]
+fn a_trx_run_streamed_with_its_classes_read_first_is_the_run_read_whole() {
+    use tardy::analyze::suite::{show, show_run};
+    use tardy::ingest::reports::read_run;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    trx(&p("a.trx"), 30_000, 1);
+    trx(&p("b.trx"), 25_000, 2);
+    let a = read_run(&[p("a.trx")], false).unwrap();
+    assert!(a.cases.iter().any(|c| &*c.id.class == "App.C3"));
+    assert!(a.cases.iter().any(|c| c.id.class.is_empty()));
+    // A result with inner results keeps its class (a whole read lost it).
+    assert!(
+        (a.cases.iter()).any(|c| c.has_children && c.id.class.starts_with("App.C")),
+        "{:?}",
+        a.cases.iter().find(|c| c.has_children)
+    );
+    for paths in [vec![p("a.trx")], vec![p("b.trx"), p("a.trx")]] {
+        let whole = serde_json::to_value(show(&read_run(&paths, false).unwrap(), 10)).unwrap();
+        let streamed = serde_json::to_value(show_run(&paths, false, 10).unwrap()).unwrap();
+        assert_eq!(streamed, whole, "{paths:?}");
+    }
+    streamed_and_whole(&[vec![p("a.trx")]], &[vec![p("b.trx")]]);
+}

@@ -585,7 +585,12 @@ fn read_reader<'a>(
         sniff(&head)
     };
     match kind {
-        Some(Kind::Xml) => xml::read_with(reader, &name, report, sink),
+        Some(Kind::Xml) if sink.is_some() && xml_root(head_text(&head)) == Some("TestRun") => {
+            // TRX: its classes first, so that its results can be handed on.
+            let known = xml::trx_classes(reader);
+            xml::read_with(again()?, &name, report, sink, Some(known))
+        }
+        Some(Kind::Xml) => xml::read_with(reader, &name, report, sink, None),
         Some(Kind::GoJson) => gojson::read_with(reader, &name, report, sink),
         Some(Kind::Tap) => tap::read(reader, &name, report),
         Some(Kind::Allure) => allure::read(reader, &name, report),

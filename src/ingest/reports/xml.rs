@@ -143,6 +143,9 @@ struct Parser<'a> {
     trx_class: HashMap<String, String>,
     trx_current_def: Option<String>,
     trx_cases: Vec<(usize, String)>,
+    /// TRX's classes read ahead of its results ([`trx_classes`]): each result
+    /// gets its class as read, so results can be handed on as read.
+    trx_known: Option<TrxClasses>,
     bad_durations: usize,
     first_bad: Option<String>,
     /// A lone `<testsuite>` root: one class per file (Surefire, Gradle, Ant).
@@ -204,11 +207,12 @@ impl Parser<'_> {
     /// repeated ids are reruns only the whole file tells, Allure 1 names its
     /// cases after them), and the run's cases so far need no merging.
     fn may_spill(&self, report: &Report) -> bool {
-        matches!(
-            self.dialect,
-            Some(Dialect::JUnit | Dialect::NUnit3 | Dialect::NUnit2 | Dialect::XUnit)
-        ) && !self.pytest
-            && report.attempts.is_empty()
+        let settled = match self.dialect {
+            Some(Dialect::JUnit | Dialect::NUnit3 | Dialect::NUnit2 | Dialect::XUnit) => true,
+            Some(Dialect::Trx) => self.trx_known.is_some(),
+            _ => false,
+        };
+        settled && !self.pytest && report.attempts.is_empty()
     }
 
     fn duration(&mut self, raw: Option<impl AsRef<str>>, timespan: bool) -> Option<f64> {
@@ -569,18 +573,30 @@ impl Parser<'_> {
                     _ => Status::Skipped,
                 };
                 if let Some(parent) = self.pending.take() {
-                    // The enclosing result has inner results: keep it as a parent.
+                    // The enclosing result has inner results: keep it as a
+                    // parent, its class fixed at the end as its children's
+                    // are (it lost it before: two parents of one name then
+                    // read as one test repeated).
                     let mut parent = parent;
                     parent.has_children = true;
+                    if let Some(Some(id)) = self.trx_ids.last() {
+                        self.trx_cases.push((report.cases.len(), id.clone()));
+                    }
                     report.cases.push(parent);
                 }
+                let known = (self.trx_known.as_ref())
+                    .zip(test_id.as_deref())
+                    .and_then(|(k, id)| k.class_of(id));
                 self.start_case(
-                    "",
+                    known.as_deref().unwrap_or(""),
                     test_name.map(Cow::into_owned).unwrap_or_default(),
                     d,
                     status,
                 );
-                let id = test_id.map(Cow::into_owned);
+                // Classes known already need no fixing at the end.
+                let id = test_id
+                    .filter(|_| self.trx_known.is_none())
+                    .map(Cow::into_owned);
                 if empty {
                     if let Some(id) = id {
                         self.trx_cases.push((report.cases.len(), id));
@@ -591,6 +607,8 @@ impl Parser<'_> {
                     self.trx_ids.push(id);
                 }
             }
+            // Classes read ahead need not be read again.
+            (Dialect::Trx, "UnitTest" | "TestMethod") if self.trx_known.is_some() => {}
             (Dialect::Trx, "UnitTest") => self.trx_current_def = attr(list, "id", lenient)?,
             (Dialect::Trx, "TestMethod") => {
                 if let (Some(id), Some(class)) = (
@@ -754,17 +772,111 @@ impl Parser<'_> {
 
 /// Parse one XML report from `input`, appending to `report`.
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
-    read_with(input, name, report, None)
+    read_with(input, name, report, None, None)
+}
+
+/// TRX's classes (`UnitTest id` to `TestMethod className`), which follow
+/// the results they name: read ahead in a first pass so that the results
+/// can be handed on as they are read. Each id is kept as a 128-bit hash and
+/// each class once: about 20 bytes a test.
+#[derive(Default)]
+pub struct TrxClasses {
+    /// Each id's hash (bytes, so that an entry packs into 20 bytes) to its
+    /// class's place in `classes`.
+    by_id: HashMap<[u8; 16], u32, FxBuild>,
+    classes: Vec<Arc<str>>,
+    class_at: HashMap<Box<str>, u32, FxBuild>,
+}
+
+impl TrxClasses {
+    fn key(id: &str) -> [u8; 16] {
+        use std::hash::{BuildHasher, Hasher};
+        let half = |seed: u64| {
+            let mut h = foldhash::fast::FixedState::with_seed(seed).build_hasher();
+            h.write(id.as_bytes());
+            h.finish().to_le_bytes()
+        };
+        let (a, b) = (half(0x9e37_79b9_7f4a_7c15), half(0x2545_f491_4f6c_dd1d));
+        let mut k = [0u8; 16];
+        k[..8].copy_from_slice(&a);
+        k[8..].copy_from_slice(&b);
+        k
+    }
+
+    fn class_of(&self, id: &str) -> Option<Arc<str>> {
+        let at = *self.by_id.get(&Self::key(id))?;
+        self.classes.get(at as usize).cloned()
+    }
+
+    fn add(&mut self, id: &str, class: &str) {
+        let at = match self.class_at.get(class) {
+            Some(&at) => at,
+            None => {
+                let at = self.classes.len() as u32;
+                self.classes.push(Arc::from(class));
+                self.class_at.insert(Box::from(class), at);
+                at
+            }
+        };
+        self.by_id.insert(Self::key(id), at);
+    }
+}
+
+/// The first pass over a TRX file: its tests' classes. A file that is not
+/// well-formed, or names more tests than one input may hold, gives what was
+/// read before (the second pass reports what is wrong with it).
+pub(super) fn trx_classes(input: impl BufRead) -> TrxClasses {
+    let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
+    let mut reader = Reader::from_reader(input);
+    reader.config_mut().trim_text(true);
+    let mut known = TrxClasses::default();
+    let mut current: Option<String> = None;
+    let mut buf = Vec::with_capacity(4096);
+    for events in 1u64.. {
+        if crate::ingest::limits::check(events, known.by_id.len()).is_some() {
+            break;
+        }
+        let event = reader.read_event_into(&mut buf);
+        budget.reset();
+        match event {
+            Ok(Event::Start(ref e) | Event::Empty(ref e)) => {
+                let tag = e.local_name();
+                if !matches!(tag.as_ref(), b"UnitTest" | b"TestMethod") {
+                    buf.clear();
+                    continue;
+                }
+                // Read as the second pass reads them.
+                let Ok(list) = checked(e) else { break };
+                let value = |key: &str| attr(&list, key, true).ok().flatten();
+                match tag.as_ref() {
+                    b"UnitTest" => current = value("id"),
+                    b"TestMethod" => {
+                        if let (Some(id), Some(class)) = (&current, value("className")) {
+                            known.add(id, &class);
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            Ok(Event::End(ref e)) if e.local_name().as_ref() == b"UnitTest" => current = None,
+            Ok(Event::Eof) | Err(_) => break,
+            Ok(_) => {}
+        }
+        buf.clear();
+    }
+    known
 }
 
 /// [`read`], handing settled cases to `sink` as the file is read when its
-/// dialect allows (not TRX, whose classes come after its results; not
-/// pytest's, whose repeated ids are reruns only the whole file tells).
+/// dialect allows (TRX only with its classes read ahead, `trx_known`, as
+/// they come after its results; not pytest's, whose repeated ids are reruns
+/// only the whole file tells).
 pub(super) fn read_with(
     input: impl BufRead,
     name: &str,
     report: &mut Report,
     mut sink: Option<&mut (dyn super::CaseSink + '_)>,
+    trx_known: Option<TrxClasses>,
 ) -> Result<(), IngestError> {
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut reader = Reader::from_reader(input);
@@ -787,6 +899,7 @@ pub(super) fn read_with(
         trx_class: HashMap::new(),
         trx_current_def: None,
         trx_cases: Vec::new(),
+        trx_known,
         bad_durations: 0,
         first_bad: None,
         class_per_file: false,
