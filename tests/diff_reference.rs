@@ -528,3 +528,145 @@ fn a_trx_run_streamed_with_its_classes_read_first_is_the_run_read_whole() {
     }
     streamed_and_whole(&[vec![p("a.trx")]], &[vec![p("b.trx")]]);
 }
+
+/// A TAP stream of `n` top-level results as node's test runner and prove
+/// write them: YAML blocks with durations after results, subtests whose
+/// parent line comes after them, nameless results, a `describe` group near
+/// the end (dropped at the end), the plan last and closing counts.
+fn tap(path: &std::path::Path, n: usize, seed: u64) {
+    let mut x = seed.wrapping_mul(6364136223846793005) | 1;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = String::from("TAP version 13\n");
+    for i in 1..=n {
+        let ok = if next() % 30 == 0 { "not ok" } else { "ok" };
+        if i % 500 == 7 || i == n - 2 {
+            out.push_str(&format!("# Subtest: group {i}\n"));
+            for k in 1..=3 {
+                out.push_str(&format!(
+                    "    ok {k} - case {k}\n      ---\n      duration_ms: {}\n      ...\n",
+                    next() % 90
+                ));
+            }
+            out.push_str("    1..3\n");
+            let group = if i == n - 2 { "  type: 'suite'\n" } else { "" };
+            out.push_str(&format!(
+                "{ok} {i} - group {i}\n  ---\n  duration_ms: 300\n{group}  ...\n"
+            ));
+        } else if i % 211 == 3 {
+            out.push_str(&format!("{ok} {i}\n"));
+        } else {
+            out.push_str(&format!(
+                "{ok} {i} - test {}\n  ---\n  duration_ms: {}.{}\n  ...\n",
+                i % (n / 2 + 1),
+                next() % 400,
+                next() % 10
+            ));
+        }
+    }
+    out.push_str(&format!("1..{n}\n# tests 5\n# fail 2\n"));
+    std::fs::write(path, out).unwrap();
+}
+
+/// TAP results are handed on once nothing can amend them (outside any
+/// subtest and YAML block, before any group): the same show and diff as
+/// the stream read whole.
+#[test]
+fn a_tap_stream_handed_on_as_read_is_the_stream_read_whole() {
+    use tardy::analyze::suite::{show, show_run};
+    use tardy::ingest::reports::read_run;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    tap(&p("a.tap"), 30_000, 1);
+    tap(&p("b.tap"), 20_000, 2);
+    let a = read_run(&[p("a.tap")], false).unwrap();
+    assert!(a.cases.iter().any(|c| c.has_children));
+    assert!(
+        a.warnings
+            .iter()
+            .any(|w| w.contains("says it holds 5 tests"))
+    );
+    for paths in [vec![p("a.tap")], vec![p("b.tap"), p("a.tap")]] {
+        let whole = serde_json::to_value(show(&read_run(&paths, false).unwrap(), 10)).unwrap();
+        let streamed = serde_json::to_value(show_run(&paths, false, 10).unwrap()).unwrap();
+        assert_eq!(streamed, whole, "{paths:?}");
+    }
+    streamed_and_whole(&[vec![p("a.tap")]], &[vec![p("b.tap")]]);
+    streamed_and_whole(&[vec![p("b.tap"), p("a.tap")]], &[vec![p("a.tap")]]);
+}
+
+/// pytest's JUnit XML (`--junitxml`) of `n` tests: node ids are unique, so
+/// a repeated one is a rerun (pytest-rerunfailures writes each attempt)
+/// when `reruns`; `late` names the pytest suite only after a first suite
+/// of plain JUnit.
+fn pytest_xml(path: &std::path::Path, n: usize, reruns: bool, late: bool) {
+    let mut out = String::from("<?xml version=\"1.0\" encoding=\"utf-8\"?><testsuites>");
+    if late {
+        out.push_str("<testsuite name=\"plain\">");
+        for i in 0..9000 {
+            out.push_str(&format!(
+                "<testcase classname=\"plain.C\" name=\"t{i}\" time=\"0.{i:03}\"/>"
+            ));
+        }
+        out.push_str("</testsuite>");
+    }
+    out.push_str(&format!("<testsuite name=\"pytest\" tests=\"{n}\">"));
+    for i in 0..n {
+        let case = format!(
+            "<testcase classname=\"tests.test_m{}\" name=\"test_{i}\" time=\"0.{:03}\"",
+            i % 40,
+            (i * 7) % 1000
+        );
+        if reruns && i % 1000 == 999 {
+            out.push_str(&format!(
+                "{case}><failure message=\"boom\">x</failure></testcase>"
+            ));
+        }
+        if i % 301 == 17 {
+            out.push_str(&format!("{case}><skipped message=\"no\"/></testcase>"));
+        } else {
+            out.push_str(&format!("{case}/>"));
+        }
+    }
+    out.push_str("</testsuite></testsuites>\n");
+    std::fs::write(path, out).unwrap();
+}
+
+/// pytest's reports are handed on as read; one that turns out to hold
+/// reruns, or names its pytest suite late, is read whole again: the same
+/// show and diff either way.
+#[test]
+fn a_pytest_report_streamed_is_the_report_read_whole() {
+    use tardy::analyze::suite::{show, show_run};
+    use tardy::ingest::reports::read_run;
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n);
+    pytest_xml(&p("plain.xml"), 20_000, false, false);
+    pytest_xml(&p("reruns.xml"), 20_000, true, false);
+    pytest_xml(&p("late.xml"), 12_000, true, true);
+    let r = read_run(&[p("reruns.xml")], false).unwrap();
+    assert!(
+        r.cases
+            .iter()
+            .any(|c| c.status == tardy::ingest::reports::Status::Flaky)
+    );
+    for paths in [
+        vec![p("plain.xml")],
+        vec![p("reruns.xml")],
+        vec![p("late.xml")],
+        vec![p("plain.xml"), p("reruns.xml")],
+    ] {
+        let whole = serde_json::to_value(show(&read_run(&paths, false).unwrap(), 10)).unwrap();
+        let streamed = serde_json::to_value(show_run(&paths, false, 10).unwrap()).unwrap();
+        assert_eq!(streamed, whole, "{paths:?}");
+    }
+    streamed_and_whole(&[vec![p("plain.xml")]], &[vec![p("reruns.xml")]]);
+    streamed_and_whole(
+        &[vec![p("late.xml")]],
+        &[vec![p("plain.xml"), p("reruns.xml")]],
+    );
+}

@@ -189,6 +189,10 @@ pub struct Report {
     /// them all (a pytest suite named late): read the run whole.
     #[serde(skip)]
     pub whole_needed: bool,
+    /// A file whose repeated identities would be reruns (pytest's) was
+    /// handed on: if the streaming read finds a repeat, read the run whole.
+    #[serde(skip)]
+    pub whole_if_repeated: bool,
 }
 
 /// Where a streaming read hands the cases it no longer needs to hold, in
@@ -592,7 +596,7 @@ fn read_reader<'a>(
         }
         Some(Kind::Xml) => xml::read_with(reader, &name, report, sink, None),
         Some(Kind::GoJson) => gojson::read_with(reader, &name, report, sink),
-        Some(Kind::Tap) => tap::read(reader, &name, report),
+        Some(Kind::Tap) => tap::read_with(reader, &name, report, sink),
         Some(Kind::Allure) => allure::read(reader, &name, report),
         Some(Kind::Dart) => dart::read(reader, &name, report),
         Some(Kind::Doc(kind)) => jsondoc::read(reader, &again, kind, &name, report, sink),
@@ -799,7 +803,7 @@ pub fn read_run_streaming(
     report.spilled += rest.len();
     rest.into_iter().for_each(|c| sink.case(c));
     let repeats = sink.end();
-    if repeats > 0 && report.reruns_marked {
+    if repeats > 0 && (report.reruns_marked || report.whole_if_repeated) {
         return Ok(Streamed::Again); // attempts of one test, to merge
     }
     if repeats > 0 {

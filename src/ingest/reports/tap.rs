@@ -292,11 +292,26 @@ struct Yaml {
 }
 
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
+    read_with(input, name, report, None)
+}
+
+/// [`read`], handing results on to `sink` (when given) once nothing can
+/// amend them any more: outside any subtest, YAML block or node's groups.
+pub fn read_with(
+    input: impl BufRead,
+    name: &str,
+    report: &mut Report,
+    sink: Option<&mut (dyn super::CaseSink + '_)>,
+) -> Result<(), IngestError> {
     let first = report.cases.len();
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut r = Reader {
         name,
         report,
+        sink,
+        spilled: 0,
+        spilled_listed: 0,
+        spilled_failing: 0,
         first,
         empty: Arc::from(""),
         levels: vec![Vec::new()],
@@ -311,7 +326,9 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     };
     let mut yaml: Option<Yaml> = None;
     for (i, line) in input.lines().enumerate() {
-        if let Some(why) = crate::ingest::limits::check(i as u64 + 1, r.report.cases.len()) {
+        if let Some(why) =
+            crate::ingest::limits::check(i as u64 + 1, r.report.cases.len() + r.spilled)
+        {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
         let line =
@@ -335,14 +352,21 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
             continue;
         }
         r.line(&line, t, indent);
+        r.spill();
     }
     r.finish()
 }
 
 /// The reading of one file.
-struct Reader<'r> {
+struct Reader<'r, 's> {
     name: &'r str,
     report: &'r mut Report,
+    sink: Option<&'r mut (dyn super::CaseSink + 's)>,
+    /// This file's results handed on, those of them that are not parents,
+    /// and those of these that failed (for the closing counts' check).
+    spilled: usize,
+    spilled_listed: usize,
+    spilled_failing: usize,
     first: usize,
     empty: Arc<str>,
     /// Per depth: the results read at that depth since its last parent.
@@ -359,7 +383,33 @@ struct Reader<'r> {
     wall_ms: Option<f64>,
 }
 
-impl Reader<'_> {
+impl Reader<'_, '_> {
+    /// Hand on every result but the last (a YAML block may follow it) when
+    /// no subtest is open and no result is a group to drop at the end.
+    fn spill(&mut self) {
+        let Some(s) = self.sink.as_deref_mut() else {
+            return;
+        };
+        if self.report.cases.len() < super::SPILL_CHUNK
+            || !self.groups.is_empty()
+            || self.levels.iter().skip(1).any(|l| !l.is_empty())
+        {
+            return;
+        }
+        let n = self.report.cases.len() - 1;
+        let first = self.first.min(n);
+        for c in &self.report.cases[first..n] {
+            if !c.has_children {
+                self.spilled_listed += 1;
+                self.spilled_failing += usize::from(c.status.is_failure());
+            }
+        }
+        self.spilled += n - first;
+        super::spill(self.report, s);
+        self.first = 0;
+        self.last = self.last.map(|l| l.saturating_sub(n));
+    }
+
     fn yaml_line(&mut self, t: &str, of: Option<usize>) {
         if t == "type: 'suite'" || t == "type: suite" {
             // node's describe(): a group, not a test.
@@ -548,7 +598,7 @@ impl Reader<'_> {
             };
             self.errored(format!("(TAP parse error: {head}{more})"));
         }
-        let tests = self.report.cases.len() - self.first;
+        let tests = self.report.cases.len() - self.first + self.spilled;
         self.report.suites.push(Suite {
             name: name.to_string(),
             time_s: self.wall_ms.map(|m| m / 1e3),
@@ -578,7 +628,7 @@ impl Reader<'_> {
         let name = self.name;
         let cases = &self.report.cases[self.first..];
         if let Some(n) = self.stated_tests {
-            let listed = cases.iter().filter(|c| !c.has_children).count();
+            let listed = cases.iter().filter(|c| !c.has_children).count() + self.spilled_listed;
             if n != listed {
                 self.report.warnings.push(format!(
                     "{name} says it holds {n} tests but lists {listed} results"
@@ -586,10 +636,10 @@ impl Reader<'_> {
             }
         }
         if let Some(f) = self.stated_fail {
-            let failing = cases
-                .iter()
+            let failing = (cases.iter())
                 .filter(|c| c.status.is_failure() && !c.has_children)
-                .count();
+                .count()
+                + self.spilled_failing;
             if f != failing {
                 self.report.warnings.push(format!(
                     "{name} says {f} tests failed but lists {failing} failed results"

@@ -158,6 +158,8 @@ struct Parser<'a> {
     /// session, so a repeated one is a rerun (pytest-rerunfailures) or the teardown
     /// error pytest writes as a second element.
     pytest: bool,
+    /// pytest's suite came after cases were handed on.
+    pytest_late: bool,
     /// Index in report.cases of this file's first case.
     first_case: usize,
     /// JUnit: the tests the file says it holds (the root's `tests=`, else the sum over the
@@ -203,16 +205,17 @@ struct Decided {
 
 impl Parser<'_> {
     /// Whether the cases read so far may be handed on: every index into
-    /// them is settled (TRX fixes its results' classes at the end, pytest's
-    /// repeated ids are reruns only the whole file tells, Allure 1 names its
-    /// cases after them), and the run's cases so far need no merging.
+    /// them is settled (TRX's classes, which come after its results, read
+    /// ahead; Allure 1 names its cases after them), and the run's cases so
+    /// far need no merging (a pytest file's repeated node ids, reruns, send
+    /// the run to a whole read: [`Report::whole_if_repeated`]).
     fn may_spill(&self, report: &Report) -> bool {
         let settled = match self.dialect {
             Some(Dialect::JUnit | Dialect::NUnit3 | Dialect::NUnit2 | Dialect::XUnit) => true,
             Some(Dialect::Trx) => self.trx_known.is_some(),
             _ => false,
         };
-        settled && !self.pytest && report.attempts.is_empty()
+        settled && report.attempts.is_empty()
     }
 
     fn duration(&mut self, raw: Option<impl AsRef<str>>, timespan: bool) -> Option<f64> {
@@ -402,6 +405,9 @@ impl Parser<'_> {
                     }
                 }
                 if name.as_deref() == Some("pytest") {
+                    // Named late: the cases already handed on were read as
+                    // plain JUnit's.
+                    self.pytest_late |= !self.pytest && self.spilled > 0;
                     self.pytest = true;
                 }
                 self.open_suite(
@@ -869,8 +875,8 @@ pub(super) fn trx_classes(input: impl BufRead) -> TrxClasses {
 
 /// [`read`], handing settled cases to `sink` as the file is read when its
 /// dialect allows (TRX only with its classes read ahead, `trx_known`, as
-/// they come after its results; not pytest's, whose repeated ids are reruns
-/// only the whole file tells).
+/// they come after its results; pytest's with its reruns marked, so that a
+/// repeated node id, a rerun, sends the run to a whole read).
 pub(super) fn read_with(
     input: impl BufRead,
     name: &str,
@@ -906,6 +912,7 @@ pub(super) fn read_with(
         root_time: None,
         lenient: false,
         pytest: false,
+        pytest_late: false,
         first_case: report.cases.len(),
         stated: None,
         stated_by_root: false,
@@ -1064,8 +1071,13 @@ pub(super) fn read_with(
             c.id.class = Arc::from(class.as_str());
         }
     }
-    if p.pytest && p.spilled > 0 {
+    if p.pytest_late {
         report.whole_needed = true;
+    } else if p.pytest && p.spilled > 0 {
+        // Some of its cases were handed on: a repeated node id (a rerun,
+        // pytest-rerunfailures) is found by the streaming read's sink, and
+        // the run is then read whole, to merge them.
+        report.whole_if_repeated = true;
     } else if p.pytest {
         // pytest node ids are unique: a repeated one is a rerun (pytest-rerunfailures).
         let mut seen = std::collections::HashSet::new();
