@@ -503,6 +503,63 @@ proptest! {
     }
 }
 
+/// Dart's JSON reporter stream of `n` tests (hidden loading tests, skips,
+/// failures, `error` events during and after tests, tests left unfinished),
+/// handed on as read after a first pass finds the errors that come after
+/// their test was done: the same show and diff as the stream read whole.
+#[test]
+fn a_dart_stream_handed_on_as_read_is_the_stream_read_whole() {
+    let mut rng = Rng(17);
+    let dir = tempfile::tempdir().unwrap();
+    let mut files = Vec::new();
+    for (f, n) in [("a.json", 20_000u64), ("b.json", 15_000)] {
+        let mut out = String::new();
+        let mut line = |v: Value| {
+            out.push_str(&v.to_string());
+            out.push('\n');
+        };
+        line(
+            json!({"protocolVersion": "0.1.1", "runnerVersion": "1.24.0", "type": "start", "time": 0}),
+        );
+        line(
+            json!({"suite": {"id": 0, "path": "test/calc_test.dart"}, "type": "suite", "time": 1}),
+        );
+        let mut t = 2;
+        let mut pending_late = Vec::new();
+        for id in 1..=n {
+            let hidden = id % 997 == 1;
+            line(
+                json!({"test": {"id": id, "name": format!("Calc item {}", id % (n / 2)), "suiteID": 0}, "type": "testStart", "time": t}),
+            );
+            if id % 50 == 3 {
+                line(json!({"testID": id, "error": "boom", "type": "error", "time": t}));
+            }
+            t += rng.below(30);
+            if id == n {
+                break; // cut short: started, never done
+            }
+            let result = ["success", "success", "failure", "error"][rng.below(4) as usize];
+            line(
+                json!({"testID": id, "result": result, "skipped": rng.below(40) == 0, "hidden": hidden, "type": "testDone", "time": t}),
+            );
+            if id % 61 == 5 {
+                pending_late.push(id);
+            }
+            if id % 7 == 0 {
+                for late in pending_late.drain(..) {
+                    line(json!({"testID": late, "error": "late", "type": "error", "time": t}));
+                }
+            }
+        }
+        line(json!({"success": false, "type": "done", "time": t}));
+        files.push(write(dir.path(), f, &out));
+    }
+    let r = read_run(&files[..1], false).unwrap();
+    assert!(r.cases.iter().any(|c| c.status == Status::Errored));
+    streamed_as_whole(&files[..1], &files[1..]);
+    streamed_as_whole(&files, &files[..1]);
+}
+
 /// A real mocha file of 1% failures and exactly the cap's number of tests
 /// reads: its failures are the same tests again, not more results.
 #[test]

@@ -4,7 +4,7 @@
 //! runner's own ("loading test/x_test.dart") and are left out. An `error` event after a
 //! test was done makes it errored, as the protocol allows. `done` gives the run's time.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 use std::sync::Arc;
 
@@ -53,7 +53,74 @@ struct TestInfo {
 }
 
 pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), IngestError> {
-    let first = report.cases.len();
+    read_pass(input, name, report, None, None)
+}
+
+/// [`read`], handing results on to `sink` as they are read. An `error`
+/// event may come after its test was done, so a first pass finds those
+/// tests (keeping the ids of tests done, 8 bytes a test) and the second
+/// reads the stream with them known.
+pub fn read_with<'a>(
+    input: Box<dyn BufRead + 'a>,
+    again: &dyn Fn() -> Result<Box<dyn BufRead + 'a>, IngestError>,
+    name: &str,
+    report: &mut Report,
+    sink: Option<&mut (dyn super::CaseSink + '_)>,
+) -> Result<(), IngestError> {
+    if sink.is_none() {
+        return read_pass(input, name, report, None, None);
+    }
+    let late = late_errors(input);
+    read_pass(again()?, name, report, Some(&late), sink)
+}
+
+/// The tests an `error` event followed after they were done (the first
+/// pass). A line that is not an event is left for the second pass to judge.
+fn late_errors(input: impl BufRead) -> HashSet<u64> {
+    let (mut input, budget) = Bounded::new(input, TOKEN_LIMIT);
+    let (mut started, mut done, mut late) = (HashSet::new(), HashSet::new(), HashSet::new());
+    let mut line = String::new();
+    for i in 1u64.. {
+        if crate::ingest::limits::check(i, done.len().max(started.len())).is_some() {
+            break;
+        }
+        line.clear();
+        if !matches!(input.read_line(&mut line), Ok(n) if n > 0) {
+            break;
+        }
+        budget.reset();
+        let Ok(ev) = serde_json::from_str::<Event>(line.trim()) else {
+            continue;
+        };
+        match (ev.kind.as_str(), ev.test.map(|t| t.id).or(ev.test_id)) {
+            ("testStart", Some(id)) => {
+                started.insert(id);
+            }
+            ("testDone", Some(id)) => {
+                if started.remove(&id) && !ev.hidden {
+                    done.insert(id);
+                }
+            }
+            ("error", Some(id)) if done.contains(&id) => {
+                late.insert(id);
+            }
+            _ => {}
+        }
+    }
+    late
+}
+
+/// One pass over the stream; `late`: the tests an error followed after
+/// they were done, when known ahead (then results are handed on to `sink`).
+fn read_pass(
+    input: impl BufRead,
+    name: &str,
+    report: &mut Report,
+    late: Option<&HashSet<u64>>,
+    mut sink: Option<&mut (dyn super::CaseSink + '_)>,
+) -> Result<(), IngestError> {
+    let mut first = report.cases.len();
+    let mut spilled = 0;
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
     let mut suites: HashMap<u64, Arc<str>> = HashMap::new();
     // testID -> (name, suite, start ms)
@@ -63,9 +130,10 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     let empty: Arc<str> = Arc::from("");
     let mut wall = None;
     for (i, line) in input.lines().enumerate() {
-        if let Some(why) =
-            crate::ingest::limits::check(i as u64 + 1, report.cases.len().max(started.len()))
-        {
+        if let Some(why) = crate::ingest::limits::check(
+            i as u64 + 1,
+            (report.cases.len() + spilled).max(started.len()),
+        ) {
             return Err(IngestError::at(name, Some(i + 1), why));
         }
         let line =
@@ -119,7 +187,14 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
                     (Some(a), Some(b)) if b >= a => Some((b - a) / 1e3),
                     _ => None,
                 };
-                done.insert(id, report.cases.len());
+                let status = match late {
+                    Some(l) if l.contains(&id) && !status.is_failure() => Status::Errored,
+                    Some(_) => status,
+                    None => {
+                        done.insert(id, report.cases.len());
+                        status
+                    }
+                };
                 report.cases.push(TestCase {
                     id: TestId::new(suite, empty.clone(), test),
                     duration_s,
@@ -127,6 +202,14 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
                     retries: 0,
                     has_children: false,
                 });
+                if let Some(s) = sink.as_deref_mut()
+                    && report.cases.len() >= super::SPILL_CHUNK
+                {
+                    let n = report.cases.len() - 1;
+                    spilled += n - first.min(n);
+                    super::spill(report, s);
+                    first = 0;
+                }
             }
             "error" => {
                 if let Some(&at) = ev.test_id.as_ref().and_then(|id| done.get(id))
@@ -161,7 +244,7 @@ pub fn read(input: impl BufRead, name: &str, report: &mut Report) -> Result<(), 
     report.suites.push(Suite {
         name: name.to_string(),
         time_s: wall.map(|t| t / 1e3),
-        tests: report.cases.len() - first,
+        tests: report.cases.len() - first + spilled,
     });
     Ok(())
 }

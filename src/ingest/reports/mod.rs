@@ -598,7 +598,7 @@ fn read_reader<'a>(
         Some(Kind::GoJson) => gojson::read_with(reader, &name, report, sink),
         Some(Kind::Tap) => tap::read_with(reader, &name, report, sink),
         Some(Kind::Allure) => allure::read(reader, &name, report),
-        Some(Kind::Dart) => dart::read(reader, &name, report),
+        Some(Kind::Dart) => dart::read_with(reader, &again, &name, report, sink),
         Some(Kind::Doc(kind)) => jsondoc::read(reader, &again, kind, &name, report, sink),
         None if xml_root(head_text(&head)).is_some_and(|r| unread_xml(r).is_some()) => {
             let root = xml_root(head_text(&head)).unwrap_or("?");
