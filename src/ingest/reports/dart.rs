@@ -97,7 +97,8 @@ fn late_errors(input: impl BufRead) -> HashSet<u64> {
                 started.insert(id);
             }
             ("testDone", Some(id)) => {
-                if started.remove(&id) && !ev.hidden {
+                let was_started = started.remove(&id);
+                if was_started && !ev.hidden {
                     done.insert(id);
                 }
             }
