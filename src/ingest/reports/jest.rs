@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::counted::Counted;
-use super::jsondoc::{CommonDir, Each, push, suite_of};
+use super::jsonparts::{CommonDir, Each, Tally, push, suite_of};
 use super::{CaseSink, Report, Status, Suite};
 
 #[derive(Deserialize)]
@@ -44,11 +44,14 @@ struct JestTest {
     invocations: Option<u32>,
 }
 
-/// A test file's path, all the first pass reads of it.
+/// A test file's path, all the first pass reads of it (its results only
+/// counted).
 #[derive(Deserialize)]
 struct JestPath {
     #[serde(default)]
     name: String,
+    #[serde(rename = "assertionResults", default)]
+    _results: Tally,
 }
 
 /// The directory all the document's test files share (the first pass).

@@ -9,14 +9,10 @@
 //! Reruns are read where the tool marks them: mocha's `currentRetry` and jest's
 //! `invocations` above one make a passing test flaky.
 
-use std::collections::HashMap;
 use std::io::BufRead;
-use std::sync::Arc;
 
-use serde::Deserialize;
-
+use super::Report;
 use super::bounded::Bounded;
-use super::{Report, Status, TestCase, TestId};
 use crate::ingest::error::IngestError;
 
 /// The largest JSON report read (far above mocha's or jest's output for 100,000 tests).
@@ -107,20 +103,27 @@ pub fn read<'a>(
         )
     };
     match kind {
+        // Each first pass counts the results against the cap (a document
+        // cut short past it is refused for its size, not its end); the
+        // second counts them again from zero.
         Kind::Mocha => {
             let index = super::mocha::index(input).map_err(bad)?;
+            crate::ingest::limits::begin_input();
             super::mocha::read(json(again()?), index, name, report, sink).map_err(bad)?
         }
         Kind::Jest => {
             let prefix = super::jest::shared_dir(input).map_err(bad)?;
+            crate::ingest::limits::begin_input();
             super::jest::read(json(again()?), &prefix, report, sink).map_err(bad)?
         }
         Kind::RSpec => {
             let head = super::listed::rspec_head(input).map_err(bad)?;
+            crate::ingest::limits::begin_input();
             super::listed::rspec(json(again()?), head, name, report, sink).map_err(bad)?
         }
         Kind::Ctrf => {
             let head = super::listed::ctrf_head(input).map_err(bad)?;
+            crate::ingest::limits::begin_input();
             super::listed::ctrf(json(again()?), head, name, report, sink).map_err(bad)?
         }
         Kind::Cucumber => {
@@ -133,99 +136,10 @@ pub fn read<'a>(
     Ok(())
 }
 
-/// The directory every path seen so far shares, one path at a time, so
-/// that absolute paths from two checkouts match.
-#[derive(Default)]
-pub struct CommonDir(Option<String>);
-
-impl CommonDir {
-    pub fn add(&mut self, path: &str) {
-        let dir = path.rfind('/').map_or("", |i| &path[..=i]);
-        match &mut self.0 {
-            None => self.0 = Some(dir.to_string()),
-            Some(q) => {
-                let n = q
-                    .char_indices()
-                    .zip(dir.chars())
-                    .take_while(|((_, a), b)| a == b)
-                    .last()
-                    .map_or(0, |((i, a), _)| i + a.len_utf8());
-                let keep = q[..n].rfind('/').map_or(0, |i| i + 1);
-                q.truncate(keep);
-            }
-        }
-    }
-
-    pub fn finish(self) -> String {
-        self.0.unwrap_or_default()
-    }
-}
-
-/// A JSON array read element by element, each handed to a function as it is
-/// read (the array is never held); the function's error stops the read.
-pub struct Each<'f, T, F>(&'f mut F, std::marker::PhantomData<T>);
-
-impl<'f, T, F> Each<'f, T, F> {
-    pub fn new(f: &'f mut F) -> Self {
-        Each(f, std::marker::PhantomData)
-    }
-}
-
-impl<'de, T: Deserialize<'de>, F: FnMut(T) -> Result<(), String>> serde::de::DeserializeSeed<'de>
-    for Each<'_, T, F>
-{
-    type Value = ();
-    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
-        d.deserialize_seq(self)
-    }
-}
-
-impl<'de, T: Deserialize<'de>, F: FnMut(T) -> Result<(), String>> serde::de::Visitor<'de>
-    for Each<'_, T, F>
-{
-    type Value = ();
-    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-        f.write_str("an array")
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(t) = seq.next_element::<T>()? {
-            (self.0)(t).map_err(serde::de::Error::custom)?;
-        }
-        Ok(())
-    }
-}
-
-pub(super) fn push(
-    report: &mut Report,
-    suite: &Arc<str>,
-    name: String,
-    ms: Option<f64>,
-    status: Status,
-) {
-    report.cases.push(TestCase {
-        id: TestId::new(suite.clone(), super::EMPTY.clone(), name),
-        duration_s: ms.filter(|m| m.is_finite() && *m >= 0.0).map(|m| m / 1e3),
-        status,
-        retries: 0,
-        has_children: false,
-    });
-}
-
-pub(super) fn suite_of(
-    cache: &mut HashMap<String, Arc<str>>,
-    prefix: &str,
-    path: &str,
-) -> Arc<str> {
-    let rel = path.strip_prefix(prefix).unwrap_or(path);
-    cache
-        .entry(rel.to_string())
-        .or_insert_with(|| Arc::from(rel))
-        .clone()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ingest::reports::jsonparts::CommonDir;
 
     #[test]
     fn common_directory_of_paths() {

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::counted::Counted;
-use super::jsondoc::{CommonDir, Each, push, suite_of};
+use super::jsonparts::{CommonDir, Each, counted, push, suite_of};
 use super::{CaseSink, Report, Status, Suite};
 
 /// The array at `path` (keys from the top) read element by element, each
@@ -92,6 +92,7 @@ impl<'de, P: Deserialize<'de> + FileOf> Deserialize<'de> for SharedDir<P> {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let mut dir = CommonDir::default();
         Each::new(&mut |p: P| {
+            counted()?;
             if let Some(f) = p.file() {
                 dir.add(f);
             }

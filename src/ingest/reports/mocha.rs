@@ -15,7 +15,7 @@ use serde::Deserialize;
 use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::counted::Counted;
-use super::jsondoc::{CommonDir, Each, push, suite_of};
+use super::jsonparts::{CommonDir, Each, counted, push, suite_of};
 use super::{CaseSink, Report, Status, Suite};
 
 #[derive(Deserialize)]
@@ -108,6 +108,7 @@ impl<'de> Visitor<'de> for IndexPass<'_> {
         while let Some(field) = map.next_key::<std::borrow::Cow<str>>()? {
             match &*field {
                 "tests" => map.next_value_seed(Each::new(&mut |k: Key| {
+                    counted()?;
                     if let Some(f) = &k.file {
                         index.dir.add(f);
                     }

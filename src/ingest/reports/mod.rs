@@ -23,6 +23,7 @@ pub mod duration;
 pub mod gojson;
 pub mod jest;
 pub mod jsondoc;
+pub mod jsonparts;
 pub mod listed;
 pub mod mocha;
 pub mod playwright;
