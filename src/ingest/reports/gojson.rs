@@ -164,11 +164,7 @@ impl Reader<'_, '_> {
         if let Some(p) = self.known(package) {
             p.tests += 1;
         }
-        if let Some(s) = self.sink.as_deref_mut()
-            && self.report.cases.len() >= super::SPILL_CHUNK
-        {
-            super::spill(self.report, s);
-        }
+        super::spill_some(self.report, &mut self.sink);
     }
 
     fn id(&mut self, package: &str, test: String) -> TestId {

@@ -80,11 +80,7 @@ pub fn read<R: Read>(
     test_results(|f: JestFile| {
         let suite = suite_of(&mut suites, prefix, &f.name);
         file(report, suite, f);
-        if let Some(s) = sink.as_deref_mut()
-            && report.cases.len() >= super::SPILL_CHUNK
-        {
-            super::spill(report, s);
-        }
+        super::spill_some(report, &mut sink);
         Ok(())
     })
     .deserialize(&mut de)?;

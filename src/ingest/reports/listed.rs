@@ -147,15 +147,6 @@ pub fn rspec_head<R: Read>(input: R) -> Result<RSpecHead, serde_json::Error> {
     serde_json::from_reader(input)
 }
 
-/// A streaming read's sink fed as cases settle.
-fn spill_some(report: &mut Report, sink: &mut Option<&mut (dyn CaseSink + '_)>) {
-    if let Some(s) = sink.as_deref_mut()
-        && report.cases.len() >= super::SPILL_CHUNK
-    {
-        super::spill(report, s);
-    }
-}
-
 pub fn rspec<R: Read>(
     input: R,
     head: RSpecHead,
@@ -179,7 +170,7 @@ pub fn rspec<R: Read>(
         let ms = e.run_time.map(|s| s * 1e3);
         push(report, &suite, e.full_description, ms, status);
         listed += 1;
-        spill_some(report, &mut sink);
+        super::spill_some(report, &mut sink);
         Ok(())
     })?;
     de.end()?;
@@ -316,7 +307,7 @@ pub fn ctrf<R: Read>(
             }
             listed += 1;
             failing += u64::from(status.is_failure());
-            spill_some(report, &mut sink);
+            super::spill_some(report, &mut sink);
             Ok(())
         },
     )?;

@@ -238,11 +238,7 @@ impl Tests<'_, '_> {
             c.retries = t.current_retry;
         }
         self.read += 1;
-        if let Some(s) = self.sink.as_deref_mut()
-            && self.report.cases.len() >= super::SPILL_CHUNK
-        {
-            super::spill(self.report, s);
-        }
+        super::spill_some(self.report, &mut self.sink);
     }
 }
 

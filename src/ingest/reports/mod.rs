@@ -813,6 +813,16 @@ pub fn read_run_streaming(
     Ok(Streamed::Streamed(report))
 }
 
+/// A reader's settled cases handed on to `sink`, when streaming, once a
+/// chunk of them is held.
+pub(crate) fn spill_some(report: &mut Report, sink: &mut Option<&mut (dyn CaseSink + '_)>) {
+    if let Some(s) = sink.as_deref_mut()
+        && report.cases.len() >= SPILL_CHUNK
+    {
+        spill(report, s);
+    }
+}
+
 /// Hand every case of `report` but the last to `sink` (the last may still
 /// change: a pytest teardown error names the case before it).
 pub(crate) fn spill(report: &mut Report, sink: &mut dyn CaseSink) -> usize {
