@@ -140,10 +140,15 @@ fn nunit_sleep_under_a_coarse_timer_is_timed_sleeps() {
         return;
     }
     let (kind, share) = top(&c);
-    assert_eq!(kind, "timed-sleep", "{c:#}");
+    assert_eq!(kind, "timed-sleep", "{}", common::brief(&c));
     // Most of the difference, not all: on a busy machine other waits add some.
     assert!(share >= 0.6, "share {share}");
-    assert_eq!(c["causes"][0]["driver"], "slower-calls", "{c:#}");
+    assert_eq!(
+        c["causes"][0]["driver"],
+        "slower-calls",
+        "{}",
+        common::brief(&c)
+    );
     // The slack B asked for, as the kernel recorded it on each sleep's
     // timer (the overshoot itself depends on other timers and the load).
     let mut slack = 0.0;
@@ -221,7 +226,8 @@ fn a_large_binary_makes_process_creation_the_cause() {
             biggest["driver"].as_str().unwrap_or("")
         ),
         ("process-creation", "slower-calls"),
-        "{c:#}"
+        "{}",
+        common::brief(&c)
     );
     let files = c["b"]["runs"][0]["exec_files"].as_array().unwrap();
     let listed = files
@@ -261,7 +267,7 @@ fn fsync_on_disk_vs_tmpfs_is_fsync() {
     if !check_pair(&c, "fsync_on_disk_vs_tmpfs_is_fsync") {
         return;
     }
-    assert_eq!(top(&c).0, "fsync", "{c:#}");
+    assert_eq!(top(&c).0, "fsync", "{}", common::brief(&c));
     for run in c["a"]["runs"].as_array().unwrap() {
         let n = run["syscalls"]["fsync"]["count"].as_f64().unwrap_or(0.0);
         assert!((300.0..=310.0).contains(&n), "{n} fsyncs seen: {run}");
@@ -288,11 +294,12 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
     // grow; and a proven slowdown is the CPU it is (spinning, user or
     // system CPU, or the wait for a core the longer spins bring).
     let first = top(&c).0;
-    assert_ne!(first, "lock-wait", "{c:#}");
+    assert_ne!(first, "lock-wait", "{}", common::brief(&c));
     if c["significant"] == true {
         assert!(
             matches!(first, "spinning" | "cpu-user" | "cpu-system" | "run-queue"),
-            "{first}: {c:#}"
+            "{first}: {}",
+            common::brief(&c)
         );
     }
     let waits = |side: &str| -> f64 {
@@ -339,7 +346,7 @@ fn the_spin_hand_off_is_spinning() {
         );
         return;
     }
-    assert_eq!(top(&c).0, "spinning", "{c:#}");
+    assert_eq!(top(&c).0, "spinning", "{}", common::brief(&c));
     let ev = c["causes"][0]["evidence"].as_str().unwrap();
     assert!(ev.contains("spin-wait loops"), "{ev}");
     // Beside two CPU hogs a preempted holder makes B's waiters outlast
@@ -370,7 +377,7 @@ fn a_cpu_hungry_sibling_is_cpu_contention_and_is_named() {
     // too, so its verdict may be "noise" while a small exact count (the
     // extra processes) is "certain" and ranks first: the share decides here.
     let biggest = biggest_cause(&c);
-    assert_eq!(biggest["kind"], "run-queue", "{c:#}");
+    assert_eq!(biggest["kind"], "run-queue", "{}", common::brief(&c));
     let ev = biggest["evidence"].as_str().unwrap();
     assert!(ev.contains("hog"), "{ev}");
 }
@@ -386,7 +393,7 @@ fn twice_the_work_is_user_cpu() {
     if !check_pair(&c, "twice_the_work_is_user_cpu") {
         return;
     }
-    assert_eq!(top(&c).0, "cpu-user", "{c:#}");
+    assert_eq!(top(&c).0, "cpu-user", "{}", common::brief(&c));
     for row in c["table"].as_array().unwrap() {
         let cat = row["category"].as_str().unwrap();
         if ["timed-sleep", "lock-wait", "fsync"].contains(&cat) {
@@ -418,10 +425,15 @@ fn more_work_in_several_threads_is_more_work_not_spinning() {
     match top(&c).0 {
         "cpu-user" => assert!(
             c["diagnosis"].as_str().unwrap().contains("more work"),
-            "{c:#}"
+            "{}",
+            common::brief(&c)
         ),
-        "run-queue" => assert!(kinds.contains(&"cpu-user"), "{kinds:?}: {c:#}"),
-        other => panic!("{other}: {c:#}"),
+        "run-queue" => assert!(
+            kinds.contains(&"cpu-user"),
+            "{kinds:?}: {}",
+            common::brief(&c)
+        ),
+        other => panic!("{other}: {}", common::brief(&c)),
     }
     assert!(!kinds.contains(&"spinning"), "{kinds:?}");
 }
@@ -702,7 +714,12 @@ fn causes_name_their_driver() {
         &format!("{} fsync 200 {d}", w.display()),
     ]);
     if check_pair(&c, "causes_name_their_driver") {
-        assert_eq!(top_driver(&c), ("fsync", "more-calls"), "{c:#}");
+        assert_eq!(
+            top_driver(&c),
+            ("fsync", "more-calls"),
+            "{}",
+            common::brief(&c)
+        );
         let cause = &c["causes"][0];
         assert!(cause["count_b"].as_f64().unwrap() >= 190.0, "{cause}");
         assert!(cause["count_a"].as_f64().unwrap() <= 20.0, "{cause}");
@@ -714,10 +731,16 @@ fn causes_name_their_driver() {
     // Sleeps that ask for longer.
     let c = explain_json(&["--runs", "4", "sleep 0.02", "sleep 0.15"]);
     if check_pair(&c, "causes_name_their_driver") {
-        assert_eq!(top_driver(&c), ("timed-sleep", "longer-asked"), "{c:#}");
+        assert_eq!(
+            top_driver(&c),
+            ("timed-sleep", "longer-asked"),
+            "{}",
+            common::brief(&c)
+        );
         assert!(
             !c["diagnosis"].as_str().unwrap().contains("coarse"),
-            "{c:#}"
+            "{}",
+            common::brief(&c)
         );
     }
     // 150 processes against a shell loop that starts none.
@@ -726,10 +749,16 @@ fn causes_name_their_driver() {
         "sh -c 'i=0; while [ $i -lt 150 ]; do /bin/true; i=$((i+1)); done'",
     ]);
     if check_pair(&c, "causes_name_their_driver") {
-        assert_eq!(top_driver(&c), ("more-processes", "more-calls"), "{c:#}");
+        assert_eq!(
+            top_driver(&c),
+            ("more-processes", "more-calls"),
+            "{}",
+            common::brief(&c)
+        );
         assert!(
             !c["diagnosis"].as_str().unwrap().contains("Vivaldi"),
-            "{c:#}"
+            "{}",
+            common::brief(&c)
         );
     }
 }
@@ -738,7 +767,7 @@ fn causes_name_their_driver() {
 fn a_clean_large_difference_is_significant_with_three_runs() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let c = explain_json(&["--runs", "3", "sleep 0.01", "sleep 0.3"]);
-    assert_eq!(c["significant"], true, "{c:#}");
+    assert_eq!(c["significant"], true, "{}", common::brief(&c));
     assert!(!c["causes"].as_array().unwrap().is_empty());
     // A against itself: no cause. Six runs a side: with three, a category
     // completely separated by chance (1 in 10 for each) and a small spread
@@ -815,7 +844,7 @@ fn one_command_text_json_save_and_compare_saved() {
         .unwrap();
     assert!(out.status.success());
     let c: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(top(&c).0, "timed-sleep", "{c:#}");
+    assert_eq!(top(&c).0, "timed-sleep", "{}", common::brief(&c));
     let warn = c["warnings"].to_string();
     assert!(warn.contains("different commands"), "{warn}");
     // tardy report draws the two traces as stacked bars.

@@ -559,6 +559,18 @@ mod explain_causes {
         assert_eq!(kind(&side(0.5, 0.1, 20), &side(0.9, 0.1, 20)), "cpu-user");
         // Spin loops, but no thread ever parks: not a lock's spin-wait.
         assert_eq!(kind(&side(0.5, 0.1, 0), &side(0.9, 0.45, 0)), "cpu-user");
+        // Beside two CPU hogs one of A's runs had its baton holder wait
+        // seconds for a CPU while the waiter spun all along (seen in CI:
+        // one A run of 2.5 s among 0.6 s ones). However long that one run
+        // spun, the other runs still say spinning.
+        for extra in [0.5, 2.0, 8.0] {
+            let mut a = side(0.5, 0.1, 20);
+            a.runs[3].cpu_user_s += extra;
+            if let Some(p) = a.profile.as_mut() {
+                p.spin_s[3] += extra;
+            }
+            assert_eq!(kind(&a, &side(0.9, 0.45, 60)), "spinning", "{extra}");
+        }
     }
 
     /// A larger effect is never less reported than a smaller one: 127 µs

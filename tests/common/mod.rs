@@ -31,6 +31,49 @@ pub fn explain_json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
+/// What an explain comparison concluded, in a few lines: its diagnosis,
+/// each cause with its share and verdict, and the table. A failing
+/// assertion shows this, not the whole document, whose first lines (the
+/// runs and histograms) are all a CI log keeps.
+pub fn brief(c: &serde_json::Value) -> String {
+    let mut out = format!(
+        "diagnosis: {}\nsignificant {} ratio {} wall delta {} run-queue counted with {}\n",
+        c["diagnosis"],
+        c["significant"],
+        c["ratio"],
+        c["wall_delta_s"],
+        c["run_queue_counted_with"]
+    );
+    for cause in c["causes"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "cause {} share {} verdict {} p {}: {}\n",
+            cause["kind"], cause["share"], cause["verdict"], cause["p_adjusted"], cause["evidence"]
+        ));
+    }
+    for row in c["table"].as_array().into_iter().flatten() {
+        out.push_str(&format!(
+            "row {} A {} B {} delta {} share {} verdict {}\n",
+            row["category"], row["a_s"], row["b_s"], row["delta_s"], row["share"], row["verdict"]
+        ));
+    }
+    for side in ["a", "b"] {
+        let t = &c[side];
+        let walls: Vec<String> = t["runs"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|r| format!("{:.3}", r["wall_s"].as_f64().unwrap_or(f64::NAN)))
+            .collect();
+        out.push_str(&format!(
+            "{side}: walls [{}] spin_s {} profile note {}\n",
+            walls.join(" "),
+            t["profile"]["spin_s"],
+            t["profile_note"]
+        ));
+    }
+    out
+}
+
 /// [`cmd`] run in `dir`, with git confined to `dir`.
 pub fn tardy(dir: &Path) -> assert_cmd::Command {
     let mut c = cmd();

@@ -591,9 +591,9 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
                 la.count
             );
             if spinning {
-                match (spin_mean(a), spin_mean(b)) {
+                match (spin_median(a), spin_median(b)) {
                     (Some(sa), Some(sb)) => evidence.push_str(&format!(
-                        "; spinning: the profile puts {} a run in spin-wait loops in B, {} in A (loops whose machine code holds PAUSE, or sched_yield): threads spin longer before they take what they wait for or park, as with Skylake-SP's 140-cycle PAUSE",
+                        "; spinning: the profile puts {} a run (median) in spin-wait loops in B, {} in A (loops whose machine code holds PAUSE, or sched_yield): threads spin longer before they take what they wait for or park, as with Skylake-SP's 140-cycle PAUSE",
                         dur(sb),
                         dur(sa)
                     )),
@@ -637,15 +637,28 @@ fn explain_category(i: usize, a: &Trace, b: &Trace, delta: f64) -> Explained {
     }
 }
 
-/// CPU seconds a run the profile sampled in spin-wait loops, when the
-/// side has a profile.
-fn spin_mean(t: &Trace) -> Option<f64> {
+/// CPU seconds the profile sampled in spin-wait loops in the middle run,
+/// when the side has a profile. The median, not the mean: beside CPU hogs
+/// one run whose baton holder sat two seconds in the run queue spins for
+/// those two seconds, and one such run in A must not outweigh nine.
+fn spin_median(t: &Trace) -> Option<f64> {
     let p = t.profile.as_ref().filter(|p| !p.spin_s.is_empty())?;
-    Some(p.spin_s.iter().sum::<f64>() / p.spin_s.len() as f64)
+    Some(crate::stats::summary::median_by_selection(
+        &mut p.spin_s.clone(),
+    ))
 }
 
-/// Spin-waits grew. With a profile, its evidence decides, never a name: at
-/// least 40% of B's extra user CPU was sampled inside spin-wait loops (a
+/// The middle run's value of `f`.
+fn median_of(t: &Trace, f: impl Fn(&RunSummary) -> f64) -> f64 {
+    let mut v: Vec<f64> = t.runs.iter().map(f).collect();
+    if v.is_empty() {
+        return 0.0;
+    }
+    crate::stats::summary::median_by_selection(&mut v)
+}
+
+/// Spin-waits grew. With a profile, its evidence decides, never a name: in
+/// each side's middle run, at least 40% of B's extra user CPU was sampled inside spin-wait loops (a
 /// PAUSE in the loop's machine code, or `sched_yield`), in a program whose
 /// threads also park on futexes (joins not counted), whatever the futex
 /// time did. Without one (the ptrace recorder, `--profile-hz 0`): several
@@ -654,8 +667,8 @@ fn spin_mean(t: &Trace) -> Option<f64> {
 /// threads, whose only lock waits are a runtime's idle threads (Go's, the
 /// JVM's), is not spinning.
 fn spins(a: &Trace, b: &Trace, cpu_delta: f64) -> bool {
-    if let (Some(sa), Some(sb)) = (spin_mean(a), spin_mean(b)) {
-        let tree = b.mean(|r| r.cpu_user_s) - a.mean(|r| r.cpu_user_s);
+    if let (Some(sa), Some(sb)) = (spin_median(a), spin_median(b)) {
+        let tree = median_of(b, |r| r.cpu_user_s) - median_of(a, |r| r.cpu_user_s);
         let parks = kind_mean(a, "futex-wait")
             .count
             .max(kind_mean(b, "futex-wait").count)
