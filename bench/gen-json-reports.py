@@ -2,7 +2,9 @@
 """Large test reports in the JSON formats tardy reads, shaped as their tools write them.
 
 Usage: gen-json-reports.py KIND PATH N [FACTOR [SEED]]
-  KIND: jest (jest --json), mocha (mocha --reporter json), go (go test -json)
+  KIND: jest (jest --json), mocha (mocha --reporter json), go (go test -json),
+        cucumber (cucumber-js --format json: scenarios of 4 steps and a hook),
+        playwright (playwright test --reporter=json: one project, files of 1,000)
   N tests in files/packages of 1,000; 1% fail; durations exponential (mean 10 ms)
   times FACTOR (1.0 by default), from SEED (1).
 """
@@ -63,5 +65,43 @@ with open(path, "w") as f:
                           "Test": "TestCase%d" % t, "Elapsed": ms() / 1000}) + "\n")
             if t == PER - 1 or i == n - 1:
                 w(json.dumps({"Time": "2026-11-28T10:00:00Z", "Action": "pass", "Package": pkg, "Elapsed": 1.0}) + "\n")
+    elif kind == "cucumber":
+        w("[")
+        for s in range((n + PER - 1) // PER):
+            w("," if s else "")
+            w('{"description": "", "elements": [')
+            for t in range(min(PER, n - s * PER)):
+                failed = rng.random() < 0.01
+                steps = [{"arguments": [], "keyword": "Given ", "line": 3 + k, "name": "step %d" % k,
+                          "match": {"location": "features/steps.js:%d" % k},
+                          "result": {"status": "failed" if failed and k == 3 else "passed", "duration": ms() * 250000}}
+                         for k in range(4)]
+                w("," if t else "")
+                w(json.dumps({"description": "", "id": "feature-%d;scenario-%d" % (s, t), "keyword": "Scenario",
+                              "line": 3 + t, "name": "scenario %d" % t, "steps": steps, "tags": [], "type": "scenario",
+                              "before": [{"keyword": "Before", "result": {"status": "passed", "duration": 1000}}]}))
+            w('], "id": "feature-%d", "line": 1, "keyword": "Feature", "name": "Feature %d", "tags": [], '
+              '"uri": "features/module%d/f%d.feature"}' % (s, s, s % 50, s))
+        w("]\n")
+    elif kind == "playwright":
+        w('{"config": {"version": "1.49.0"}, "suites": [')
+        for s in range((n + PER - 1) // PER):
+            w("," if s else "")
+            f = "module%d/f%d.spec.ts" % (s % 50, s)
+            w('{"title": "%s", "file": "%s", "line": 0, "column": 0, "specs": [' % (f, f))
+            for t in range(min(PER, n - s * PER)):
+                failed = rng.random() < 0.01
+                w("," if t else "")
+                w(json.dumps({"title": "renders item %d" % t, "ok": not failed, "tags": [], "id": "%d-%d" % (s, t),
+                              "file": f, "line": 3 + t, "column": 5,
+                              "tests": [{"timeout": 30000, "annotations": [], "expectedStatus": "passed",
+                                         "projectId": "chromium", "projectName": "chromium",
+                                         "results": [{"workerIndex": 0, "status": "failed" if failed else "passed",
+                                                      "duration": ms(), "errors": [], "stdout": [], "stderr": [],
+                                                      "retry": 0, "startTime": "2026-11-28T10:00:00.000Z",
+                                                      "attachments": []}],
+                                         "status": "unexpected" if failed else "expected"}]}))
+            w("]}")
+        w('], "errors": [], "stats": {"expected": %d}}\n' % n)
     else:
-        sys.exit("KIND: jest, mocha or go")
+        sys.exit("KIND: jest, mocha, go, cucumber or playwright")

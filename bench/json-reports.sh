@@ -8,13 +8,17 @@
 #   go test -json   gotestsum tool slowest --jsonfile, tparse -file
 #   jest --json     a Python script: json.load, the sum and the 10 slowest
 #   mocha json      the same script
+#   cucumber json   the same script (scenarios of four steps and a hook)
+#   playwright json the same script
+# FORMATS picks some (all five by default: FORMATS="cucumber playwright").
 # Needs: /usr/bin/time, python3, a release build; gotestsum and tparse for the go row
 #   (go install gotest.tools/gotestsum@latest github.com/mfridman/tparse@latest).
 . "$(dirname "$0")/lib.sh"
 N=${N:-1000000}
 REPS=${REPS:-3}
 GOBIN=$(go env GOPATH 2>/dev/null || echo ~/go)/bin
-for k in go jest mocha; do
+FORMATS=${FORMATS:-go jest mocha cucumber playwright}
+for k in $FORMATS; do
   python3 bench/gen-json-reports.py "$k" "$WORK/a.$k.json" "$N" 1.0 1 &
   python3 bench/gen-json-reports.py "$k" "$WORK/b.$k.json" "$N" 1.1 2 &
 done
@@ -24,6 +28,17 @@ import json, sys
 doc = json.load(open(sys.argv[2]))
 if sys.argv[1] == "jest":
     times = [(t.get("duration") or 0) / 1e3 for f in doc["testResults"] for t in f["assertionResults"]]
+elif sys.argv[1] == "cucumber":
+    times = [sum((s.get("result") or {}).get("duration") or 0 for s in e.get("before", []) + e.get("steps", []) + e.get("after", [])) / 1e9
+             for f in doc for e in f["elements"] if e.get("type") != "background"]
+elif sys.argv[1] == "playwright":
+    def walk(s):
+        for spec in s.get("specs", []):
+            for t in spec["tests"]:
+                yield ((t["results"] or [{}])[-1].get("duration") or 0) / 1e3
+        for inner in s.get("suites", []):
+            yield from walk(inner)
+    times = [x for s in doc["suites"] for x in walk(s)]
 else:
     times = [(t.get("duration") or 0) / 1e3 for t in doc["tests"]]
 print(len(times), round(sum(times), 3), sorted(times)[-10:])
@@ -48,7 +63,7 @@ print(" ".join(f"{st.median(r[i] for r in rows) / 1e9:.3f}" for i in range(len(r
 mib() { /usr/bin/time -f "%M" -o "$WORK/mem" bash -c "$1" > /dev/null; echo "$(( $(cat "$WORK/mem") / 1024 ))"; }
 ls -la "$WORK"/a.*.json | awk '{printf "%s: %.0f MB\n", $9, $5/1e6}' | sed "s|$WORK/||"
 printf '%-8s %-22s %9s %9s %9s\n' format job seconds "peak MiB" "ratio"
-for k in go jest mocha; do
+for k in $FORMATS; do
   a="$WORK/a.$k.json"; b="$WORK/b.$k.json"
   show="'$TARDY' --max-results 2000000 tests show '$a'"
   diff="'$TARDY' --max-results 2000000 tests diff '$a' --vs '$b'"

@@ -1,4 +1,5 @@
-//! mocha's, jest's, RSpec's and CTRF's JSON documents and `go test -json` streams are read in
+//! mocha's, jest's, RSpec's, CTRF's, Cucumber's and Playwright's JSON documents and `go test
+//! -json` streams are read in
 //! bounded memory: a document in two passes (what names its tests first,
 //! then test by test, each handed on as read), a stream line by line. This
 //! holds them to a straightforward reading of the whole document kept here
@@ -394,6 +395,246 @@ fn ctrf_doc(rng: &mut Rng, n: usize, short: bool) -> (String, Vec<Row>) {
     (text, rows)
 }
 
+/// The first row where two readings part, if any.
+fn first_difference(got: &[Row], want: &[Row]) -> Option<String> {
+    if let Some(i) = (0..got.len().min(want.len())).find(|&i| got[i] != want[i]) {
+        return Some(format!(
+            "row {i}: read {:?}, expected {:?}",
+            got[i], want[i]
+        ));
+    }
+    (got.len() != want.len()).then(|| format!("{} rows read, {} expected", got.len(), want.len()))
+}
+
+/// A Cucumber JSON report (features named or known by their file only,
+/// backgrounds, outlines, hooks, steps without a result or a time) and what
+/// tardy reads: a scenario in its feature's suite, failed when a step or
+/// hook failed, errored when one is undefined or pending, skipped when all
+/// were skipped, its time its steps' and hooks' (and its background's).
+fn cucumber_doc(rng: &mut Rng, n: usize) -> (String, Vec<Row>) {
+    let (mut features, mut rows) = (Vec::new(), Vec::new());
+    let mut left = n;
+    let mut f = 0;
+    while left > 0 {
+        let named = rng.below(4) != 0;
+        let suite = if named {
+            format!("Feature {f}")
+        } else {
+            format!("features/f{f}.feature")
+        };
+        let mut elements = Vec::new();
+        // What the background before the next scenario adds to it.
+        let mut pending: Option<(Vec<&str>, u64, bool)> = None;
+        let per = (1 + rng.below(300) as usize).min(left);
+        for k in 0..per {
+            if rng.below(8) == 0 {
+                let (steps, statuses, ns, timed) = steps(rng);
+                elements.push(json!({"type": "background", "keyword": "Background", "name": "", "steps": steps}));
+                pending = Some((statuses, ns, timed));
+            }
+            let outline = rng.below(5) == 0;
+            let line = 10 + k as u64;
+            let title = format!("scenario {}", rng.below(per as u64));
+            let (steps, mut statuses, mut ns, mut timed) = steps(rng);
+            let mut e = json!({"type": "scenario", "keyword": if outline { "Scenario Outline" } else { "Scenario" },
+                               "name": title, "line": line, "steps": steps});
+            if rng.below(3) == 0 {
+                let (hooks, st, hn, ht) = steps_of(rng, 1);
+                e["before"] = hooks;
+                statuses.extend(st);
+                ns += hn;
+                timed |= ht;
+            }
+            if let Some((st, bn, bt)) = pending.take() {
+                statuses.extend(st);
+                ns += bn;
+                timed |= bt;
+            }
+            elements.push(e);
+            let status = if statuses.contains(&"failed") {
+                Status::Failed
+            } else if statuses
+                .iter()
+                .any(|s| matches!(*s, "undefined" | "pending"))
+            {
+                Status::Errored
+            } else if statuses.is_empty() || statuses.contains(&"passed") {
+                Status::Passed
+            } else {
+                Status::Skipped
+            };
+            let name = if outline {
+                format!("{title} (line {line})")
+            } else {
+                title
+            };
+            rows.push((
+                suite.clone(),
+                name,
+                status,
+                timed.then_some(ns as f64 / 1e9),
+                0,
+            ));
+        }
+        let mut feature = json!({"elements": elements, "id": format!("f{f}"), "keyword": "Feature",
+                                 "uri": format!("features/f{f}.feature")});
+        if named {
+            feature["name"] = json!(suite);
+        }
+        features.push(feature);
+        left -= per;
+        f += 1;
+    }
+    (json!(features).to_string(), rows)
+}
+
+/// A scenario's steps: the JSON, each result's status, the nanoseconds
+/// they add up to, and whether any step had a result.
+fn steps(rng: &mut Rng) -> (Value, Vec<&'static str>, u64, bool) {
+    let k = rng.below(5) as usize;
+    steps_of(rng, k)
+}
+
+fn steps_of(rng: &mut Rng, k: usize) -> (Value, Vec<&'static str>, u64, bool) {
+    let (mut out, mut statuses, mut ns, mut timed) = (Vec::new(), Vec::new(), 0, false);
+    for i in 0..k {
+        let status = [
+            "passed",
+            "passed",
+            "passed",
+            "failed",
+            "skipped",
+            "undefined",
+            "pending",
+        ][rng.below(7) as usize];
+        let mut step = json!({"keyword": "Given ", "name": format!("step {i}"), "line": i});
+        match rng.below(6) {
+            0 => {} // no result at all
+            1 => {
+                // A result without a time counts as no time, not none.
+                step["result"] = json!({"status": status});
+                statuses.push(status);
+                timed = true;
+            }
+            _ => {
+                let d = rng.below(50_000_000);
+                step["result"] = json!({"status": status, "duration": d});
+                statuses.push(status);
+                ns += d;
+                timed = true;
+            }
+        }
+        out.push(step);
+    }
+    (json!(out), statuses, ns, timed)
+}
+
+/// Playwright's JSON report (files, nested describes, projects, retries,
+/// tests without a result, errors outside any test) and what tardy reads.
+fn playwright_doc(rng: &mut Rng, n: usize) -> (String, Vec<Row>) {
+    let (mut files, mut rows) = (Vec::new(), Vec::new());
+    let mut left = n;
+    let mut f = 0;
+    while left > 0 {
+        let file = format!("tests/f{f}.spec.ts");
+        let mut specs = Vec::new();
+        let mut inner = Vec::new();
+        let per = (1 + rng.below(200) as usize).min(left);
+        let mut made = 0;
+        // Specs of the file, then of a describe inside it.
+        let mut specs_in = |rng: &mut Rng, suite: &str, out: &mut Vec<Value>, count: usize| {
+            for _ in 0..count {
+                let title = format!("works {}", rng.below(50));
+                let mut tests = Vec::new();
+                for project in ["", "chromium", "firefox"]
+                    .iter()
+                    .take(1 + rng.below(3) as usize)
+                {
+                    let status = ["expected", "expected", "unexpected", "flaky", "skipped"]
+                        [rng.below(5) as usize];
+                    let expected = if status == "skipped" || rng.below(10) == 0 {
+                        "skipped"
+                    } else {
+                        "passed"
+                    };
+                    let attempts = if status == "skipped" {
+                        rng.below(2)
+                    } else {
+                        1 + rng.below(3)
+                    };
+                    let mut results = Vec::new();
+                    let mut last = None;
+                    for _ in 0..attempts {
+                        let st =
+                            ["passed", "failed", "timedOut", "interrupted"][rng.below(4) as usize];
+                        let d = rng.below(20_000);
+                        results
+                            .push(json!({"status": st, "duration": d, "errors": [], "stdout": []}));
+                        last = Some((st, d));
+                    }
+                    tests.push(
+                        json!({"projectName": project, "expectedStatus": expected, "status": status,
+                                      "results": results, "annotations": []}),
+                    );
+                    let st = match status {
+                        "flaky" => Status::Flaky,
+                        "skipped" => Status::Skipped,
+                        "expected" if expected == "skipped" => Status::Skipped,
+                        "expected" => Status::Passed,
+                        _ => match last {
+                            Some(("timedOut" | "interrupted", _)) => Status::Errored,
+                            _ => Status::Failed,
+                        },
+                    };
+                    let name = if project.is_empty() {
+                        title.clone()
+                    } else {
+                        format!("{title} [{project}]")
+                    };
+                    rows.push((
+                        suite.to_string(),
+                        name,
+                        st,
+                        last.map(|l| l.1 as f64 / 1e3),
+                        attempts.saturating_sub(1) as u32,
+                    ));
+                }
+                out.push(json!({"title": title, "ok": true, "tests": tests}));
+            }
+        };
+        let here = per / 2;
+        specs_in(rng, &file, &mut specs, here);
+        made += here;
+        let describe = format!("group {}", rng.below(3));
+        let mut dspecs = Vec::new();
+        specs_in(
+            rng,
+            &format!("{file} > {describe}"),
+            &mut dspecs,
+            per - made,
+        );
+        inner.push(json!({"title": describe, "file": file, "specs": dspecs, "suites": []}));
+        files.push(json!({"title": file, "file": file, "specs": specs, "suites": inner}));
+        left -= per;
+        f += 1;
+    }
+    let errors = rng.below(3);
+    if errors > 0 {
+        rows.push((
+            String::new(),
+            format!("({errors} errors outside any test)"),
+            Status::Errored,
+            None,
+            0,
+        ));
+    }
+    let errs: Vec<Value> = (0..errors)
+        .map(|i| json!({"message": format!("boom {i}")}))
+        .collect();
+    let doc = json!({"config": {"version": "1.49.0"}, "suites": files, "errors": errs, "stats": {"expected": 1}});
+    (doc.to_string(), rows)
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(12))]
 
@@ -450,6 +691,28 @@ proptest! {
         let (pa, pb) = (write(dir.path(), "c.json", &ca), write(dir.path(), "d.json", &cb));
         let r = read_run(std::slice::from_ref(&pa), false).unwrap();
         prop_assert_eq!(rows(&r), want);
+        prop_assert_eq!(r.suites[0].tests, r.cases.len());
+        streamed_as_whole(std::slice::from_ref(&pa), std::slice::from_ref(&pb));
+    }
+
+    #[test]
+    fn cucumber_and_playwright_read_a_file_at_a_time_are_the_whole_document_read(
+        seed in 1u64.., n in prop_oneof![1usize..50, 9_000usize..14_000]
+    ) {
+        let mut rng = Rng(seed);
+        let dir = tempfile::tempdir().unwrap();
+        let (ca, want) = cucumber_doc(&mut rng, n);
+        let (cb, _) = cucumber_doc(&mut rng, n / 2 + 10);
+        let (pa, pb) = (write(dir.path(), "a.json", &ca), write(dir.path(), "b.json", &cb));
+        let r = read_run(std::slice::from_ref(&pa), false).unwrap();
+        prop_assert_eq!(first_difference(&rows(&r), &want), None);
+        prop_assert_eq!(r.suites[0].tests, r.cases.len());
+        streamed_as_whole(std::slice::from_ref(&pa), std::slice::from_ref(&pb));
+        let (wa, want) = playwright_doc(&mut rng, n);
+        let (wb, _) = playwright_doc(&mut rng, n / 2 + 10);
+        let (pa, pb) = (write(dir.path(), "c.json", &wa), write(dir.path(), "d.json", &wb));
+        let r = read_run(std::slice::from_ref(&pa), false).unwrap();
+        prop_assert_eq!(first_difference(&rows(&r), &want), None);
         prop_assert_eq!(r.suites[0].tests, r.cases.len());
         streamed_as_whole(std::slice::from_ref(&pa), std::slice::from_ref(&pb));
     }

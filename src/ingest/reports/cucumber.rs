@@ -10,15 +10,23 @@
 //! `ambiguous` (cucumber's strict mode, its default, fails the run for
 //! those); skipped when every step was skipped; passed otherwise. Its time
 //! is the sum of its steps' and hooks' (with its background's).
+//!
+//! Read a feature at a time, each step folded into its scenario's outcome as
+//! it is read: the steps are never held, and a streaming read's sink gets
+//! each feature's scenarios once the feature is read (its name may follow
+//! its elements: cucumber-js writes keys in alphabetical order).
 
+use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
+use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 
-use super::{Report, Status, Suite, TestCase, TestId};
+use super::jsonparts::Each;
+use super::{CaseSink, Report, Status, Suite, TestCase, TestId};
 
 #[derive(Deserialize)]
-pub(super) struct Feature {
+struct Feature {
     #[serde(default)]
     name: String,
     #[serde(default)]
@@ -28,7 +36,7 @@ pub(super) struct Feature {
 }
 
 #[derive(Deserialize)]
-pub(super) struct Element {
+struct Element {
     #[serde(default)]
     name: String,
     #[serde(rename = "type", default)]
@@ -38,11 +46,11 @@ pub(super) struct Element {
     #[serde(default)]
     line: Option<u64>,
     #[serde(default)]
-    steps: Vec<Step>,
+    steps: Outcome,
     #[serde(default)]
-    before: Vec<Step>,
+    before: Outcome,
     #[serde(default)]
-    after: Vec<Step>,
+    after: Outcome,
 }
 
 #[derive(Deserialize)]
@@ -60,7 +68,7 @@ struct StepResult {
 }
 
 /// What a run of steps adds up to.
-#[derive(Default)]
+#[derive(Default, Clone, Copy)]
 struct Outcome {
     failed: bool,
     broken: bool,
@@ -70,18 +78,26 @@ struct Outcome {
 }
 
 impl Outcome {
-    fn add(&mut self, steps: &[Step]) {
-        for r in steps.iter().filter_map(|s| s.result.as_ref()) {
-            self.any = true;
-            match r.status.as_str() {
-                "passed" => self.ran = true,
-                "failed" => self.failed = true,
-                "undefined" | "pending" | "ambiguous" => self.broken = true,
-                _ => {}
-            }
-            if let Some(d) = r.duration.filter(|d| d.is_finite() && *d >= 0.0) {
-                self.ns += d;
-            }
+    fn step(&mut self, r: &StepResult) {
+        self.any = true;
+        match r.status.as_str() {
+            "passed" => self.ran = true,
+            "failed" => self.failed = true,
+            "undefined" | "pending" | "ambiguous" => self.broken = true,
+            _ => {}
+        }
+        if let Some(d) = r.duration.filter(|d| d.is_finite() && *d >= 0.0) {
+            self.ns += d;
+        }
+    }
+
+    fn and(self, o: Outcome) -> Outcome {
+        Outcome {
+            failed: self.failed || o.failed,
+            broken: self.broken || o.broken,
+            ran: self.ran || o.ran,
+            any: self.any || o.any,
+            ns: self.ns + o.ns,
         }
     }
 
@@ -98,50 +114,89 @@ impl Outcome {
     }
 }
 
-pub(super) fn read(features: Vec<Feature>, name: &str, report: &mut Report) {
-    let first = report.cases.len();
-    for f in features {
-        let suite: Arc<str> = Arc::from(if f.name.is_empty() {
-            f.uri.as_deref().unwrap_or("")
-        } else {
-            f.name.as_str()
-        });
-        let mut background = Outcome::default();
-        for e in f.elements {
-            let is_background = e.kind.as_deref() == Some("background")
-                || e.keyword
-                    .as_deref()
-                    .is_some_and(|k| k.trim() == "Background");
-            if is_background {
-                background = Outcome::default();
-                background.add(&e.before);
-                background.add(&e.steps);
-                background.add(&e.after);
-                continue;
+/// An array of steps (or hooks), each folded in as it is read.
+impl<'de> Deserialize<'de> for Outcome {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Steps;
+        impl<'de> Visitor<'de> for Steps {
+            type Value = Outcome;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array of steps")
             }
-            let mut o = std::mem::take(&mut background);
-            o.add(&e.before);
-            o.add(&e.steps);
-            o.add(&e.after);
-            // A Scenario Outline's rows share its name: each is told by
-            // its examples row's line.
-            let outline = e.keyword.as_deref().is_some_and(|k| k.contains("Outline"));
-            let test = match e.line {
-                Some(line) if outline => format!("{} (line {line})", e.name),
-                _ => e.name.clone(),
-            };
-            report.cases.push(TestCase {
-                id: TestId::new(suite.clone(), Arc::from(""), test),
-                duration_s: o.any.then_some(o.ns / 1e9),
-                status: o.status(),
-                retries: 0,
-                has_children: false,
-            });
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Outcome, A::Error> {
+                let mut o = Outcome::default();
+                while let Some(step) = seq.next_element::<Step>()? {
+                    if let Some(r) = &step.result {
+                        o.step(r);
+                    }
+                }
+                Ok(o)
+            }
         }
+        d.deserialize_seq(Steps)
     }
+}
+
+/// Read a Cucumber JSON report, each feature's scenarios handed to `sink`
+/// (when streaming) once a chunk of them is held.
+pub(super) fn read<R: Read>(
+    input: R,
+    name: &str,
+    report: &mut Report,
+    mut sink: Option<&mut (dyn CaseSink + '_)>,
+) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_reader(input);
+    let mut tests = 0;
+    Each::new(&mut |f: Feature| {
+        tests += feature(f, report);
+        super::spill_some(report, &mut sink);
+        Ok(())
+    })
+    .deserialize(&mut de)?;
+    de.end()?;
     report.suites.push(Suite {
         name: name.to_string(),
         time_s: None,
-        tests: report.cases.len() - first,
+        tests,
     });
+    Ok(())
+}
+
+/// One feature's scenarios pushed: how many.
+fn feature(f: Feature, report: &mut Report) -> usize {
+    let suite: Arc<str> = Arc::from(if f.name.is_empty() {
+        f.uri.as_deref().unwrap_or("")
+    } else {
+        f.name.as_str()
+    });
+    let mut background = Outcome::default();
+    let mut n = 0;
+    for super::counted::Counted(e) in f.elements {
+        let is_background = e.kind.as_deref() == Some("background")
+            || e.keyword
+                .as_deref()
+                .is_some_and(|k| k.trim() == "Background");
+        let own = e.before.and(e.steps).and(e.after);
+        if is_background {
+            background = own;
+            continue;
+        }
+        let o = std::mem::take(&mut background).and(own);
+        // A Scenario Outline's rows share its name: each is told by its
+        // examples row's line.
+        let outline = e.keyword.as_deref().is_some_and(|k| k.contains("Outline"));
+        let test = match e.line {
+            Some(line) if outline => format!("{} (line {line})", e.name),
+            _ => e.name,
+        };
+        report.cases.push(TestCase {
+            id: TestId::new(suite.clone(), super::EMPTY.clone(), test),
+            duration_s: o.any.then_some(o.ns / 1e9),
+            status: o.status(),
+            retries: 0,
+            has_children: false,
+        });
+        n += 1;
+    }
+    n
 }

@@ -126,12 +126,8 @@ pub fn read<'a>(
             crate::ingest::limits::begin_input();
             super::listed::ctrf(json(again()?), head, name, report, sink).map_err(bad)?
         }
-        Kind::Cucumber => {
-            super::cucumber::read(serde_json::from_reader(input).map_err(bad)?, name, report)
-        }
-        Kind::Playwright => {
-            super::playwright::read(serde_json::from_reader(input).map_err(bad)?, name, report)
-        }
+        Kind::Cucumber => super::cucumber::read(input, name, report, sink).map_err(bad)?,
+        Kind::Playwright => super::playwright::read(input, name, report, sink).map_err(bad)?,
     }
     Ok(())
 }

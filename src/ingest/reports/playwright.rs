@@ -11,21 +11,18 @@
 //! interrupted), `flaky` flaky, `skipped` (or an expected skip) skipped;
 //! its time is its last attempt's, its retries the attempts before it. The
 //! top-level errors make one errored test: the run failed.
+//!
+//! Read a top-level suite (a test file) at a time: a streaming read's sink
+//! gets each file's tests once a chunk of them is held.
 
+use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 
-use super::{Report, Status, Suite, TestCase, TestId};
-
-#[derive(Deserialize)]
-pub(super) struct Doc {
-    #[serde(default)]
-    suites: Vec<PwSuite>,
-    #[serde(default)]
-    errors: Vec<IgnoredAny>,
-}
+use super::jsonparts::Each;
+use super::{CaseSink, Report, Status, Suite, TestCase, TestId};
 
 #[derive(Deserialize)]
 struct PwSuite {
@@ -68,33 +65,119 @@ struct PwResult {
 /// Nesting of `describe` blocks read (serde_json stops at 128 anyway).
 const MAX_DEPTH: usize = 64;
 
-pub(super) fn read(doc: Doc, name: &str, report: &mut Report) {
-    let first = report.cases.len();
-    for s in &doc.suites {
-        suite(s, &mut Vec::new(), report);
-    }
-    if !doc.errors.is_empty() {
+/// Read Playwright's JSON report, each file's tests handed to `sink` (when
+/// streaming) once a chunk of them is held.
+pub(super) fn read<R: Read>(
+    input: R,
+    name: &str,
+    report: &mut Report,
+    sink: Option<&mut (dyn CaseSink + '_)>,
+) -> Result<(), serde_json::Error> {
+    let mut de = serde_json::Deserializer::from_reader(input);
+    let mut doc = DocReader {
+        report,
+        sink,
+        tests: 0,
+        errors: 0,
+    };
+    (&mut doc).deserialize(&mut de)?;
+    de.end()?;
+    let DocReader {
+        report,
+        mut tests,
+        errors,
+        ..
+    } = doc;
+    if errors > 0 {
         report.warnings.push(format!(
-            "{name}: {} errors outside any test (a test file that did not load?); counted as one errored test",
-            doc.errors.len()
+            "{name}: {errors} errors outside any test (a test file that did not load?); counted as one errored test"
         ));
         report.cases.push(TestCase {
             id: TestId::new(
                 Arc::from(""),
                 Arc::from(""),
-                format!("({} errors outside any test)", doc.errors.len()),
+                format!("({errors} errors outside any test)"),
             ),
             duration_s: None,
             status: Status::Errored,
             retries: 0,
             has_children: false,
         });
+        tests += 1;
     }
     report.suites.push(Suite {
         name: name.to_string(),
         time_s: None,
-        tests: report.cases.len() - first,
+        tests,
     });
+    Ok(())
+}
+
+/// The top-level object: `suites` read a file at a time, `errors` counted.
+struct DocReader<'r, 's, 'c> {
+    report: &'r mut Report,
+    sink: Option<&'s mut (dyn CaseSink + 'c)>,
+    tests: usize,
+    errors: usize,
+}
+
+impl<'de> DeserializeSeed<'de> for &mut DocReader<'_, '_, '_> {
+    type Value = ();
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_map(self)
+    }
+}
+
+impl<'de> Visitor<'de> for &mut DocReader<'_, '_, '_> {
+    type Value = ();
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str("Playwright's JSON report (an object with suites)")
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<std::borrow::Cow<str>>()? {
+            match key.as_ref() {
+                "suites" => {
+                    let (report, sink, tests) =
+                        (&mut *self.report, &mut self.sink, &mut self.tests);
+                    map.next_value_seed(Each::new(&mut |s: PwSuite| {
+                        let before = report.cases.len();
+                        suite(&s, &mut Vec::new(), report);
+                        *tests += report.cases.len() - before;
+                        super::spill_some(report, sink);
+                        Ok(())
+                    }))?;
+                }
+                "errors" => self.errors += map.next_value::<Count>()?.0,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The length of an array, its elements skipped.
+struct Count(usize);
+
+impl<'de> Deserialize<'de> for Count {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Count;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an array")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
+                let mut n = 0;
+                while seq.next_element::<IgnoredAny>()?.is_some() {
+                    n += 1;
+                }
+                Ok(Count(n))
+            }
+        }
+        d.deserialize_seq(V)
+    }
 }
 
 fn suite<'a>(s: &'a PwSuite, path: &mut Vec<&'a str>, report: &mut Report) {
