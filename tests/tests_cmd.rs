@@ -525,6 +525,53 @@ fn every_cli_reader_is_bounded_and_says_which_flag_raises_it() {
     );
 }
 
+/// `tests diff` keeps every test's name of both sides: a run whose names
+/// add up to more than the cap on names held is refused with the flag that
+/// raises it (a million tests named with a kilobyte each would otherwise
+/// take gigabytes), and read once it is raised.
+#[test]
+fn the_names_a_diff_holds_are_capped_and_say_which_flag_raises_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = |file: &str, ms: u32| {
+        let mut x = String::from("<testsuite name=\"s\">\n");
+        for i in 0..30_000 {
+            x.push_str(&format!(
+                "<testcase classname=\"c\" name=\"test_{i:06}_{}\" time=\"0.{ms:03}\"/>\n",
+                "p".repeat(90)
+            ));
+        }
+        x.push_str("</testsuite>\n");
+        let p = dir.path().join(file);
+        std::fs::write(&p, x).unwrap();
+        p
+    };
+    let (a, b) = (report("a.xml", 5), report("b.xml", 9));
+    let diff = |mib: &str| {
+        tardy()
+            .args(["--max-names-mib", mib, "tests", "diff"])
+            .arg(&a)
+            .arg("--vs")
+            .arg(&b)
+            .output()
+            .unwrap()
+    };
+    // 30,000 names of 103 bytes: 3 MiB.
+    let out = diff("2");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-names-mib") && err.contains("2 MiB") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let out = diff("8");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("30000 matched"));
+}
+
 /// The cap on results counts one input: two files under it each are read,
 /// a file over it is refused with the flag that raises it (jest's JSON,
 /// read file by file of its test files).

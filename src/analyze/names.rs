@@ -33,6 +33,8 @@ pub struct Names {
     arena: String,
     idents: Vec<Ident>,
     strs: Vec<Arc<str>>,
+    /// Bytes of the distinct suites and classes in `strs`.
+    strs_bytes: usize,
     by_str: HashMap<Arc<str>, u32, FxBuild>,
     by_hash: HashMap<u64, u32, FxBuild>,
 }
@@ -52,6 +54,7 @@ impl Names {
             return i;
         }
         let i = self.strs.len() as u32;
+        self.strs_bytes += s.len();
         self.strs.push(s.clone());
         self.by_str.insert(s.clone(), i);
         i
@@ -88,7 +91,14 @@ impl Names {
         });
         self.arena.push_str(&id.name);
         self.by_hash.insert(hash, i);
+        // Over the cap on names held, the reader stops at its next check.
+        let _ = crate::ingest::limits::hold_text(self.text_bytes());
         i
+    }
+
+    /// Bytes of names held: the tests', the suites' and the classes'.
+    pub fn text_bytes(&self) -> u64 {
+        (self.arena.len() + self.strs_bytes) as u64
     }
 
     pub fn suite(&self, i: u32) -> &str {

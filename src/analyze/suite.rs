@@ -433,6 +433,9 @@ impl DiffBuilder {
         paths: &[PathBuf],
         keep_going: bool,
     ) -> Result<(), IngestError> {
+        // The names this diff holds, against the cap on names held (also a
+        // count left by an earlier command on this thread set right).
+        let _ = crate::ingest::limits::hold_text(self.names.text_bytes());
         let mut sink = RunSink {
             names: &mut self.names,
             run: RunDigest::new(0),
@@ -451,7 +454,13 @@ impl DiffBuilder {
             }
             Streamed::Again => self.add(side, &reports::read_run(paths, keep_going)?),
         }
-        Ok(())
+        match crate::ingest::limits::hold_text(self.names.text_bytes()) {
+            Some(why) => {
+                let at = paths.last().map(|p| p.display().to_string());
+                Err(IngestError::at(&at.unwrap_or_default(), None, why))
+            }
+            None => Ok(()),
+        }
     }
 
     /// The diff of everything added.

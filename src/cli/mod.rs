@@ -43,6 +43,11 @@ pub(crate) struct Cli {
     /// reads with the default).
     #[arg(long, value_name = "N", env = "TARDY_MAX_RESULTS", default_value_t = tardy::ingest::limits::CLI_RESULTS)]
     max_results: u64,
+    /// Test names (MiB, all told) one command may hold at once: `tests diff`
+    /// keeps every name of both sides (a million tests named with 134 bytes
+    /// on average read with the default).
+    #[arg(long, value_name = "MIB", env = "TARDY_MAX_NAMES_MIB", default_value_t = tardy::ingest::limits::CLI_NAMES_MIB)]
+    max_names_mib: u64,
     #[command(subcommand)]
     command: Command,
 }
@@ -203,10 +208,10 @@ pub fn main() -> i32 {
         Ok(cli) => cli,
         Err(e) => return parse_error(e, &args),
     };
-    tardy::ingest::limits::set_default(tardy::ingest::limits::Limits::cli(
-        cli.max_inflated_mib,
-        cli.max_results,
-    ));
+    tardy::ingest::limits::set_default(
+        tardy::ingest::limits::Limits::cli(cli.max_inflated_mib, cli.max_results)
+            .with_names_mib(cli.max_names_mib),
+    );
     match cli.command {
         Command::Run(args) => run::main(*args),
         Command::Compare(args) => exit(compare::run(*args)),

@@ -10,7 +10,10 @@
 //!   they check the time budget, every few thousand events, and the JSON
 //!   documents per result);
 //! - `names`: distinct test names one upload may store (checked by whoever
-//!   stores, [`names`]).
+//!   stores, [`names`]);
+//! - `text`: bytes of test names one command may hold at once (`tests
+//!   diff` keeps every name of both sides: [`hold_text`]), so that a million
+//!   tests named with a kilobyte each do not take gigabytes.
 //!
 //! The first limit reached is remembered ([`hit`]), so the server can answer
 //! 413 naming it rather than a generic "cannot read".
@@ -33,6 +36,8 @@ pub struct Limits {
     /// Series one upload may store (columns of a CSV, benchmarks of a
     /// results file): each costs its own statements and its own check.
     pub series: u64,
+    /// Bytes of test names one command may hold at once.
+    pub text: u64,
 }
 
 /// The process's limits for threads that set none (the command line sets
@@ -51,6 +56,15 @@ impl Limits {
             results,
             names: results,
             series: 100_000,
+            text: CLI_NAMES_MIB << 20,
+        }
+    }
+
+    /// These limits with `mib` MiB of test names held at once.
+    pub fn with_names_mib(self, mib: u64) -> Limits {
+        Limits {
+            text: mib.saturating_mul(1 << 20),
+            ..self
         }
     }
 
@@ -74,6 +88,7 @@ impl Limits {
             results,
             names,
             series,
+            text: u64::MAX,
         })
     }
 }
@@ -82,6 +97,10 @@ impl Limits {
 pub const CLI_INFLATED_MIB: u64 = 1024;
 /// The command line's default cap on results of one read.
 pub const CLI_RESULTS: u64 = 1_000_000;
+/// The command line's default cap on test names held at once, MiB: a
+/// million distinct tests named with 134 bytes on average, and with the
+/// rest of a `tests diff` of two million-test runs, under 256 MiB.
+pub const CLI_NAMES_MIB: u64 = 128;
 
 /// Set the limits of every thread that sets none (once; later calls are
 /// ignored).
@@ -93,6 +112,7 @@ thread_local! {
     static LIMITS: Cell<Option<Limits>> = const { Cell::new(None) };
     static RESULTS: Cell<u64> = const { Cell::new(0) };
     static HIT: Cell<Option<Which>> = const { Cell::new(None) };
+    static TEXT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Which limit stopped a read.
@@ -102,6 +122,7 @@ pub enum Which {
     Results(u64),
     Names(u64),
     Series(u64),
+    Text(u64),
 }
 
 impl Which {
@@ -129,6 +150,10 @@ impl Which {
                 "holds more than {n} series (columns of a CSV, benchmarks), this server's \
                  limit for one upload (--max-series); nothing was stored"
             ),
+            Which::Text(n) => format!(
+                "names its tests with more than {} MiB in all, this server's limit; nothing was stored",
+                n >> 20
+            ),
         }
     }
 }
@@ -145,6 +170,10 @@ impl Which {
             ),
             Which::Series(n) => format!(
                 "holds more than {n} series (columns of a CSV, benchmarks), tardy's limit for one input"
+            ),
+            Which::Text(n) => format!(
+                "brings the test names held to more than {} MiB, tardy's limit (raise it with `tardy --max-names-mib N ...`)",
+                n >> 20
             ),
         }
     }
@@ -165,6 +194,7 @@ impl Drop for Guard {
 /// start from zero.
 pub fn start(limits: Limits) -> Guard {
     RESULTS.with(|r| r.set(0));
+    TEXT.with(|t| t.set(0));
     HIT.with(|h| h.set(None));
     Guard {
         before: LIMITS.with(|l| l.replace(Some(limits))),
@@ -197,10 +227,26 @@ fn record(w: Which) -> String {
 }
 
 /// A reader holding `n` results so far: the error text once that is over
-/// the cap.
+/// the cap (or once the names held are: see [`hold_text`]).
 pub fn results(n: usize) -> Option<String> {
-    let cap = current()?.results;
-    (n as u64 > cap).then(|| record(Which::Results(cap)))
+    let l = current()?;
+    if n as u64 > l.results {
+        return Some(record(Which::Results(l.results)));
+    }
+    text_over(l)
+}
+
+/// Whoever keeps test names (a `tests diff`) holds `bytes` of them in all
+/// now: the error text when that is over the cap. Readers on this thread
+/// then stop at their next check ([`check`], [`one_result`]), so a run is
+/// refused within a few thousand results of the cap.
+pub fn hold_text(bytes: u64) -> Option<String> {
+    TEXT.with(|t| t.set(bytes));
+    text_over(current()?)
+}
+
+fn text_over(l: Limits) -> Option<String> {
+    (TEXT.with(|t| t.get()) > l.text).then(|| record(Which::Text(l.text)))
 }
 
 /// For the `n`th event of a read holding `results` results so far: the
@@ -227,7 +273,13 @@ pub fn one_result() -> Option<String> {
         r.set(n);
         n
     });
-    (n > cap).then(|| record(Which::Results(cap)))
+    if n > cap {
+        return Some(record(Which::Results(cap)));
+    }
+    if n % 1024 == 0 {
+        return text_over(current()?);
+    }
+    None
 }
 
 /// An upload naming `n` distinct tests: the error text over the cap.
@@ -290,6 +342,7 @@ mod tests {
                 results: 3,
                 names: 2,
                 series: 1,
+                text: 100,
             });
             assert_eq!(results(3), None);
             assert!(results(4).unwrap().contains("--max-results"));
@@ -315,5 +368,23 @@ mod tests {
         let mut r = Inflated::new(io::repeat(b'x'));
         let e = r.read_to_end(&mut Vec::new()).unwrap_err();
         assert!(e.to_string().contains("--max-inflated-mib"), "{e}");
+        // Names held over the cap stop the reader at its next check.
+        let _g = start(Limits::cli(1, 1_000_000).with_names_mib(1));
+        assert_eq!(hold_text(1 << 20), None);
+        assert_eq!(results(10), None);
+        assert!(
+            hold_text((1 << 20) + 1)
+                .unwrap()
+                .contains("--max-names-mib")
+        );
+        assert!(results(10).unwrap().contains("--max-names-mib"));
+        let mut stopped = false;
+        for _ in 0..2048 {
+            stopped |= one_result().is_some();
+        }
+        assert!(stopped);
+        // A new read starts from nothing held.
+        let _g = start(Limits::cli(1, 1_000_000).with_names_mib(1));
+        assert_eq!(results(10), None);
     }
 }

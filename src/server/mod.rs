@@ -87,6 +87,7 @@ impl ServeOptions {
                 results: 500_000,
                 names: 250_000,
                 series: 10_000,
+                text: u64::MAX,
             },
             max_connections: 512,
             max_per_client: 64,
