@@ -316,6 +316,42 @@ fn a_step_where_the_machine_changed_is_an_environment_change() {
     assert!(show.contains("environment change: CPU model"), "{show}");
 }
 
+/// Six nightly points of a script made 80x slower between the fourth and
+/// the fifth, the first taken while the machine was loaded: E-Divisive
+/// (`--otava`) finds three change points, each with a side of one or two
+/// points, and once answered "3 change points, 3 too few points, no
+/// alert" (1 run of 30 of the test below beside two CPU hogs). The short
+/// ones are dropped and the step told on the joined segments.
+#[test]
+fn a_step_fenced_in_by_a_loaded_point_is_still_alerted() {
+    for values in [
+        [0.025, 0.006, 0.006, 0.005, 0.42, 0.42],
+        [0.01, 0.006, 0.006, 0.05, 0.52, 0.52],
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let mut text = String::from("time,commit,app\n");
+        for (i, v) in values.iter().enumerate() {
+            text.push_str(&format!(
+                "2026-11-{:02}T10:00:00Z,c{},{v}\n",
+                1 + 3 * i,
+                3 * i
+            ));
+        }
+        std::fs::write(d.join("nightly.csv"), text).unwrap();
+        run_ok(d, &["import", "nightly.csv"]);
+        let report = json(d, &["detect", "--otava", "--json"]);
+        assert_eq!(report["change_points"], 3, "{values:?}: {report:#}");
+        let alerts = report["new_alerts"].as_array().unwrap();
+        assert!(
+            alerts
+                .iter()
+                .any(|a| a["from_commit"] == "c9" && a["to_commit"] == "c12"),
+            "{values:?}: {report:#}"
+        );
+    }
+}
+
 #[test]
 fn from_a_saved_run_to_the_culprit_commit() {
     let dir = tempfile::tempdir().unwrap();

@@ -457,7 +457,17 @@ pub fn detect_with(
                     report.too_short += 1;
                 }
                 report.change_points += cps.len();
-                if cps.is_empty() {
+                // E-Divisive's change points fenced into sides too short to
+                // tell (around one loaded point) are dropped before alerting,
+                // their neighbours told on the joined segments: a plain step
+                // beside them is then alerted, not "too few points".
+                let values: Vec<f64> = points.iter().map(|p| p.value).collect();
+                let (told, fenced) = match &opts.changepoint {
+                    Method::Otava(o) => changepoint::with_sides_of(&values, &cps, opts.min_side, o),
+                    Method::Calibrated(_) => (cps.clone(), 0),
+                };
+                report.too_few_points += fenced;
+                if told.is_empty() {
                     family.push(1.0);
                 }
                 if let Some(list) = members_of.get(&(series.id, test.map(|t| t.name.clone()))) {
@@ -468,16 +478,15 @@ pub fn detect_with(
                         }
                     }
                 }
-                let values: Vec<f64> = points.iter().map(|p| p.value).collect();
                 if let (None, Method::Calibrated(o)) = (test, &opts.changepoint) {
                     report.young.extend(young(&series.name, &values, o));
                 }
-                for (c, cp) in cps.iter().enumerate() {
+                for (c, cp) in told.iter().enumerate() {
                     family.push(cp.stats.pvalue);
                     let point = points[cp.index].clone();
                     let prev = points[cp.index - 1].clone();
-                    let lo = if c > 0 { cps[c - 1].index } else { 0 };
-                    let hi = cps.get(c + 1).map_or(points.len(), |n| n.index);
+                    let lo = if c > 0 { told[c - 1].index } else { 0 };
+                    let hi = told.get(c + 1).map_or(points.len(), |n| n.index);
                     let boundary = places(&values, cp.index, lo, hi, |i| &points[i]);
                     // Found before, perhaps a point or two away (placed again
                     // with more points after it): the same change.
