@@ -20,7 +20,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, SeqAccess, Visitor};
+use serde::de::DeserializeSeed;
 
 use super::jsonparts::Each;
 use super::{CaseSink, Report, Status, Suite, TestCase, TestId};
@@ -117,23 +117,15 @@ impl Outcome {
 /// An array of steps (or hooks), each folded in as it is read.
 impl<'de> Deserialize<'de> for Outcome {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Steps;
-        impl<'de> Visitor<'de> for Steps {
-            type Value = Outcome;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an array of steps")
+        let mut o = Outcome::default();
+        Each::new(&mut |step: Step| {
+            if let Some(r) = &step.result {
+                o.step(r);
             }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Outcome, A::Error> {
-                let mut o = Outcome::default();
-                while let Some(step) = seq.next_element::<Step>()? {
-                    if let Some(r) = &step.result {
-                        o.step(r);
-                    }
-                }
-                Ok(o)
-            }
-        }
-        d.deserialize_seq(Steps)
+            Ok(())
+        })
+        .deserialize(d)?;
+        Ok(o)
     }
 }
 

@@ -19,7 +19,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, IgnoredAny, MapAccess, Visitor};
 
 use super::jsonparts::Each;
 use super::{CaseSink, Report, Status, Suite, TestCase, TestId};
@@ -147,36 +147,19 @@ impl<'de> Visitor<'de> for &mut DocReader<'_, '_, '_> {
                         Ok(())
                     }))?;
                 }
-                "errors" => self.errors += map.next_value::<Count>()?.0,
+                "errors" => {
+                    let errors = &mut self.errors;
+                    map.next_value_seed(Each::new(&mut |_: IgnoredAny| {
+                        *errors += 1;
+                        Ok(())
+                    }))?;
+                }
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
             }
         }
         Ok(())
-    }
-}
-
-/// The length of an array, its elements skipped.
-struct Count(usize);
-
-impl<'de> Deserialize<'de> for Count {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Count;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an array")
-            }
-            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Count, A::Error> {
-                let mut n = 0;
-                while seq.next_element::<IgnoredAny>()?.is_some() {
-                    n += 1;
-                }
-                Ok(Count(n))
-            }
-        }
-        d.deserialize_seq(V)
     }
 }
 
