@@ -525,6 +525,45 @@ fn every_cli_reader_is_bounded_and_says_which_flag_raises_it() {
     );
 }
 
+/// An Allure results folder holds one result a file: its files count
+/// together against the cap on one input's results (each file counted on
+/// its own, a folder of millions of results was read whole whatever the
+/// cap).
+#[test]
+fn an_allure_folder_counts_its_results_together_against_the_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let results = dir.path().join("allure-results");
+    std::fs::create_dir(&results).unwrap();
+    for i in 0..30 {
+        std::fs::write(
+            results.join(format!("{i:08x}-0000-4000-8000-000000000000-result.json")),
+            format!(
+                r#"{{"name": "test_{i}", "status": "passed", "start": 1795526420000, "stop": 1795526420{i:03}, "uuid": "{i:08x}-0000-4000-8000-000000000000", "historyId": "h{i}", "fullName": "test_sample#test_{i}", "labels": [{{"name": "suite", "value": "test_sample"}}]}}"#
+            ),
+        )
+        .unwrap();
+    }
+    let show = |cap: &str| {
+        tardy()
+            .args(["--max-results", cap, "tests", "show", "--format", "json"])
+            .arg(&results)
+            .output()
+            .unwrap()
+    };
+    let out = show("20");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--max-results") && err.contains("20"), "{err}");
+    let out = show("30");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["tests"], 30, "{v:#}");
+}
+
 /// `tests diff` keeps every test's name of both sides: a run whose names
 /// add up to more than the cap on names held is refused with the flag that
 /// raises it (a million tests named with a kilobyte each would otherwise

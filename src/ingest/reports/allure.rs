@@ -106,6 +106,11 @@ pub fn read(
             format!("expected an Allure result (name, status, start, stop): {e}"),
         )
     })?;
+    // One result a file: a folder's files count together against the cap
+    // on one input's results (a folder is one run).
+    if let Some(why) = crate::ingest::limits::one_result() {
+        return Err(IngestError::at(name, None, why));
+    }
     let label = |k: &str| {
         r.labels
             .iter()

@@ -578,7 +578,6 @@ fn read_reader<'a>(
     report: &mut Report,
     sink: Option<&mut (dyn CaseSink + '_)>,
 ) -> Result<(), IngestError> {
-    crate::ingest::limits::begin_input();
     let name = name.to_string();
     let (reader, head) = decoded(open, &name)?;
     let again = || decoded(open, &name).map(|d| d.0);
@@ -589,6 +588,12 @@ fn read_reader<'a>(
     } else {
         sniff(&head)
     };
+    // Each file is one input for the cap on results, but an Allure folder's
+    // files (one result each) are one together: its count starts with the
+    // path that named the folder ([`read_files`]).
+    if kind != Some(Kind::Allure) {
+        crate::ingest::limits::begin_input();
+    }
     match kind {
         Some(Kind::Xml) if sink.is_some() && xml_root(head_text(&head)) == Some("TestRun") => {
             // TRX: its classes first, so that its results can be handed on.
@@ -758,6 +763,7 @@ fn read_files(
 ) -> Result<Option<Report>, IngestError> {
     let mut report = Report::default();
     for p in paths {
+        crate::ingest::limits::begin_input();
         for f in expand(p)? {
             let mark = (
                 report.cases.len(),
