@@ -855,3 +855,36 @@ fn mocha_failures_do_not_count_twice_against_the_results_cap() {
     let show: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(show["tests"], json!(3000 + hooks));
 }
+
+/// A diff refused for the names it would hold leaves nothing held behind:
+/// the next read on the same thread (a server's next request) is not
+/// refused for the names of the one before.
+#[test]
+fn a_diff_refused_for_its_names_leaves_none_held() {
+    use tardy::ingest::limits::{Limits, start};
+    let dir = tempfile::tempdir().unwrap();
+    let cases: String = (0..5000)
+        .map(|i| {
+            format!(
+                "<testcase classname=\"c\" name=\"test_{i}_{}\" time=\"0.001\"/>\n",
+                "x".repeat(300)
+            )
+        })
+        .collect();
+    let a = write(
+        dir.path(),
+        "a.xml",
+        &format!("<testsuite name=\"s\">\n{cases}</testsuite>\n"),
+    );
+    let _g = start(Limits::cli(1024, 1_000_000).with_names_mib(1));
+    let mut b = DiffBuilder::new();
+    let err = b.read(0, std::slice::from_ref(&a), false).unwrap_err();
+    assert!(err.to_string().contains("--max-names-mib"), "{err}");
+    // 5,000 results read whole and shown: nothing held, nothing refused.
+    let r = read_run(std::slice::from_ref(&a), false).unwrap();
+    assert_eq!(r.cases.len(), 5000);
+    assert_eq!(
+        show_run(std::slice::from_ref(&a), false, 10).unwrap().tests,
+        5000
+    );
+}

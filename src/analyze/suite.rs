@@ -433,6 +433,20 @@ impl DiffBuilder {
         paths: &[PathBuf],
         keep_going: bool,
     ) -> Result<(), IngestError> {
+        let read = self.read_run(side, paths, keep_going);
+        if read.is_err() {
+            // Refused: what follows on this thread holds none of its names.
+            let _ = crate::ingest::limits::hold_text(0);
+        }
+        read
+    }
+
+    fn read_run(
+        &mut self,
+        side: usize,
+        paths: &[PathBuf],
+        keep_going: bool,
+    ) -> Result<(), IngestError> {
         // The names this diff holds, against the cap on names held (also a
         // count left by an earlier command on this thread set right).
         let _ = crate::ingest::limits::hold_text(self.names.text_bytes());
@@ -465,6 +479,9 @@ impl DiffBuilder {
 
     /// The diff of everything added.
     pub fn finish(mut self) -> Diff {
+        // The names are read: readers after this diff on this thread (a
+        // server's next request) start from nothing held.
+        let _ = crate::ingest::limits::hold_text(0);
         self.names.freeze();
         for run in self.sides.iter_mut().flatten() {
             run.extra.sort_by_key(|e| e.0);
