@@ -858,33 +858,57 @@ fn mocha_failures_do_not_count_twice_against_the_results_cap() {
 
 /// A diff refused for the names it would hold leaves nothing held behind:
 /// the next read on the same thread (a server's next request) is not
-/// refused for the names of the one before.
+/// refused for the names of the one before. A run read whole counts its
+/// names while the report lives, and gives them back when it drops.
 #[test]
 fn a_diff_refused_for_its_names_leaves_none_held() {
     use tardy::ingest::limits::{Limits, start};
     let dir = tempfile::tempdir().unwrap();
-    let cases: String = (0..5000)
-        .map(|i| {
-            format!(
-                "<testcase classname=\"c\" name=\"test_{i}_{}\" time=\"0.001\"/>\n",
-                "x".repeat(300)
-            )
-        })
-        .collect();
-    let a = write(
-        dir.path(),
-        "a.xml",
-        &format!("<testsuite name=\"s\">\n{cases}</testsuite>\n"),
-    );
+    let report = |file: &str, n: usize, pad: usize| {
+        let cases: String = (0..n)
+            .map(|i| {
+                format!(
+                    "<testcase classname=\"c\" name=\"test_{i}_{}\" time=\"0.001\"/>\n",
+                    "x".repeat(pad)
+                )
+            })
+            .collect();
+        write(
+            dir.path(),
+            file,
+            &format!("<testsuite name=\"s\">\n{cases}</testsuite>\n"),
+        )
+    };
+    // 5,000 names of about 310 bytes: 1.5 MiB; 4,500 of 160: 0.7 MiB
+    // (readers check every 4,096 events, a case or so each).
+    let (a, small) = (report("a.xml", 5000, 300), report("small.xml", 4500, 150));
     let _g = start(Limits::cli(1024, 1_000_000).with_names_mib(1));
     let mut b = DiffBuilder::new();
     let err = b.read(0, std::slice::from_ref(&a), false).unwrap_err();
     assert!(err.to_string().contains("--max-names-mib"), "{err}");
-    // 5,000 results read whole and shown: nothing held, nothing refused.
-    let r = read_run(std::slice::from_ref(&a), false).unwrap();
-    assert_eq!(r.cases.len(), 5000);
+    // Read whole and shown after it: nothing held, nothing refused.
+    let r = read_run(std::slice::from_ref(&small), false).unwrap();
+    assert_eq!(r.cases.len(), 4500);
+    // Held while another is read whole: 1.4 MiB at once, refused; once the
+    // first drops, read.
+    let refused = |p: &std::path::Path| match read_run(&[p.to_path_buf()], false) {
+        Ok(r) => panic!("read {} cases, not refused", r.cases.len()),
+        Err(e) => assert!(e.to_string().contains("--max-names-mib"), "{e}"),
+    };
+    refused(&small);
+    drop(r);
     assert_eq!(
-        show_run(std::slice::from_ref(&a), false, 10).unwrap().tests,
-        5000
+        show_run(std::slice::from_ref(&small), false, 10)
+            .unwrap()
+            .tests,
+        4500
     );
+    assert_eq!(
+        read_run(std::slice::from_ref(&small), false)
+            .map(|r| r.cases.len())
+            .map_err(|e| e.to_string()),
+        Ok(4500)
+    );
+    // A file over the cap read whole on its own is refused.
+    refused(&a);
 }

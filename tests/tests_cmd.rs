@@ -611,6 +611,53 @@ fn the_names_a_diff_holds_are_capped_and_say_which_flag_raises_it() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("30000 matched"));
 }
 
+/// A run read whole (its reruns marked and repeated, to merge: Surefire's
+/// flakyFailure here) counts the names it holds against the same cap as a
+/// diff: a report of long names is refused by it, not held however large.
+#[test]
+fn a_run_read_whole_for_its_reruns_is_held_to_the_names_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut x = String::from("<testsuite name=\"s\">\n");
+    for i in 0..30_000 {
+        let name = format!("test_{i:06}_{}", "p".repeat(90));
+        x.push_str(&format!(
+            "<testcase classname=\"c\" name=\"{name}\" time=\"0.005\"/>\n"
+        ));
+        if i % 1000 == 0 {
+            // The same test run again after a failure, as Surefire writes it.
+            x.push_str(&format!(
+                "<testcase classname=\"c\" name=\"{name}\" time=\"0.007\"><flakyFailure message=\"m\"/></testcase>\n"
+            ));
+        }
+    }
+    x.push_str("</testsuite>\n");
+    let p = dir.path().join("TEST-s.xml");
+    std::fs::write(&p, x).unwrap();
+    let show = |mib: &str| {
+        tardy()
+            .args(["--max-names-mib", mib, "tests", "show"])
+            .arg(&p)
+            .output()
+            .unwrap()
+    };
+    // 30,000 names of 103 bytes held at once: 3 MiB.
+    let out = show("2");
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("--max-names-mib") && err.contains("2 MiB") && err.trim().lines().count() == 1,
+        "{err}"
+    );
+    let out = show("8");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Tests: 30000 (flaky 30"), "{text}");
+}
+
 /// The cap on results counts one input: two files under it each are read,
 /// a file over it is refused with the flag that raises it (jest's JSON,
 /// read file by file of its test files).

@@ -113,6 +113,7 @@ thread_local! {
     static RESULTS: Cell<u64> = const { Cell::new(0) };
     static HIT: Cell<Option<Which>> = const { Cell::new(None) };
     static TEXT: Cell<u64> = const { Cell::new(0) };
+    static READ_TEXT: Cell<u64> = const { Cell::new(0) };
 }
 
 /// Which limit stopped a read.
@@ -245,8 +246,28 @@ pub fn hold_text(bytes: u64) -> Option<String> {
     text_over(current()?)
 }
 
+/// A report read whole on this thread keeps `bytes` more of test names
+/// (its cases': [`Report::push_case`]); they count with the names a diff
+/// holds, and readers stop at their next check once the two are over the
+/// cap. A run whose reruns must be merged, or an Allure folder, is held
+/// whole, so this is what bounds it.
+///
+/// [`Report::push_case`]: crate::ingest::reports::Report::push_case
+pub fn hold_read_text(bytes: u64) {
+    READ_TEXT.with(|t| t.set(t.get().saturating_add(bytes)));
+}
+
+/// A report read on this thread let go of `bytes` of names (it dropped,
+/// or handed its cases on).
+pub fn release_read_text(bytes: u64) {
+    READ_TEXT.with(|t| t.set(t.get().saturating_sub(bytes)));
+}
+
 fn text_over(l: Limits) -> Option<String> {
-    (TEXT.with(|t| t.get()) > l.text).then(|| record(Which::Text(l.text)))
+    let held = TEXT
+        .with(|t| t.get())
+        .saturating_add(READ_TEXT.with(|t| t.get()));
+    (held > l.text).then(|| record(Which::Text(l.text)))
 }
 
 /// For the `n`th event of a read holding `results` results so far: the

@@ -153,7 +153,7 @@ pub fn read(
         )
     });
     let case = report.cases.len();
-    report.cases.push(TestCase {
+    report.push_case(TestCase {
         id: TestId::new(
             Arc::from(suite.join(" > ").as_str()),
             Arc::from(class.as_str()),
@@ -164,6 +164,7 @@ pub fn read(
         retries: 0,
         has_children: false,
     });
+    report.hold_text(key.len() as u64);
     report.attempts.push(Attempt {
         case,
         key,

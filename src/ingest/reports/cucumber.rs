@@ -181,7 +181,7 @@ fn feature(f: Feature, report: &mut Report) -> usize {
             Some(line) if outline => format!("{} (line {line})", e.name),
             _ => e.name,
         };
-        report.cases.push(TestCase {
+        report.push_case(TestCase {
             id: TestId::new(suite.clone(), super::EMPTY.clone(), test),
             duration_s: o.any.then_some(o.ns / 1e9),
             status: o.status(),

@@ -196,7 +196,7 @@ fn read_pass(
                         status
                     }
                 };
-                report.cases.push(TestCase {
+                report.push_case(TestCase {
                     id: TestId::new(suite, empty.clone(), test),
                     duration_s,
                     status,
@@ -233,7 +233,7 @@ fn read_pass(
         let mut left: Vec<_> = started.into_iter().collect();
         left.sort_by_key(|e| e.0);
         for (_, (test, suite, _)) in left {
-            report.cases.push(TestCase {
+            report.push_case(TestCase {
                 id: TestId::new(suite, empty.clone(), test),
                 duration_s: None,
                 status: Status::Failed,

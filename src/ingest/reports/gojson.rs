@@ -153,7 +153,7 @@ impl Reader<'_, '_> {
     /// A result of `package`, counted as one of its tests.
     fn push(&mut self, package: &str, test: String, duration_s: Option<f64>, status: Status) {
         let id = self.id(package, test);
-        self.report.cases.push(TestCase {
+        self.report.push_case(TestCase {
             id,
             duration_s,
             status,

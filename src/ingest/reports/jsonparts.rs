@@ -78,7 +78,7 @@ pub(super) fn push(
     ms: Option<f64>,
     status: Status,
 ) {
-    report.cases.push(TestCase {
+    report.push_case(TestCase {
         id: TestId::new(suite.clone(), super::EMPTY.clone(), name),
         duration_s: ms.filter(|m| m.is_finite() && *m >= 0.0).map(|m| m / 1e3),
         status,

@@ -194,6 +194,50 @@ pub struct Report {
     /// handed on: if the streaming read finds a repeat, read the run whole.
     #[serde(skip)]
     pub whole_if_repeated: bool,
+    /// Bytes of test names this report's cases hold, counted on the reading
+    /// thread against the names cap ([`limits::hold_read_text`]) while the
+    /// report lives: a run read whole (reruns to merge, an Allure folder)
+    /// is bounded by the names it holds, as a diff is.
+    ///
+    /// [`limits::hold_read_text`]: crate::ingest::limits::hold_read_text
+    #[serde(skip)]
+    pub held: HeldText,
+}
+
+/// Bytes of names a [`Report`] counted against its reading thread's names
+/// cap, given back when the report drops. A clone counts nothing (it was
+/// not read), and two reports compare equal whatever they counted.
+#[derive(Debug, Default)]
+pub struct HeldText(u64);
+
+impl Clone for HeldText {
+    fn clone(&self) -> Self {
+        HeldText(0)
+    }
+}
+
+impl PartialEq for HeldText {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Drop for HeldText {
+    fn drop(&mut self) {
+        crate::ingest::limits::release_read_text(self.0);
+    }
+}
+
+/// The bytes of names one case holds: its name, and its class when the
+/// case is the class's first holder (readers share one class among its
+/// cases; one allocated per case counts with each).
+fn name_bytes(c: &TestCase) -> u64 {
+    let class = if Arc::strong_count(&c.id.class) <= 2 {
+        c.id.class.len()
+    } else {
+        0
+    };
+    (c.id.name.len() + class) as u64
 }
 
 /// Where a streaming read hands the cases it no longer needs to hold, in
@@ -232,6 +276,20 @@ fn repeats_warning(n: usize) -> String {
 }
 
 impl Report {
+    /// Keep one more case, its names counted against the reading thread's
+    /// names cap (the reader's next check refuses the run past it).
+    pub fn push_case(&mut self, c: TestCase) {
+        self.hold_text(name_bytes(&c));
+        self.cases.push(c);
+    }
+
+    /// `bytes` more of text kept beside the cases (an Allure attempt's
+    /// key), counted as their names are.
+    pub(crate) fn hold_text(&mut self, bytes: u64) {
+        self.held.0 += bytes;
+        crate::ingest::limits::hold_read_text(bytes);
+    }
+
     /// Sum of test durations, leaves only (Go parents include their subtests); 0 (not -0)
     /// when no test has a time.
     pub fn total_s(&self) -> f64 {
@@ -401,7 +459,7 @@ pub(crate) fn check_failing(
     // verdict stands, and no test is made up.
     let explained = listed > 0 || report.reruns_marked;
     if stated > listed && !explained {
-        report.cases.push(TestCase {
+        report.push_case(TestCase {
             id: TestId::new(
                 Arc::from(""),
                 Arc::from(""),
@@ -833,7 +891,14 @@ pub(crate) fn spill_some(report: &mut Report, sink: &mut Option<&mut (dyn CaseSi
 /// change: a pytest teardown error names the case before it).
 pub(crate) fn spill(report: &mut Report, sink: &mut dyn CaseSink) -> usize {
     let n = report.cases.len().saturating_sub(1);
-    report.cases.drain(..n).for_each(|c| sink.case(c));
+    let mut bytes = 0;
+    report.cases.drain(..n).for_each(|c| {
+        bytes += name_bytes(&c);
+        sink.case(c)
+    });
+    let bytes = bytes.min(report.held.0);
+    report.held.0 -= bytes;
+    crate::ingest::limits::release_read_text(bytes);
     report.spilled += n;
     n
 }

@@ -92,7 +92,7 @@ pub(super) fn read<R: Read>(
         report.warnings.push(format!(
             "{name}: {errors} errors outside any test (a test file that did not load?); counted as one errored test"
         ));
-        report.cases.push(TestCase {
+        report.push_case(TestCase {
             id: TestId::new(
                 Arc::from(""),
                 Arc::from(""),
@@ -178,7 +178,7 @@ fn suite<'a>(s: &'a PwSuite, path: &mut Vec<&'a str>, report: &mut Report) {
     );
     for spec in &s.specs {
         for t in &spec.tests {
-            report.cases.push(case(&name, &spec.title, t));
+            report.push_case(case(&name, &spec.title, t));
         }
     }
     for inner in &s.suites {

@@ -510,7 +510,7 @@ impl Reader<'_, '_> {
             l.name.to_string()
         };
         let index = self.report.cases.len();
-        self.report.cases.push(TestCase {
+        self.report.push_case(TestCase {
             id: TestId::new(self.empty.clone(), self.empty.clone(), test_name.clone()),
             duration_s: None,
             status,
@@ -545,7 +545,7 @@ impl Reader<'_, '_> {
     }
 
     fn errored(&mut self, name: String) {
-        self.report.cases.push(TestCase {
+        self.report.push_case(TestCase {
             id: TestId::new(self.empty.clone(), self.empty.clone(), name),
             duration_s: None,
             status: Status::Errored,

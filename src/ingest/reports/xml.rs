@@ -314,7 +314,7 @@ impl Parser<'_> {
         if let Some(i) = self.outer {
             report.suites[i].tests += 1;
         }
-        report.cases.push(c);
+        report.push_case(c);
     }
 
     /// A child element says how the pending case ended.
@@ -588,7 +588,7 @@ impl Parser<'_> {
                     if let Some(Some(id)) = self.trx_ids.last() {
                         self.trx_cases.push((report.cases.len(), id.clone()));
                     }
-                    report.cases.push(parent);
+                    report.push_case(parent);
                 }
                 let known = (self.trx_known.as_ref())
                     .zip(test_id.as_deref())
