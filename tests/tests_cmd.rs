@@ -525,6 +525,105 @@ fn every_cli_reader_is_bounded_and_says_which_flag_raises_it() {
     );
 }
 
+/// A gzip file of `copies` times `unit` between `head` and `tail`.
+fn gz_bomb(path: &Path, head: &[u8], unit: &[u8], copies: usize, tail: &[u8]) {
+    use std::io::Write;
+    let f = std::fs::File::create(path).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(f, flate2::Compression::best());
+    gz.write_all(head).unwrap();
+    let chunk = unit.repeat(10_000);
+    for _ in 0..copies / 10_000 {
+        gz.write_all(&chunk).unwrap();
+    }
+    gz.write_all(tail).unwrap();
+    gz.finish().unwrap();
+}
+
+/// Run `cmd` to its end: its output and its peak memory (max RSS, KiB),
+/// from its own rusage (wait4), not the test process's children's.
+#[allow(clippy::zombie_processes)] // waited for below, with wait4, for its rusage
+fn output_and_max_rss(cmd: &mut std::process::Command) -> (std::process::Output, u64) {
+    let child = cmd
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let (mut out, mut err) = (child.stdout.unwrap(), child.stderr.unwrap());
+    let reader = std::thread::spawn(move || {
+        let mut v = Vec::new();
+        std::io::Read::read_to_end(&mut out, &mut v).unwrap();
+        v
+    });
+    let mut stderr = Vec::new();
+    std::io::Read::read_to_end(&mut err, &mut stderr).unwrap();
+    let stdout = reader.join().unwrap();
+    let mut status = 0;
+    // SAFETY: a zeroed rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: pid is our own child, not yet waited for; both pointers are live.
+    let r = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(r, pid);
+    let status = std::os::unix::process::ExitStatusExt::from_raw(status);
+    (
+        std::process::Output {
+            status,
+            stdout,
+            stderr,
+        },
+        usage.ru_maxrss as u64,
+    )
+}
+
+/// Bombs in the other formats a CI job reads (go test -json, mocha's JSON,
+/// TAP: 1.2 million results, a few hundred KiB of gzip each) are refused by
+/// the results cap, naming its flag, and tardy stays under 256 MiB reading
+/// each (mocha's and go's bombs took 2.9 and 2.6 GiB before any cap).
+#[test]
+fn bombs_in_every_format_are_refused_in_bounded_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1_200_000;
+    let go = dir.path().join("go.json.gz");
+    gz_bomb(
+        &go,
+        b"",
+        b"{\"Action\":\"pass\",\"Package\":\"example.com/p\",\"Test\":\"TestT\",\"Elapsed\":0.001}\n",
+        n,
+        b"{\"Action\":\"pass\",\"Package\":\"example.com/p\",\"Elapsed\":1}\n",
+    );
+    let mocha = dir.path().join("mocha.json.gz");
+    gz_bomb(
+        &mocha,
+        b"{\"stats\": {\"tests\": 1200000, \"duration\": 1000}, \"tests\": [{\"title\": \"t\", \"fullTitle\": \"s t\", \"duration\": 1, \"err\": {}}",
+        b", {\"title\": \"t\", \"fullTitle\": \"s t\", \"duration\": 1, \"err\": {}}",
+        n,
+        b"], \"pending\": [], \"failures\": [], \"passes\": []}\n",
+    );
+    let tap = dir.path().join("results.tap.gz");
+    gz_bomb(&tap, b"TAP version 13\n", b"ok - t\n", n, b"1..1200000\n");
+    for bomb in [&go, &mocha, &tap] {
+        let (out, kib) = output_and_max_rss(
+            std::process::Command::new(assert_cmd::cargo::cargo_bin("tardy"))
+                .env_remove("TARDY_MAX_RESULTS")
+                .args(["tests", "show"])
+                .arg(bomb),
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{}: {err}", bomb.display());
+        assert!(
+            err.contains("--max-results") && err.contains("1000000"),
+            "{}: {err}",
+            bomb.display()
+        );
+        assert!(
+            kib < 256 * 1024,
+            "{}: refused, but at {} MiB",
+            bomb.display(),
+            kib / 1024
+        );
+    }
+}
+
 /// An Allure results folder holds one result a file: its files count
 /// together against the cap on one input's results (each file counted on
 /// its own, a folder of millions of results was read whole whatever the
