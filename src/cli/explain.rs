@@ -48,6 +48,15 @@ pub struct ExplainArgs {
     /// Compare the command with itself run through a wrapper, e.g. 'tardy exec --timer-slack 15600000 --'.
     #[arg(long, value_name = "CMD")]
     prefix_b: Option<String>,
+    /// Record a program that is already running (a test runner's worker, a
+    /// server under load): its process tree, each thread it has and every
+    /// one it starts, for --duration seconds or until Ctrl-C or its exit.
+    /// The program is left as it was. Kernel-event recorder only.
+    #[arg(long, value_name = "PID", conflicts_with_all = ["inputs", "argv", "condition_b", "prefix_b", "save_b"])]
+    pid: Option<i32>,
+    /// How long --pid records (default: until Ctrl-C or the program's exit).
+    #[arg(long, value_name = "SECS", requires = "pid")]
+    duration: Option<f64>,
     /// Save the (first) set of runs as a trace file.
     #[arg(long, value_name = "FILE")]
     save: Option<PathBuf>,
@@ -143,9 +152,14 @@ pub fn run(args: ExplainArgs) -> Result<i32, String> {
         cwd: args.cwd.clone(),
         condition_b: args.condition_b.clone(),
         prefix_b: args.prefix_b.clone(),
+        pid: args.pid,
+        duration: job::duration(args.duration)?,
     };
     let sides = job::sides(&req, &opts)?;
     interrupt::install();
+    if let Some(pid) = args.pid.filter(|_| std::io::stderr().is_terminal()) {
+        eprintln!("tardy: recording pid {pid}: Ctrl-C stops it");
+    }
     let commands = sides
         .iter()
         .filter(|s| matches!(s, job::Side::Run(_)))

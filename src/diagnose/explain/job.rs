@@ -24,12 +24,22 @@ pub struct Request {
     pub condition_b: Vec<String>,
     /// ...or run under this prefix (`taskset -c 0`).
     pub prefix_b: Option<String>,
+    /// Or a running process's tree, recorded as it runs (`--pid`)...
+    pub pid: Option<i32>,
+    /// ...for this long (else until Ctrl-C or its exit).
+    pub duration: Option<std::time::Duration>,
 }
 
-/// One side of the comparison: a command to run, or a saved trace.
+/// One side of the comparison: a command to run, or a saved trace; or
+/// the one side there is, a running tree to record.
 pub enum Side {
     Run(Spec),
     Saved(Box<Trace>),
+    Running {
+        pid: i32,
+        duration: Option<std::time::Duration>,
+        options: RecordOptions,
+    },
 }
 
 pub fn looks_like_trace(s: &str) -> bool {
@@ -141,11 +151,38 @@ fn run_side(display: &str, exec: &Exec, opts: &RecordOptions) -> Side {
     })
 }
 
+/// `--duration SECS` (how long `--pid` records), checked.
+pub fn duration(secs: Option<f64>) -> Result<Option<std::time::Duration>, String> {
+    secs.map(|s| {
+        std::time::Duration::try_from_secs_f64(s)
+            .ok()
+            .filter(|d| !d.is_zero())
+            .ok_or_else(|| format!("--duration {s}: give a number of seconds above 0"))
+    })
+    .transpose()
+}
+
 /// The sides `req` names, each a command to record with `opts` or a saved
 /// trace read and checked.
 pub fn sides(req: &Request, opts: &RecordOptions) -> Result<Vec<Side>, String> {
     let args = req;
     let conditioned = !args.condition_b.is_empty() || args.prefix_b.is_some();
+    if let Some(pid) = args.pid {
+        if !args.inputs.is_empty() || !args.argv.is_empty() || conditioned {
+            return Err(
+                "--pid records a running process on its own: give no command, trace or B condition with it"
+                    .into(),
+            );
+        }
+        return Ok(vec![Side::Running {
+            pid,
+            duration: args.duration,
+            options: opts.clone(),
+        }]);
+    }
+    if args.duration.is_some() {
+        return Err("--duration is how long --pid records: give it with --pid".into());
+    }
     let mut sides: Vec<Side> = Vec::new();
     if !args.argv.is_empty() {
         if !args.inputs.is_empty() {
@@ -202,7 +239,7 @@ pub fn sides(req: &Request, opts: &RecordOptions) -> Result<Vec<Side>, String> {
         }
         let base = match &sides[0] {
             Side::Run(spec) => spec.display.clone(),
-            Side::Saved(_) => {
+            Side::Saved(_) | Side::Running { .. } => {
                 return Err(
                     "--condition-b and --prefix-b need a command, not a saved trace".into(),
                 );
@@ -247,11 +284,27 @@ pub fn explain(
     opts: &session::Options,
     on: &mut dyn FnMut(session::Event),
 ) -> Result<Explained, String> {
+    if let [
+        Side::Running {
+            pid,
+            duration,
+            options,
+        },
+    ] = sides.as_slice()
+    {
+        let recorded =
+            session::record_running(*pid, *duration, options, on).map_err(|e| e.to_string())?;
+        return Ok(Explained {
+            traces: recorded.traces,
+            comparison: None,
+            interrupted: false,
+        });
+    }
     let specs: Vec<Spec> = sides
         .iter()
         .filter_map(|s| match s {
             Side::Run(spec) => Some(spec.clone()),
-            Side::Saved(_) => None,
+            Side::Saved(_) | Side::Running { .. } => None,
         })
         .collect();
     let mut recorded = if specs.is_empty() {
@@ -274,6 +327,7 @@ pub fn explain(
         match side {
             Side::Saved(t) => traces.push(*t),
             Side::Run(_) => traces.extend(fresh.next()),
+            Side::Running { .. } => {}
         }
     }
     drop(fresh);

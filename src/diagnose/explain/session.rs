@@ -211,6 +211,75 @@ pub fn record_set(
     })
 }
 
+/// `tardy explain --pid`: the tree of a running process recorded once, for
+/// `duration` (or until Ctrl-C, or until it exits), with the kernel-event
+/// recorder (the only one that can join a tree without stopping it): one
+/// trace, where its time went while recorded.
+pub fn record_running(
+    pid: i32,
+    duration: Option<std::time::Duration>,
+    options: &RecordOptions,
+    on: &mut dyn FnMut(Event),
+) -> Result<Outcome, SessionError> {
+    let recorder = record::kernel::KernelRecorder::new().map_err(|why| {
+        SessionError::Recorder(format!(
+            "--pid records with the kernel's scheduler events, which are not allowed here: {why}"
+        ))
+    })?;
+    let command = record::procfs::cmdline(pid, 200);
+    let display = if command.is_empty() {
+        format!("pid {pid}")
+    } else {
+        format!("pid {pid} ({command})")
+    };
+    on(Event::Run { display: &display });
+    let mut rec = recorder
+        .attach(pid, duration, options)
+        .map_err(SessionError::Recorder)?;
+    on(Event::Done);
+    let tck = record::procfs::ticks_per_second();
+    let summary = attribute(&rec, tck);
+    let hists = rec.hists;
+    let log = rec.log.take().map(|l| std::sync::Arc::new(*l));
+    let mut profile =
+        (options.profile_hz > 0).then(|| crate::profile::Builder::new(options.profile_hz));
+    if let Some(b) = profile.as_mut() {
+        b.add_run(rec.profile.as_ref());
+    }
+    let overhead = Overhead {
+        recorder: recorder.name().to_string(),
+        blind_spots: format!(
+            "kernel events (perf_event_open) on each thread of a running tree, inherited by what it starts; \
+             what happened before the recording began is not seen (a wait already going counts from its start), \
+             and {}",
+            "a wait ended from outside the tree includes the wait for a CPU after it"
+        ),
+        ..Overhead::default()
+    };
+    let mut trace = build_trace(
+        &display,
+        vec![summary],
+        &hists,
+        rec.coverage.as_ref(),
+        overhead,
+        Fingerprint::capture(),
+        false,
+    );
+    trace.timeline = log;
+    if let Some(b) = profile {
+        let p = b.finish();
+        if p.samples == 0 {
+            trace.profile_note =
+                Some("no CPU profile: no sample was taken (the tree used almost no CPU)".into());
+        }
+        trace.profile = Some(p);
+    }
+    Ok(Outcome {
+        traces: vec![trace],
+        interrupted: false,
+    })
+}
+
 /// The rounds themselves; `Ok(true)` when Ctrl-C ended them early.
 fn rounds(
     sides: &mut [Live],

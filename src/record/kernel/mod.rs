@@ -28,6 +28,7 @@
 //!
 //! [`timeline`] turns them into per-thread totals and the critical path.
 
+pub mod attach;
 pub mod cgroup;
 pub mod elf;
 pub mod ksyms;
@@ -429,8 +430,10 @@ impl KernelRecorder {
     }
 
     /// Open every event on `pid`: into the session's rings, or (when those
-    /// are not allowed) into rings of this run's own.
-    fn open(&self, pid: i32, shared: Option<&mut Shared>) -> Result<Opened, String> {
+    /// are not allowed) into rings of this run's own. With `join`, a
+    /// command tardy started joins the session's cgroup instead (a running
+    /// program, `--pid`, is never moved out of its own).
+    fn open(&self, pid: i32, shared: Option<&mut Shared>, join: bool) -> Result<Opened, String> {
         let mut specs = self.task_specs(false);
         specs.extend(self.uprobe_specs(false));
         let mut rings = Vec::new();
@@ -440,7 +443,8 @@ impl KernelRecorder {
             ids.extend(sh.ids.iter().map(|(k, v)| (*k, *v)));
             // The session's cgroup: the command joins it while gated; only
             // the uprobes are opened on it, inherited by what it starts.
-            if let Some(g) = &sh.group
+            if join
+                && let Some(g) = &sh.group
                 && g.add(pid).is_ok()
             {
                 for (n, &cpu) in self.cpus.iter().enumerate() {
@@ -1313,7 +1317,7 @@ impl KernelRecorder {
                 r.drain(|_| {});
             }
         }
-        let opened = match self.open(s.pid, shared.as_mut()) {
+        let opened = match self.open(s.pid, shared.as_mut(), true) {
             Ok(o) => o,
             Err(why) => {
                 s.release();
@@ -1472,6 +1476,182 @@ impl KernelRecorder {
             )));
         }
         run
+    }
+}
+
+impl KernelRecorder {
+    /// Record the tree of a running process (`tardy explain --pid`) for
+    /// `duration` (or until Ctrl-C, or until it exits): each thread already
+    /// there gets its own events (inherited by what it creates from then
+    /// on); the tree is left as it was (no cgroup, no signal). The run's
+    /// wall time is the recording's.
+    pub fn attach(
+        &self,
+        root: i32,
+        duration: Option<Duration>,
+        opts: &super::RecordOptions,
+    ) -> Result<RecordedRun, String> {
+        if crate::record::procfs::foreign() {
+            return Err(
+                "--pid needs /proc of tardy's own pid namespace (this one shows another's)".into(),
+            );
+        }
+        if !self.shared_tried.get() {
+            self.set_profile_hz(opts.profile_hz);
+        }
+        *self.cwd.borrow_mut() = std::env::current_dir().unwrap_or_default();
+        let mut shared = self.shared();
+        if let Some(sh) = shared.as_mut() {
+            for r in sh.rings.iter_mut() {
+                r.drain(|_| {});
+            }
+        }
+        let origin = child::clock_monotonic_ns();
+        let start = Instant::now();
+        // Threads started while the first ones are being opened: found by
+        // looking again, until a look finds none new.
+        let mut procs: Vec<attach::Existing> = Vec::new();
+        let mut opened: Vec<Opened> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for _ in 0..8 {
+            let now = attach::tree(root)?;
+            let mut new = 0;
+            for p in &now {
+                for &(tid, _) in &p.threads {
+                    if seen.insert(tid) {
+                        new += 1;
+                        match self.open(tid, shared.as_mut(), false) {
+                            Ok(o) => {
+                                // Opened to start at an exec that will not come.
+                                for fd in o._fds.iter().chain(o.rings.iter().map(|r| r.fd())) {
+                                    perf::enable(fd);
+                                }
+                                opened.push(o);
+                            }
+                            // Gone meanwhile (a short process exited).
+                            Err(_) if tid != root && !attach::alive(tid) => {}
+                            Err(why) => return Err(format!("pid {root}: {why}")),
+                        }
+                    }
+                }
+            }
+            merge_existing(&mut procs, now);
+            if new == 0 {
+                break;
+            }
+        }
+        let pidfd = pidfd_open(root);
+        let _reader = ReaderPriority::raise();
+        let mut tl = Timeline::attached(origin, &procs);
+        if self.profile_hz.get() > 0 {
+            tl.ended_waits = Some(Vec::new());
+        }
+        if opts.log_events {
+            tl.keep_log();
+        }
+        let mut ids: HashMap<u64, What> = HashMap::new();
+        for o in &opened {
+            ids.extend(o.ids.iter().map(|(k, v)| (*k, *v)));
+        }
+        let mut parser = Parser {
+            rec: self,
+            ids: &ids,
+            prof: (self.profile_hz.get() > 0).then(Profiling::default),
+            realtime_offset: realtime_offset(),
+            lost: 0,
+            events: 0,
+            sites: HashMap::new(),
+        };
+        // What each program had mapped before the recording began.
+        if let Some(prof) = parser.prof.as_mut() {
+            for p in &procs {
+                for (start, len, pgoff, path) in attach::exec_maps(p.pid) {
+                    prof.collector.maps.mmap(p.pid, start, len, pgoff, &path);
+                }
+            }
+        }
+        let mut own_rings: Vec<Ring> = opened.iter_mut().flat_map(|o| o.rings.drain(..)).collect();
+        let rings: &mut Vec<Ring> = match shared.as_mut() {
+            Some(sh) => &mut sh.rings,
+            None => &mut own_rings,
+        };
+        let mut staged: Vec<Timed> = Vec::with_capacity(1 << 16);
+        let mut run = RecordedRun {
+            coverage: Some(Coverage::Full),
+            exit_code: Some(0),
+            ..RecordedRun::default()
+        };
+        loop {
+            let mut fds: Vec<libc::pollfd> = pidfd
+                .iter()
+                .map(|fd| fd.as_raw_fd())
+                .chain(rings.iter().map(|r| r.fd().as_raw_fd()))
+                .map(|fd| libc::pollfd {
+                    fd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            // SAFETY: a valid array of pollfd.
+            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
+            let exited = fds
+                .first()
+                .is_some_and(|f| pidfd.is_some() && f.revents != 0)
+                || !std::path::Path::new(&format!("/proc/{root}")).exists();
+            drain(rings, &mut parser, &mut tl, &mut staged);
+            apply_until(
+                &mut tl,
+                &mut parser.prof,
+                &mut staged,
+                child::clock_monotonic_ns().saturating_sub(REORDER_NS),
+            );
+            if exited || interrupt::requested() || duration.is_some_and(|d| start.elapsed() >= d) {
+                break;
+            }
+        }
+        let end = child::clock_monotonic_ns();
+        drain(rings, &mut parser, &mut tl, &mut staged);
+        apply_until(&mut tl, &mut parser.prof, &mut staged, u64::MAX);
+        drop(opened);
+        drop(own_rings);
+        tl.close(end);
+        run.wall_ns = end.saturating_sub(origin);
+        run.path = Some(tl.path(end));
+        run.log = tl.take_log(end).map(Box::new);
+        run.hists = tl.hists;
+        run.tasks_merged = tl.tasks_merged;
+        run.lost_events = parser.lost;
+        run.stops = parser.events;
+        run.profile = parser
+            .prof
+            .take()
+            .map(|p| p.finish(self.profile_notes.borrow().clone()));
+        run.tasks = std::mem::take(&mut tl.tasks);
+        run.procs = std::mem::take(&mut tl.proc_rows);
+        if parser.lost > 0 {
+            run.coverage = Some(Coverage::NoSyscalls(format!(
+                "the kernel dropped {} events (its buffer filled); the breakdown is approximate",
+                parser.lost
+            )));
+        }
+        Ok(run)
+    }
+}
+
+/// Processes of a later look at the tree added to the first's (each
+/// process once; threads seen again kept as first seen).
+fn merge_existing(into: &mut Vec<attach::Existing>, now: Vec<attach::Existing>) {
+    for p in now {
+        match into.iter_mut().find(|q| q.pid == p.pid) {
+            Some(q) => {
+                for t in p.threads {
+                    if !q.threads.iter().any(|u| u.0 == t.0) {
+                        q.threads.push(t);
+                    }
+                }
+            }
+            None => into.push(p),
+        }
     }
 }
 

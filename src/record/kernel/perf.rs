@@ -220,6 +220,13 @@ pub fn open_anchor(id: u64) -> io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
+/// Start an event opened disabled on a task that will not exec (a running
+/// program, `tardy explain --pid`): from now on it records.
+pub fn enable(fd: &OwnedFd) {
+    // SAFETY: PERF_EVENT_IOC_ENABLE takes no argument.
+    unsafe { sys::ioctls::ENABLE(fd.as_raw_fd(), 0) };
+}
+
 /// Stop an event recording (its tasks may live on; nothing more is written).
 pub fn disable(fd: &OwnedFd) {
     // SAFETY: PERF_EVENT_IOC_DISABLE takes no argument.

@@ -228,6 +228,18 @@ struct Proc {
     parent: Option<u32>,
 }
 
+/// A process already running when recording began (`tardy explain
+/// --pid`), as /proc shows it.
+#[derive(Debug, Clone, Default)]
+pub struct Existing {
+    pub pid: i32,
+    pub parent: i32,
+    pub command: String,
+    pub exe: String,
+    /// Its threads: blocked at a site, or running (`None`).
+    pub threads: Vec<(i32, Option<Site>)>,
+}
+
 /// The model of one run.
 pub struct Timeline {
     /// CLOCK_MONOTONIC ns when tardy forked the command.
@@ -315,6 +327,74 @@ impl Timeline {
             th.phase = Phase::PreExec;
         }
         tl
+    }
+
+    /// A model of a tree already running at `origin` (`tardy explain
+    /// --pid`): `procs` root first, each after its parent. Each thread
+    /// starts running (`None`) or blocked where /proc says it is.
+    pub fn attached(origin: u64, procs: &[Existing]) -> Timeline {
+        let root = procs.first().map(|p| p.pid).unwrap_or(0);
+        let mut tl = Timeline::new(origin, root, "", "");
+        tl.root_exec_seen = true;
+        // `new` made the root's process and main thread: start them over.
+        tl.procs.clear();
+        tl.proc_of_pid.clear();
+        tl.proc_rows.clear();
+        tl.threads.clear();
+        tl.tasks.clear();
+        if let Some(log) = tl.log.as_mut() {
+            log.threads.clear();
+        }
+        for e in procs {
+            if tl.proc_of_pid.contains_key(&e.pid) {
+                continue;
+            }
+            let parent = tl.proc_of_pid.get(&e.parent).copied();
+            let p = tl.new_proc(e.pid, parent, origin);
+            if let Some(r) = tl.proc_rows.get_mut(tl.procs[p as usize].row) {
+                r.command = e.command.clone();
+                r.exe = e.exe.clone();
+            }
+            for &(tid, blocked) in &e.threads {
+                if tl.threads.contains_key(&tid) {
+                    continue;
+                }
+                let st = if blocked.is_some() {
+                    St::Blocked
+                } else {
+                    St::Running
+                };
+                tl.new_thread(tid, p, 0, origin, st, Cp::default());
+                if let (Some(site), Some(th)) = (blocked, tl.threads.get_mut(&tid)) {
+                    th.block.site = site;
+                }
+            }
+        }
+        tl
+    }
+
+    /// The end of a recording that stops while the tree runs on (`--pid`
+    /// for a while): every wait still going counts up to `end`, every
+    /// running thread's CPU too, and the root's path ends there.
+    pub fn close(&mut self, end: u64) {
+        let mut tids: Vec<i32> = self
+            .threads
+            .values()
+            .filter(|t| t.st != St::Dead)
+            .map(|t| t.tid)
+            .collect();
+        tids.sort_unstable();
+        for tid in tids {
+            self.end_block(tid, end, None);
+            self.ready_to_running(tid, end);
+            self.run_to(tid, end);
+        }
+        if self.final_cp.is_none()
+            && let Some(th) = self.threads.get(&self.root_pid)
+        {
+            self.final_cp = Some((end, th.cp));
+            self.final_tid = self.root_pid;
+        }
     }
 
     /// Remember an exec'd file name; its index for [`Ev::Exec`].
