@@ -1320,3 +1320,79 @@ fn pid_is_checked_before_anything_is_recorded() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
 }
+
+/// Wake-up stacks: who ended each wait. Two threads passing a byte over a
+/// socket pair wait in recv, each woken by the other: the waits carry
+/// their wakers (this process, one of its threads, the function it woke
+/// them from), in the text under each waiting function and in the JSON's
+/// profile.
+#[test]
+fn each_waiting_function_says_who_woke_it() {
+    let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
+    let w = workload();
+    let out = common::cmd()
+        .args(["explain", "--runs", "1", "--save"])
+        .arg(std::env::temp_dir().join(format!("tardy-wakers-{}.json", std::process::id())))
+        .arg("--")
+        .arg(&w)
+        .args(["pingpong", "2", "3000"])
+        .output()
+        .unwrap();
+    let saved = std::env::temp_dir().join(format!("tardy-wakers-{}.json", std::process::id()));
+    let t: Value = serde_json::from_slice(&std::fs::read(&saved).unwrap()).unwrap();
+    let _ = std::fs::remove_file(&saved);
+    if !traced(&t, "each_waiting_function_says_who_woke_it") {
+        return;
+    }
+    if t["overhead"]["recorder"] != "kernel-events" || t["profile"]["samples"].is_null() {
+        eprintln!(
+            "SKIPPED each_waiting_function_says_who_woke_it: no kernel events or no profile here"
+        );
+        return;
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    let p = &t["profile"];
+    let f = p["functions"].as_array().unwrap();
+    let wakes = p["wakes"].as_array().cloned().unwrap_or_default();
+    let socket: Vec<&Value> = wakes.iter().filter(|w| w["kind"] == "pipe-read").collect();
+    assert!(
+        !socket.is_empty(),
+        "no waker of a socket read: {}",
+        p["wakes"]
+    );
+    let s: f64 = socket.iter().map(|w| w["s"][0].as_f64().unwrap()).sum();
+    assert!(s > 0.0);
+    for w in &socket {
+        assert!(
+            w["process"].as_str().unwrap().contains("workload pingpong"),
+            "{w}"
+        );
+        let thread = w["thread"].as_str().unwrap();
+        assert!(thread.contains("thread"), "{w}");
+        // The waker's own stack, named.
+        let names: Vec<&str> = w["waker"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| {
+                f[i.as_u64().unwrap() as usize]["function"]
+                    .as_str()
+                    .unwrap()
+            })
+            .collect();
+        assert!(names.iter().any(|n| !n.is_empty()), "{w}");
+    }
+    // The text names them under the waiting function.
+    let waits = text
+        .split("where the threads waited")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        waits.lines().any(|l| l.contains("pipe-read"))
+            && waits
+                .lines()
+                .any(|l| l.trim_start().starts_with("woken by") && l.contains("workload pingpong")),
+        "{waits}"
+    );
+}

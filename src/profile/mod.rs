@@ -247,6 +247,7 @@ impl Collector {
             notes,
             stacks: self.trie.stacks(),
             waits: self.waits.iter().map(|(k, t)| (*k, t.stacks())).collect(),
+            wakes: Vec::new(),
             modules: self.maps.modules,
             samples: self.trie.samples,
             total_ns: self.trie.total_ns,
@@ -267,12 +268,30 @@ pub struct RawProfile {
     pub stacks: Vec<RawStack>,
     /// Off-CPU stacks by kind of wait (as `record::Kind` names them).
     pub waits: Vec<(&'static str, Vec<RawStack>)>,
+    /// Who ended the waits: each wait stack with the thread that woke it
+    /// and that thread's own stack then.
+    pub wakes: Vec<RawWake>,
     pub modules: Vec<Module>,
     pub samples: u64,
     pub total_ns: u64,
     pub capped_ns: u64,
     pub truncated: u64,
     pub shallow: u64,
+}
+
+/// Waits of one kind on one stack that one thread ended from one stack
+/// (its stack when it woke them): the waker named by its process's command
+/// and its thread ("main thread", or the thread's name), as the same code
+/// is in every run whatever its pids.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawWake {
+    pub kind: &'static str,
+    pub wait: Vec<Frame>,
+    pub process: String,
+    pub thread: String,
+    pub waker: Vec<Frame>,
+    pub ns: u64,
+    pub n: u64,
 }
 
 /// A function, as the profile names it.
@@ -305,6 +324,19 @@ pub struct WaitRow {
     pub s: Vec<f64>,
 }
 
+/// Who ended waits: the waits of `kind` on the stack `frames` that a
+/// thread (`thread` of the process `process`) ended from the stack `waker`
+/// (indexes into `functions`, outermost first), seconds in each run.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WakeRow {
+    pub kind: String,
+    pub frames: Vec<u32>,
+    pub process: String,
+    pub thread: String,
+    pub waker: Vec<u32>,
+    pub s: Vec<f64>,
+}
+
 /// The sampled CPU profile of a set of runs, with names.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Profile {
@@ -317,6 +349,9 @@ pub struct Profile {
     /// Off-CPU: where the threads waited, by kind of wait.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub waits: Vec<WaitRow>,
+    /// Who ended those waits (kernel-event recorder, threads of the tree).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wakes: Vec<WakeRow>,
     /// What limits the profile (stripped modules, shallow stacks, caps), one line each.
     #[serde(default)]
     pub notes: Vec<String>,
@@ -327,6 +362,9 @@ pub struct Profile {
     pub spin_s: Vec<f64>,
 }
 
+/// A [`WakeRow`]'s identity: kind, wait stack, process, thread, waker stack.
+type WakeKey = (&'static str, Vec<u32>, String, String, Vec<u32>);
+
 /// Builds a [`Profile`] run by run, naming each frame once.
 pub struct Builder {
     rate_hz: u64,
@@ -335,6 +373,7 @@ pub struct Builder {
     function_ids: HashMap<(String, String), u32>,
     stacks: HashMap<Vec<u32>, Vec<f64>>,
     waits: HashMap<(&'static str, Vec<u32>), Vec<f64>>,
+    wakes: HashMap<WakeKey, Vec<f64>>,
     runs: usize,
     samples: u64,
     truncated: u64,
@@ -355,6 +394,7 @@ impl Builder {
             function_ids: HashMap::new(),
             stacks: HashMap::new(),
             waits: HashMap::new(),
+            wakes: HashMap::new(),
             runs: 0,
             samples: 0,
             truncated: 0,
@@ -388,7 +428,12 @@ impl Builder {
         let run = self.runs;
         self.runs += 1;
         self.spin_s.push(0.0);
-        for v in self.stacks.values_mut().chain(self.waits.values_mut()) {
+        for v in self
+            .stacks
+            .values_mut()
+            .chain(self.waits.values_mut())
+            .chain(self.wakes.values_mut())
+        {
             v.push(0.0);
         }
         let Some(raw) = raw else {
@@ -433,6 +478,21 @@ impl Builder {
                 let row = self.waits.entry(key).or_insert_with(|| vec![0.0; run + 1]);
                 row[run] += *ns as f64 / 1e9;
             }
+        }
+        for w in &raw.wakes {
+            let key = (
+                w.kind,
+                self.name_stack(&raw.modules, &w.wait, &mut named),
+                w.process.clone(),
+                w.thread.clone(),
+                self.name_stack(&raw.modules, &w.waker, &mut named),
+            );
+            if !self.wakes.contains_key(&key) && self.wakes.len() >= MAX_STACKS {
+                self.folded = true;
+                continue;
+            }
+            let row = self.wakes.entry(key).or_insert_with(|| vec![0.0; run + 1]);
+            row[run] += w.ns as f64 / 1e9;
         }
     }
 
@@ -517,6 +577,22 @@ impl Builder {
             })
             .collect();
         waits.sort_by(|a, b| (&a.kind, &a.frames).cmp(&(&b.kind, &b.frames)));
+        let mut wakes: Vec<WakeRow> = self
+            .wakes
+            .into_iter()
+            .map(|((kind, frames, process, thread, waker), s)| WakeRow {
+                kind: kind.to_string(),
+                frames,
+                process,
+                thread,
+                waker,
+                s,
+            })
+            .collect();
+        wakes.sort_by(|a, b| {
+            (&a.kind, &a.frames, &a.process, &a.thread, &a.waker)
+                .cmp(&(&b.kind, &b.frames, &b.process, &b.thread, &b.waker))
+        });
         Profile {
             rate_hz: self.rate_hz,
             runs: self.runs,
@@ -524,6 +600,7 @@ impl Builder {
             functions: self.functions,
             stacks,
             waits,
+            wakes,
             notes,
             spin_s: if self.samples > 0 {
                 self.spin_s
@@ -683,6 +760,7 @@ mod tests {
                 },
             ],
             waits: vec![],
+            wakes: vec![],
             notes: vec![],
             spin_s: vec![],
         };

@@ -252,11 +252,38 @@ fn profile_lines(out: &mut String, t: &Trace, style: Style, top: usize) {
                 name(&w.info),
                 through(&w)
             ));
+            out.push_str(&woken_by(&w, 26));
         }
     }
     for n in &p.notes {
         out.push_str(&style.dim(&format!("  note: {n}\n")));
     }
+}
+
+/// Who ended a function's waits (in B), two lines at most, indented by
+/// `indent`: "woken by 97%: `feeder` (python3 th.py, thread python3)".
+fn woken_by(w: &functions::WaitDelta, indent: usize) -> String {
+    w.woken_by
+        .iter()
+        .filter(|k| k.share >= 0.01)
+        .take(2)
+        .map(|k| {
+            let through = k
+                .through
+                .as_ref()
+                .map(|t| format!(" in {}", t.chars().take(40).collect::<String>()))
+                .unwrap_or_default();
+            format!(
+                "{:indent$}woken by {:>3.0}%: {}{} ({}, {})\n",
+                "",
+                k.share * 100.0,
+                name(&k.info),
+                through,
+                k.process.chars().take(50).collect::<String>(),
+                k.thread
+            )
+        })
+        .collect()
 }
 
 /// " in pthread_mutex_lock", when the wait went through a library.
@@ -433,6 +460,7 @@ pub fn comparison(a: &Trace, b: &Trace, c: &Comparison, style: Style, top: usize
                     name(&w.info),
                     through(w)
                 ));
+                out.push_str(&woken_by(w, 48));
             }
             if let Some(s) = &c.waits_summary {
                 out.push_str(&style.bold(&format!("  {s}\n")));

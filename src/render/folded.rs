@@ -68,6 +68,7 @@ mod tests {
                 },
             ],
             waits: vec![],
+            wakes: vec![],
             notes: vec![],
             spin_s: vec![],
         };

@@ -164,6 +164,74 @@ pub struct WaitDelta {
     /// delta / the difference of all waits of this kind (B - A).
     pub share: f64,
     pub ci_s: Option<[f64; 2]>,
+    /// Who ended these waits in B (threads of the tree, largest first):
+    /// the rest ended from outside it (a timer, a device, another program).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub woken_by: Vec<Waker>,
+}
+
+/// A thread that ended waits: its process (command), which thread, and
+/// the function of its own code it woke them from.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Waker {
+    pub process: String,
+    pub thread: String,
+    /// `function`, `module`, `file`, `line`.
+    #[serde(flatten)]
+    pub info: FunctionInfo,
+    /// The library function it woke them through ("pthread_cond_signal").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub through: Option<String>,
+    /// Seconds of the waits it ended, a run.
+    pub s: f64,
+    /// Of the waiting function's time (`b_s`).
+    pub share: f64,
+}
+
+/// A waiting function's identity by names: kind, function, module, through.
+type WaitKey = (String, String, String, Option<String>);
+
+/// Per waiting function (by names), who ended its waits: seconds a run.
+fn wakers(p: &Profile) -> HashMap<WaitKey, Vec<Waker>> {
+    let name = |f: u32| p.functions.get(f as usize);
+    let mut sums: HashMap<(WaitKey, String, String, u32, Option<u32>), f64> = HashMap::new();
+    for w in &p.wakes {
+        let (Some((f, through)), Some((wf, wthrough))) =
+            (waiter(p, &w.frames), woke_from(p, &w.waker))
+        else {
+            continue;
+        };
+        let Some(fi) = name(f) else { continue };
+        let key = (
+            w.kind.clone(),
+            fi.function.clone(),
+            fi.module.clone(),
+            through.and_then(name).map(|t| t.function.clone()),
+        );
+        *sums
+            .entry((key, w.process.clone(), w.thread.clone(), wf, wthrough))
+            .or_default() += mean(&w.s);
+    }
+    let mut out: HashMap<WaitKey, Vec<Waker>> = HashMap::new();
+    for ((key, process, thread, wf, wthrough), s) in sums {
+        let Some(info) = name(wf) else { continue };
+        out.entry(key).or_default().push(Waker {
+            process,
+            thread,
+            info: info.clone(),
+            through: wthrough.and_then(name).map(|t| t.function.clone()),
+            s,
+            share: 0.0,
+        });
+    }
+    for v in out.values_mut() {
+        v.sort_by(|a, b| {
+            b.s.total_cmp(&a.s)
+                .then_with(|| a.info.function.cmp(&b.info.function))
+        });
+        v.truncate(5);
+    }
+    out
 }
 
 /// Code that only passes a wait on: the C and C++ runtimes, the dynamic
@@ -220,6 +288,25 @@ pub fn waiter(p: &Profile, frames: &[u32]) -> Option<(u32, Option<u32>)> {
     Some((frames[own], through))
 }
 
+/// The function a waker woke from: as [`waiter`] names a waiting one; a
+/// stack of plumbing alone (unwinding stopped in the C library) names its
+/// outermost frame, the library call the program made (`sem_post`), not
+/// the futex call inside it.
+fn woke_from(p: &Profile, frames: &[u32]) -> Option<(u32, Option<u32>)> {
+    let info = |i: u32| p.functions.get(i as usize);
+    if frames
+        .iter()
+        .any(|&f| info(f).is_some_and(|f| !is_plumbing(f)))
+    {
+        return waiter(p, frames);
+    }
+    frames
+        .iter()
+        .copied()
+        .find(|&f| info(f).is_some_and(|f| f.module != "[kernel]"))
+        .map(|f| (f, None))
+}
+
 /// Per (kind, waiting function, through): seconds in each run.
 fn waiting(p: &Profile) -> HashMap<(String, u32, Option<u32>), Vec<f64>> {
     let mut out: HashMap<(String, u32, Option<u32>), Vec<f64>> = HashMap::new();
@@ -253,6 +340,7 @@ pub fn wait_deltas(a: &Profile, b: &Profile) -> Vec<WaitDelta> {
         ))
     };
     let mut rows: HashMap<Key, (Vec<f64>, Vec<f64>, FunctionInfo)> = HashMap::new();
+    let mut woken = wakers(b);
     for (side, p) in [(0, a), (1, b)] {
         for (k, v) in waiting(p) {
             let Some(key) = key(p, &k) else { continue };
@@ -274,10 +362,18 @@ pub fn wait_deltas(a: &Profile, b: &Profile) -> Vec<WaitDelta> {
     }
     let mut out: Vec<WaitDelta> = rows
         .into_iter()
-        .map(|((kind, _, _, through), (va, vb, info))| {
+        .map(|((kind, function, module, through), (va, vb, info))| {
             let d = mean(&vb) - mean(&va);
             let total = kind_total.get(&kind).copied().unwrap_or(0.0);
+            let b_s = mean(&vb);
+            let mut woken_by = woken
+                .remove(&(kind.clone(), function, module, through.clone()))
+                .unwrap_or_default();
+            for w in woken_by.iter_mut() {
+                w.share = if b_s > 0.0 { (w.s / b_s).min(1.0) } else { 0.0 };
+            }
             WaitDelta {
+                woken_by,
                 share: if total != 0.0 { d / total } else { 0.0 },
                 kind,
                 info,
@@ -530,6 +626,7 @@ mod tests {
             functions,
             stacks: rows,
             waits: vec![],
+            wakes: vec![],
             notes: vec![],
             spin_s: vec![],
         }

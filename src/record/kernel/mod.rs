@@ -80,6 +80,13 @@ const CPU_STACK_COPY: u32 = 2048;
 /// cost about 0.7 µs a blocking switch (a thread ping-pong on one CPU:
 /// 3.6 µs a switch recorded, 2.9 µs without them).
 const WAIT_STACK_COPY: u32 = 256;
+/// Bytes of the user stack copied at each wake-up by a thread of the tree
+/// (wake-up stacks): none. The waker's user frames come from its frame
+/// pointers alone: a copy of 256 bytes a wake-up made a wake-up storm
+/// (two million wake-ups a second) lose 39,000 events and cost 1.24x,
+/// where the frame pointers alone cost 1.15x and lose none
+/// (`TARDY_NO_WAKER_STACKS=1` turns them off to compare).
+const WAKE_STACK_COPY: u32 = 0;
 /// Events younger than this stay staged: another CPU's ring may still hold
 /// an older one.
 const REORDER_NS: u64 = 5_000_000;
@@ -155,6 +162,9 @@ pub struct KernelRecorder {
     profile_notes: std::cell::RefCell<Vec<String>>,
     /// mmap records can carry build ids.
     build_ids: bool,
+    /// TARDY_NO_WAKER_STACKS: wake-ups without the waker's call chain (to
+    /// measure what the chains cost).
+    no_waker_stacks: bool,
 }
 
 fn in_initial_pid_namespace() -> bool {
@@ -285,6 +295,7 @@ impl KernelRecorder {
             Err(_) => Ksyms::load(),
         };
         Ok(KernelRecorder {
+            no_waker_stacks: std::env::var_os("TARDY_NO_WAKER_STACKS").is_some(),
             events,
             uprobes,
             anchors,
@@ -307,6 +318,12 @@ impl KernelRecorder {
     /// say where; a profile to say which code waits).
     fn switch_chains(&self) -> bool {
         self.profile_hz.get() > 0 || !self.ksyms.is_empty()
+    }
+
+    /// Whether each wake-up carries the waker's call chain (the profile's
+    /// wake-up stacks: who ended each wait, from which code).
+    fn waker_chains(&self) -> bool {
+        self.profile_hz.get() > 0 && !self.no_waker_stacks
     }
 
     /// The events opened on each run's command.
@@ -349,6 +366,11 @@ impl KernelRecorder {
                         sample_type |= perf::SAMPLE_CALLCHAIN;
                         chain = Chain::Kernel(KERNEL_STACK);
                     }
+                }
+                What::Waking if self.waker_chains() => {
+                    // Wake-up stacks: the waker's chain where it woke a thread.
+                    sample_type |= perf::SAMPLE_RAW | perf::SAMPLE_CALLCHAIN;
+                    chain = Chain::User(PROFILE_STACK, WAKE_STACK_COPY);
                 }
                 What::Waking | What::Exec | What::Timer => sample_type |= perf::SAMPLE_RAW,
                 _ => {}
@@ -835,7 +857,29 @@ struct Profiling {
     /// unwound once, and the reader keeps up with the kernel. Emptied when
     /// a process execs.
     unwound: HashMap<u64, Vec<crate::profile::Frame>>,
+    /// Each woken thread's waker as the waking event saw it: (waker's
+    /// thread, its process, its stack's key in `unwound`).
+    waking: HashMap<i32, (i32, i32, u64)>,
+    /// Ended waits a thread of the tree ended, by kind, wait stack, waker
+    /// thread and its stack: the two stacks, the waker's names (process,
+    /// thread), time and count.
+    woken: HashMap<(&'static str, u64, i32, u64), Woken>,
+    /// Wakers' thread names, read while they run (at their first wake-up).
+    thread_names: HashMap<i32, String>,
 }
+
+/// Waits ended by one thread from one stack (see [`Profiling::woken`]).
+struct Woken {
+    wait: Vec<crate::profile::Frame>,
+    waker: Vec<crate::profile::Frame>,
+    process: String,
+    thread: String,
+    ns: u64,
+    n: u64,
+}
+
+/// Distinct (wait, waker) pairs kept; past it, further pairs are not named.
+const WOKEN_CAP: usize = 16_384;
 
 /// Distinct wait stacks kept unwound (emptied when full).
 const UNWOUND_CAP: usize = 16_384;
@@ -847,10 +891,17 @@ impl Profiling {
         let Some(ended) = tl.ended_waits.as_mut() else {
             return;
         };
-        for (tid, kind, ns) in ended.drain(..) {
+        let mut ended = std::mem::take(ended);
+        for &(tid, kind, ns, waker) in &ended {
             let Some(key) = self.waiting.remove(&tid) else {
                 continue;
             };
+            if let Some((by, pid, wkey)) = self.waking.remove(&tid)
+                && by == waker
+                && waker != 0
+            {
+                self.woke(tl, (kind.name(), key, by, wkey), pid, ns);
+            }
             match self.waited.get_mut(&(kind.name(), key)) {
                 Some(w) => {
                     w.1 += ns;
@@ -865,12 +916,75 @@ impl Profiling {
                 }
             }
         }
+        ended.clear();
+        tl.ended_waits = Some(ended);
+    }
+
+    /// A wait (kind, its stack, its waker's thread and stack) that lasted
+    /// `ns`, ended by a thread of process `pid`.
+    fn woke(&mut self, tl: &Timeline, key: (&'static str, u64, i32, u64), pid: i32, ns: u64) {
+        if let Some(w) = self.woken.get_mut(&key) {
+            w.ns += ns;
+            w.n += 1;
+            return;
+        }
+        if self.woken.len() >= WOKEN_CAP {
+            return;
+        }
+        let (Some(wait), Some(waker)) = (self.unwound.get(&key.1), self.unwound.get(&key.3)) else {
+            return;
+        };
+        let tid = key.2;
+        let thread = if tid == pid {
+            "main thread".to_string()
+        } else {
+            match self.thread_names.get(&tid) {
+                Some(c) if !c.is_empty() => format!("thread {c}"),
+                _ => "a thread".to_string(),
+            }
+        };
+        self.woken.insert(
+            key,
+            Woken {
+                wait: wait.clone(),
+                waker: waker.clone(),
+                process: tl.command_of(pid).chars().take(120).collect(),
+                thread,
+                ns,
+                n: 1,
+            },
+        );
+    }
+
+    /// The stack of a chain in slot `slot` of a thread of `pid`, unwound
+    /// once for all chains that read alike: its key in `unwound`.
+    fn unwind(&mut self, pid: i32, slot: u32) -> Option<u64> {
+        let v = self.chains.slots.get(slot as usize)?;
+        use std::hash::BuildHasher;
+        let key = foldhash::fast::FixedState::with_seed(0x7461_7264)
+            .hash_one((pid, &v.ips, v.regs, &v.stack));
+        if !self.unwound.contains_key(&key) {
+            let st = v.user_stack();
+            let f = self
+                .collector
+                .stack(pid, v.ips.iter().copied(), st.as_ref());
+            if self.unwound.len() >= UNWOUND_CAP {
+                self.forget_unwound();
+            }
+            self.unwound.insert(key, f);
+        }
+        Some(key)
     }
 
     /// Empty the unwound stacks (a process execed: its addresses mean
     /// other code now), but those of waits still going on.
     fn forget_unwound(&mut self) {
-        let keep: std::collections::HashSet<u64> = self.waiting.values().copied().collect();
+        let keep: std::collections::HashSet<u64> = self
+            .waiting
+            .values()
+            .copied()
+            .chain(self.waking.values().map(|w| w.2))
+            .collect();
         self.unwound.retain(|k, _| keep.contains(k));
     }
 
@@ -879,7 +993,21 @@ impl Profiling {
         for ((kind, _), (frames, ns, n)) in self.waited.drain() {
             self.collector.waited_many(kind, &frames, ns, n);
         }
-        self.collector.finish(notes)
+        let mut raw = self.collector.finish(notes);
+        raw.wakes = self
+            .woken
+            .into_iter()
+            .map(|((kind, ..), w)| crate::profile::RawWake {
+                kind,
+                wait: w.wait,
+                process: w.process,
+                thread: w.thread,
+                waker: w.waker,
+                ns: w.ns,
+                n: w.n,
+            })
+            .collect();
+        raw
     }
 }
 
@@ -906,21 +1034,29 @@ impl Profiling {
                 .maps
                 .mmap_module(pid, start, len, pgoff, module),
             Ev::WaitStack { pid, tid, slot } => {
-                if let Some(v) = self.chains.slots.get(slot as usize) {
-                    use std::hash::BuildHasher;
-                    let key = foldhash::fast::FixedState::with_seed(0x7461_7264)
-                        .hash_one((pid, &v.ips, v.regs, &v.stack));
-                    if !self.unwound.contains_key(&key) {
-                        let st = v.user_stack();
-                        let f = self
-                            .collector
-                            .stack(pid, v.ips.iter().copied(), st.as_ref());
-                        if self.unwound.len() >= UNWOUND_CAP {
-                            self.forget_unwound();
-                        }
-                        self.unwound.insert(key, f);
-                    }
+                if let Some(key) = self.unwind(pid, slot) {
                     self.waiting.insert(tid, key);
+                }
+                self.chains.free.push(slot);
+            }
+            Ev::WakerStack {
+                pid,
+                waker,
+                wakee,
+                slot,
+            } => {
+                if let Some(key) = self.unwind(pid, slot) {
+                    self.waking.insert(wakee, (waker, pid, key));
+                }
+                if waker != pid && !self.thread_names.contains_key(&waker) {
+                    if self.thread_names.len() >= WOKEN_CAP {
+                        self.thread_names.clear();
+                    }
+                    let (p, t) = crate::record::procfs::proc_task(pid, waker);
+                    let name = std::fs::read_to_string(format!("/proc/{p}/task/{t}/comm"))
+                        .map(|c| c.trim().to_string())
+                        .unwrap_or_default();
+                    self.thread_names.insert(waker, name);
                 }
                 self.chains.free.push(slot);
             }
@@ -1158,6 +1294,21 @@ impl Parser<'_> {
                     }
                     at += 8 + nr * 8;
                 }
+                // A waking thread's own chain (when the profile asks for
+                // wake-up stacks): who ended the wait, from where.
+                let mut waker_slot = None;
+                if what == What::Waking && self.rec.waker_chains() {
+                    let nr = u64_at(r, at).unwrap_or(0) as usize;
+                    let nr = nr.min((n.saturating_sub(at + 8)) / 8);
+                    let ips = (0..nr).filter_map(|i| u64_at(r, at + 8 + i * 8));
+                    let raw_at = at + 8 + nr * 8;
+                    let raw_size = u32_at(r, raw_at).unwrap_or(0) as usize;
+                    let rest = r.get(raw_at + 4 + raw_size..).unwrap_or(&[]);
+                    if let Some(prof) = self.prof.as_mut() {
+                        waker_slot = prof.chains.put(ips, perf::COPIES_STACKS, rest);
+                    }
+                    at += 8 + nr * 8;
+                }
                 let raw = match what {
                     What::Switch | What::Waking | What::Exec | What::Timer => {
                         let size = u32_at(r, at).unwrap_or(0) as usize;
@@ -1180,10 +1331,25 @@ impl Parser<'_> {
                             return;
                         };
                         let flags = raw.get(2).copied().unwrap_or(0);
+                        let irq = flags & (0x08 | 0x10 | 0x40) != 0;
+                        if let (Some(slot), Some(prof)) = (waker_slot, self.prof.as_mut()) {
+                            match u32_at(r, 16) {
+                                Some(pid) if !irq && wakee as i32 != tid => out.push(Timed {
+                                    t,
+                                    ev: Ev::WakerStack {
+                                        pid: pid as i32,
+                                        waker: tid,
+                                        wakee: wakee as i32,
+                                        slot,
+                                    },
+                                }),
+                                _ => prof.chains.free.push(slot),
+                            }
+                        }
                         Ev::Waking {
                             waker: tid,
                             wakee: wakee as i32,
-                            irq: flags & (0x08 | 0x10 | 0x40) != 0,
+                            irq,
                         }
                     }
                     What::Exec => {

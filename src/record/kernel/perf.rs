@@ -68,6 +68,9 @@ pub enum Chain {
     /// user registers and this many bytes of the top of the user stack
     /// (x86-64; 0: none), for frames the frame pointers miss.
     Both(u16, u32),
+    /// User frames only, as `Both` (a waker's chain: its kernel side, the
+    /// wake-up itself, says nothing the event does not).
+    User(u16, u32),
 }
 
 /// The user registers sampled with a stack copy: x86-64's bp, sp and ip
@@ -143,7 +146,10 @@ fn attr(spec: &Spec) -> perf_event_attr {
             a.set_exclude_callchain_user(1);
             a.sample_max_stack = depth;
         }
-        Chain::Both(depth, copy) => {
+        Chain::Both(depth, copy) | Chain::User(depth, copy) => {
+            if matches!(spec.chain, Chain::User(..)) {
+                a.set_exclude_callchain_kernel(1);
+            }
             a.sample_max_stack = depth;
             if copy > 0 && COPIES_STACKS {
                 a.sample_type |= SAMPLE_REGS_USER | SAMPLE_STACK_USER;

@@ -99,6 +99,14 @@ pub enum Ev {
     },
     /// The call chain of a thread that blocks (slot `slot`), for the
     /// profile's off-CPU stacks.
+    /// The call chain of a thread that wakes another (slot `slot`), for
+    /// the profile's wake-up stacks: who ended the wait.
+    WakerStack {
+        pid: i32,
+        waker: i32,
+        wakee: i32,
+        slot: u32,
+    },
     WaitStack {
         pid: i32,
         tid: i32,
@@ -264,7 +272,12 @@ pub struct Timeline {
     pub unknown_events: u64,
     /// When set, each wait that ends: (thread, kind, ns), for the
     /// profile's off-CPU stacks (its reader drains it).
-    pub ended_waits: Option<Vec<(i32, Kind, u64)>>,
+    pub ended_waits: Option<Vec<(i32, Kind, u64, i32)>>,
+    /// The thread of the tree ending the wait [`end_block`] ends (0: none):
+    /// the fourth of each ended wait, for the profile's wake-up stacks.
+    ///
+    /// [`end_block`]: Timeline::end_block
+    waker_now: i32,
 }
 
 fn site_doing(site: Site, d_state: bool) -> Doing {
@@ -318,6 +331,7 @@ impl Timeline {
             log: None,
             unknown_events: 0,
             ended_waits: None,
+            waker_now: 0,
         };
         let p = tl.new_proc(root_pid, None, origin);
         tl.proc_rows[tl.procs[p as usize].row].command = command.to_string();
@@ -622,7 +636,7 @@ impl Timeline {
         th.st = St::Ready;
         th.since = wake;
         if let Some(w) = self.ended_waits.as_mut() {
-            w.push((tid, kind, dur));
+            w.push((tid, kind, dur, self.waker_now));
         }
         if kind == Kind::Fsync && th.phase == Phase::Fsync {
             // A wait inside a marked fsync is part of that fsync.
@@ -811,7 +825,9 @@ impl Timeline {
                     if futex && let Some(w) = self.threads.get_mut(&waker) {
                         w.woke_futex = Some((wakee, t));
                     }
+                    self.waker_now = waker;
                     self.end_block(wakee, t, cp);
+                    self.waker_now = 0;
                     let at = self.rel(t);
                     if let Some(log) = self.log.as_mut() {
                         log.edge(Edge {
@@ -846,14 +862,18 @@ impl Timeline {
                         if let Some((at, cp, from)) = child {
                             // A child's exit notifies its parent after the
                             // child's events are gone: the edge is inferred.
+                            self.waker_now = from;
                             self.end_block(tid, at, Some(cp));
+                            self.waker_now = 0;
                             self.inferred_edge(tid, from, at);
                         } else if let Some((at, cp, from)) = joined {
                             // Likewise a thread's exit wakes its joiner.
                             let row = self.threads.get(&tid).map(|th| th.row);
+                            self.waker_now = from;
                             self.end_block(tid, at, Some(cp));
+                            self.waker_now = 0;
                             self.inferred_edge(tid, from, at);
-                            if let Some((_, k, _)) =
+                            if let Some((_, k, _, _)) =
                                 self.ended_waits.as_mut().and_then(|w| w.last_mut())
                                 && *k == Kind::LockWait
                             {
@@ -906,7 +926,8 @@ impl Timeline {
             | Ev::ExecBegins { .. }
             | Ev::Forked { .. }
             | Ev::Sample { .. }
-            | Ev::WaitStack { .. } => {}
+            | Ev::WaitStack { .. }
+            | Ev::WakerStack { .. } => {}
         }
     }
 
@@ -1056,6 +1077,14 @@ impl Timeline {
                 self.final_tid = tid;
             }
         }
+    }
+
+    /// The command of process `pid` ("" when not in the tree).
+    pub fn command_of(&self, pid: i32) -> &str {
+        self.proc_of_pid
+            .get(&pid)
+            .and_then(|&p| self.proc_rows.get(self.procs[p as usize].row))
+            .map_or("", |r| r.command.as_str())
     }
 
     /// Processes still alive: (pid, command).
@@ -1512,10 +1541,11 @@ mod tests {
         assert_eq!(p.ns[Doing::Cpu as usize], 34 * MS);
         let k = tl.kind_totals();
         assert_eq!(k[Kind::LockWait as usize].count, 1);
-        // The wait ended is handed to the profile: who, what, how long.
+        // The wait ended is handed to the profile: who, what, how long,
+        // and which thread of the tree ended it.
         assert_eq!(
             tl.ended_waits.as_deref(),
-            Some(&[(1, Kind::LockWait, 27 * MS)][..])
+            Some(&[(1, Kind::LockWait, 27 * MS, 2)][..])
         );
         assert_eq!(k[Kind::Join as usize].count, 0);
     }
