@@ -583,3 +583,70 @@ fn the_explain_page_shows_both_critical_paths() {
     assert!(dom.contains("Why B is slower than A"), "no causes");
     assert!(dom.contains("Which code: B against A"), "no flame graph");
 }
+
+/// `tardy report` of two Go benchmark files, 30 benchmarks, one of them
+/// (the 28th) 1.5x slower: at 1400 x 900 the regression is named, slower,
+/// in the first screen, above every chart.
+#[test]
+fn the_report_names_the_regression_in_its_first_screen() {
+    let Some(browser) = chromium() else {
+        assert!(
+            std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
+            "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
+        );
+        eprintln!(
+            "SKIPPED the_report_names_the_regression_in_its_first_screen: no chromium on PATH"
+        );
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // Deterministic noise: 2% either way, different for every line.
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut noise = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        1.0 + ((x % 4001) as f64 - 2000.0) / 100_000.0
+    };
+    for (file, slow) in [("old.txt", 1.0), ("new.txt", 1.5)] {
+        let mut text = String::from("goos: linux\ngoarch: amd64\npkg: example.com/app\n");
+        for _ in 0..10 {
+            for b in 0..30 {
+                let ns = (1000.0 + 997.0 * b as f64) * if b == 27 { slow } else { 1.0 };
+                text.push_str(&format!(
+                    "BenchmarkOp{b:02}-2 \t 1000000\t {:.1} ns/op\n",
+                    ns * noise()
+                ));
+            }
+        }
+        std::fs::write(dir.path().join(file), text).unwrap();
+    }
+    stdout_of(tardy(dir.path()).args([
+        "report",
+        "old.txt",
+        "new.txt",
+        "--no-history",
+        "-o",
+        "report.html",
+    ]));
+    let page = format!("file://{}", dir.path().join("report.html").display());
+    let mut devtools = DevTools::start(&browser);
+    let fold = r#"(() => {
+        const row = [...document.querySelectorAll('tr')].find((r) => r.innerText.includes('Op27'));
+        const chart = document.querySelector('svg');
+        return JSON.stringify({
+            bottom: row ? row.getBoundingClientRect().bottom : null,
+            text: row ? row.innerText : '',
+            chart: chart ? chart.getBoundingClientRect().top : null,
+        });
+    })()"#;
+    let v: serde_json::Value = serde_json::from_str(&devtools.eval_at(&page, 1400, fold)).unwrap();
+    let bottom = v["bottom"].as_f64().unwrap_or(f64::MAX);
+    assert!(
+        bottom <= 900.0 && v["text"].as_str().unwrap_or("").contains("slower"),
+        "the regressed benchmark is not named slower in the first 900 px: {v}"
+    );
+    if let Some(chart) = v["chart"].as_f64() {
+        assert!(chart > bottom, "a chart above the verdict: {v}");
+    }
+}
