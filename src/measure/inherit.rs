@@ -132,7 +132,12 @@ fn read(before_runtime: bool) -> Original {
         libc::umask(umask);
         let mut fds = [-1; MAX_FDS];
         let mut nfds = 0;
-        // The descriptors above 2 open now: the user's to hand on.
+        // The descriptors above 2 open now and inheritable: the user's to
+        // hand on. One marked close-on-exec is not (it did not come through
+        // an exec): read lazily in a library user's process, that is a pipe
+        // another thread opened for its own child (a test harness running
+        // tests side by side), and handing it on to the spawner kept that
+        // child's pipe open, so its reader waited for ever.
         let dir = libc::opendir(c"/proc/self/fd".as_ptr());
         if !dir.is_null() {
             let own = libc::dirfd(dir);
@@ -149,6 +154,7 @@ fn read(before_runtime: bool) -> Original {
                     && fd > 2
                     && fd != own
                     && nfds < MAX_FDS
+                    && libc::fcntl(fd, libc::F_GETFD) & libc::FD_CLOEXEC == 0
                 {
                     fds[nfds] = fd;
                     nfds += 1;
@@ -435,6 +441,31 @@ mod tests {
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);
             assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+        }
+    }
+
+    /// Read lazily (a library user's process, a test harness), the state
+    /// keeps the descriptors a child would inherit and none another thread
+    /// opened close-on-exec for its own use: handed on, such a pipe's write
+    /// end stayed open in the spawner and its reader waited for ever.
+    #[test]
+    fn only_inheritable_descriptors_are_the_users() {
+        let mut p = [0; 2];
+        // SAFETY: pipe2 fills two fds; fcntl takes one of them.
+        unsafe {
+            assert_eq!(libc::pipe2(p.as_mut_ptr(), libc::O_CLOEXEC), 0);
+        }
+        // SAFETY: a fresh fd, duplicated without close-on-exec.
+        let open = unsafe { libc::fcntl(p[0], libc::F_DUPFD, 3) };
+        let o = read(false);
+        let kept = &o.fds[..o.nfds];
+        assert!(kept.contains(&open), "{kept:?} lacks {open}");
+        assert!(!kept.contains(&p[0]) && !kept.contains(&p[1]), "{kept:?}");
+        // SAFETY: closing the fds opened above.
+        unsafe {
+            libc::close(open);
+            libc::close(p[0]);
+            libc::close(p[1]);
         }
     }
 }

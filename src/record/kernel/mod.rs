@@ -1507,15 +1507,7 @@ impl KernelRecorder {
         if p.opts.log_events {
             tl.keep_log();
         }
-        let mut parser = Parser {
-            rec: self,
-            ids: &opened.ids,
-            prof: (self.profile_hz.get() > 0).then(Profiling::default),
-            realtime_offset: realtime_offset(),
-            lost: 0,
-            events: 0,
-            sites: HashMap::new(),
-        };
+        let mut parser = self.parser(&opened.ids);
         let mut own_rings = opened.rings;
         let rings: &mut Vec<Ring> = match shared.as_mut() {
             Some(sh) => &mut sh.rings,
@@ -1535,19 +1527,7 @@ impl KernelRecorder {
         loop {
             // Wait for the command's exit, a ring half full or 10 ms,
             // whichever comes first.
-            let mut fds: Vec<libc::pollfd> = pidfd
-                .iter()
-                .filter(|_| root_end.is_none())
-                .map(|fd| fd.as_raw_fd())
-                .chain(rings.iter().map(|r| r.fd().as_raw_fd()))
-                .map(|fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            // SAFETY: a valid array of pollfd.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
+            poll_10ms(pidfd.as_ref().filter(|_| root_end.is_none()), rings);
             let now_mono = child::clock_monotonic_ns();
             drain(rings, &mut parser, &mut tl, &mut staged);
             apply_until(
@@ -1623,6 +1603,29 @@ impl KernelRecorder {
                 .is_some_and(|r| r.end_ns > 0);
             st.2 = killed || !ended;
         }
+        self.fill(&mut run, &mut tl, &mut parser, end);
+        run
+    }
+}
+
+impl KernelRecorder {
+    /// A parser of this recorder's records, for events with these ids.
+    fn parser<'a>(&'a self, ids: &'a HashMap<u64, What>) -> Parser<'a> {
+        Parser {
+            rec: self,
+            ids,
+            prof: (self.profile_hz.get() > 0).then(Profiling::default),
+            realtime_offset: realtime_offset(),
+            lost: 0,
+            events: 0,
+            sites: HashMap::new(),
+        }
+    }
+
+    /// What a run's model and parser hold, ending at `end`, into `run`: the
+    /// critical path, the timeline, the tasks and processes, the profile,
+    /// and what was lost.
+    fn fill(&self, run: &mut RecordedRun, tl: &mut Timeline, parser: &mut Parser, end: u64) {
         run.path = Some(tl.path(end));
         run.log = tl.take_log(end).map(Box::new);
         run.hists = tl.hists;
@@ -1641,11 +1644,8 @@ impl KernelRecorder {
                 parser.lost
             )));
         }
-        run
     }
-}
 
-impl KernelRecorder {
     /// Record the tree of a running process (`tardy explain --pid`) for
     /// `duration` (or until Ctrl-C, or until it exits): each thread already
     /// there gets its own events (inherited by what it creates from then
@@ -1719,15 +1719,7 @@ impl KernelRecorder {
         for o in &opened {
             ids.extend(o.ids.iter().map(|(k, v)| (*k, *v)));
         }
-        let mut parser = Parser {
-            rec: self,
-            ids: &ids,
-            prof: (self.profile_hz.get() > 0).then(Profiling::default),
-            realtime_offset: realtime_offset(),
-            lost: 0,
-            events: 0,
-            sites: HashMap::new(),
-        };
+        let mut parser = self.parser(&ids);
         // What each program had mapped before the recording began.
         if let Some(prof) = parser.prof.as_mut() {
             for p in &procs {
@@ -1748,21 +1740,7 @@ impl KernelRecorder {
             ..RecordedRun::default()
         };
         loop {
-            let mut fds: Vec<libc::pollfd> = pidfd
-                .iter()
-                .map(|fd| fd.as_raw_fd())
-                .chain(rings.iter().map(|r| r.fd().as_raw_fd()))
-                .map(|fd| libc::pollfd {
-                    fd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                })
-                .collect();
-            // SAFETY: a valid array of pollfd.
-            unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
-            let exited = fds
-                .first()
-                .is_some_and(|f| pidfd.is_some() && f.revents != 0)
+            let exited = poll_10ms(pidfd.as_ref(), rings)
                 || !std::path::Path::new(&format!("/proc/{root}")).exists();
             drain(rings, &mut parser, &mut tl, &mut staged);
             apply_until(
@@ -1782,26 +1760,27 @@ impl KernelRecorder {
         drop(own_rings);
         tl.close(end);
         run.wall_ns = end.saturating_sub(origin);
-        run.path = Some(tl.path(end));
-        run.log = tl.take_log(end).map(Box::new);
-        run.hists = tl.hists;
-        run.tasks_merged = tl.tasks_merged;
-        run.lost_events = parser.lost;
-        run.stops = parser.events;
-        run.profile = parser
-            .prof
-            .take()
-            .map(|p| p.finish(self.profile_notes.borrow().clone()));
-        run.tasks = std::mem::take(&mut tl.tasks);
-        run.procs = std::mem::take(&mut tl.proc_rows);
-        if parser.lost > 0 {
-            run.coverage = Some(Coverage::NoSyscalls(format!(
-                "the kernel dropped {} events (its buffer filled); the breakdown is approximate",
-                parser.lost
-            )));
-        }
+        self.fill(&mut run, &mut tl, &mut parser, end);
         Ok(run)
     }
+}
+
+/// Wait for the process of `pidfd` to exit, a ring half full or 10 ms,
+/// whichever comes first; whether the process exited.
+fn poll_10ms(pidfd: Option<&OwnedFd>, rings: &[Ring]) -> bool {
+    let mut fds: Vec<libc::pollfd> = pidfd
+        .iter()
+        .map(|fd| fd.as_raw_fd())
+        .chain(rings.iter().map(|r| r.fd().as_raw_fd()))
+        .map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    // SAFETY: a valid array of pollfd.
+    unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, 10) };
+    pidfd.is_some() && fds.first().is_some_and(|f| f.revents != 0)
 }
 
 /// Processes of a later look at the tree added to the first's (each
