@@ -555,7 +555,7 @@ fn the_explain_page_shows_both_critical_paths() {
             .args(["explain", "--json", "--runs", "3", "--html"])
             .arg(&page)
             .arg(format!("{} handoff 3000 40", w.display()))
-            .arg(format!("{} handoff 3000 2000", w.display())),
+            .arg(format!("{} handoff 3000 10000", w.display())),
     );
     let c: serde_json::Value = serde_json::from_slice(&stdout).unwrap();
     if c["a"]["overhead"]["recorder"] != "kernel-events" {

@@ -320,12 +320,18 @@ fn longer_spin_waits_are_spinning_not_lock_waits() {
 }
 
 /// Skylake-SP's story as it happened: two threads hand a baton back and
-/// forth; the waiter checks for it every 40 PAUSEs in A and every 2,000 in
-/// B (a PAUSE 14x slower is the same thing), parking after 20,000. B is
-/// slower and burns more CPU, and the profile finds that CPU in a loop
-/// whose machine code holds PAUSE: spinning, on a quiet machine and beside
-/// two CPU hogs alike, and never a lock wait (the main thread's joins are
-/// not lock waits).
+/// forth; the waiter checks for it every 40 PAUSEs in A and every 10,000 in
+/// B (each look costs far more PAUSE time, as with a PAUSE 14x slower),
+/// parking after 20,000. B is slower and burns more CPU, and the profile
+/// finds that CPU in a loop whose machine code holds PAUSE: spinning, on a
+/// quiet machine and beside two CPU hogs alike, and never a lock wait (the
+/// main thread's joins are not lock waits).
+///
+/// Beside two CPU hogs A's waiters spin too, whenever the holder loses its
+/// core mid-section, up to the whole budget: with checks every 2,000 PAUSEs
+/// B's extra spin (a median 0.46 s against A's 0.40 s in a CI run) was
+/// within that and tardy rightly said "user CPU". Every 10,000 B spins
+/// 1.0-1.4 s a run against A's 0.2-0.44 s there (six loaded sets here).
 #[test]
 fn the_spin_hand_off_is_spinning() {
     let _g = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
@@ -334,7 +340,7 @@ fn the_spin_hand_off_is_spinning() {
         "--runs",
         "10",
         &format!("{} handoff 6000 40", w.display()),
-        &format!("{} handoff 6000 2000", w.display()),
+        &format!("{} handoff 6000 10000", w.display()),
     ]);
     if !check_pair(&c, "the_spin_hand_off_is_spinning") {
         return;
@@ -822,15 +828,24 @@ fn a_clean_large_difference_is_significant_with_three_runs() {
     let c = explain_json(&["--runs", "3", "sleep 0.01", "sleep 0.3"]);
     assert_eq!(c["significant"], true, "{}", common::brief(&c));
     assert!(!c["causes"].as_array().unwrap().is_empty());
-    // A against itself: no cause. Six runs a side: with three, a category
-    // completely separated by chance (1 in 10 for each) and a small spread
-    // read as certain often enough under two CPU hogs to fail here (a
-    // system CPU of -0.5 ms in 52 ms runs); the rate itself is held by
-    // verdicts.rs's A/A property.
+    // A against itself: never a wall difference said, never a certain
+    // cause. Six runs a side: with three, a category completely separated
+    // by chance (1 in 10 for each) and a small spread read as certain often
+    // enough under two CPU hogs to fail here (a system CPU of -0.5 ms in
+    // 52 ms runs). A category beyond its noise after Holm's correction is
+    // allowed: that happens in up to one A/A set in twenty by design (CI
+    // once saw "User CPU +45 µs a run (p=0.035)" here), and the rate itself
+    // is held by verdicts.rs's A/A property over thousands of sets.
     let c = explain_json(&["--runs", "6", "sleep 0.05", "sleep 0.05"]);
     let d = c["diagnosis"].as_str().unwrap();
     if c["significant"] == false {
-        assert!(d.starts_with("No difference"), "{d}");
+        assert!(
+            d.starts_with("No difference") || d.contains("within the run-to-run noise"),
+            "{d}"
+        );
+    }
+    for cause in c["causes"].as_array().unwrap() {
+        assert_ne!(cause["verdict"], "certain", "{}", common::brief(&c));
     }
 }
 
