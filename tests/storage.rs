@@ -412,3 +412,109 @@ fn a_table_stored_series_by_series_is_the_table_stored_at_once() {
         })
         .unwrap();
 }
+
+/// A server's stores share the test ids they have found (`store::TestIds`),
+/// so an upload of a suite stored before looks none of its names up. What
+/// they store is exactly what stores looking every name up store: random
+/// uploads of two suites, names coming and going, through two connections
+/// sharing one map (as the server's pool does), with saves that fail on a
+/// bad value and roll back the names they had inserted (a map that kept
+/// those would point later uploads at rows that are gone or another's).
+#[test]
+fn shared_test_ids_store_what_looking_every_name_up_stores() {
+    use proptest::prelude::*;
+    use std::sync::Arc;
+    use tardy::store::TestIds;
+    type Plan = Vec<(bool, u8, Vec<u8>, bool)>;
+    let check = |plain: &mut dyn History, shared: [&mut dyn History; 2], plan: &Plan| {
+        for (i, (which, suite, names, bad)) in plan.iter().enumerate() {
+            let mut spec = SeriesSpec::new(&format!("suite{suite}"), "suite", "s");
+            spec.kind = SeriesKind::Suite;
+            let mut p = point(&format!("c{i}"), 100 + i as i64, 1.0 + i as f64);
+            p.tests = names
+                .iter()
+                .map(|n| TestResult {
+                    name: format!("com.example.Suite{suite}.test_{n}"),
+                    duration: i as f64 + *n as f64 / 1000.0,
+                    status: "passed".into(),
+                })
+                .collect();
+            if *bad {
+                p.value = f64::NAN;
+            }
+            let upload = Upload {
+                run_id: format!("r{i}"),
+                kind: "tests".into(),
+            };
+            let batch = [Batch {
+                spec,
+                points: vec![p],
+            }];
+            let a = plain.save_upload(&upload, &batch).is_ok();
+            let b = shared[usize::from(*which)]
+                .save_upload(&upload, &batch)
+                .is_ok();
+            assert_eq!((a, b), (!bad, !bad), "upload {i}");
+        }
+        let seen = |db: &dyn History| {
+            let mut out = Vec::new();
+            for s in db.list().unwrap() {
+                db.for_each_test(s.id, &PointFilter::default(), &mut |t, p| {
+                    let values: Vec<f64> = p.iter().map(|x| x.value).collect();
+                    out.push((s.name.clone(), t.name.clone(), values));
+                    Ok(())
+                })
+                .unwrap();
+            }
+            out.sort_by(|x, y| (&x.0, &x.1).cmp(&(&y.0, &y.1)));
+            out
+        };
+        assert_eq!(seen(plain), seen(shared[0]));
+        assert_eq!(seen(shared[0]), seen(shared[1]));
+    };
+    let plans = prop::collection::vec(
+        (
+            any::<bool>(),
+            0u8..2,
+            prop::collection::vec(0u8..40, 0..25),
+            prop::bool::weighted(0.2),
+        ),
+        1..25,
+    );
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 24,
+        ..ProptestConfig::default()
+    });
+    let pg = common::temp_postgres("shared_test_ids");
+    runner
+        .run(&plans, |plan| {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("h.db");
+            let ids = Arc::new(TestIds::new(1 << 20));
+            let mut plain = SqliteStore::open(&path, "plain").unwrap();
+            let mut s0 = SqliteStore::open(&path, "shared")
+                .unwrap()
+                .sharing_test_ids(Arc::clone(&ids));
+            let mut s1 = SqliteStore::open(&path, "shared")
+                .unwrap()
+                .sharing_test_ids(Arc::clone(&ids));
+            check(&mut plain, [&mut s0, &mut s1], &plan);
+            if let Some(pg) = &pg {
+                // One database for every case: each case its own projects.
+                static CASE: std::sync::atomic::AtomicUsize =
+                    std::sync::atomic::AtomicUsize::new(0);
+                let n = CASE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let ids = Arc::new(TestIds::new(1 << 20));
+                let mut plain = PgStore::connect(&pg.url, &format!("plain{n}")).unwrap();
+                let mut s0 = PgStore::connect(&pg.url, &format!("shared{n}"))
+                    .unwrap()
+                    .sharing_test_ids(Arc::clone(&ids));
+                let mut s1 = PgStore::connect(&pg.url, &format!("shared{n}"))
+                    .unwrap()
+                    .sharing_test_ids(Arc::clone(&ids));
+                check(&mut plain, [&mut s0, &mut s1], &plan);
+            }
+            Ok(())
+        })
+        .unwrap();
+}

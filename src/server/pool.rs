@@ -3,9 +3,9 @@
 //! checking the database. Stores are used on blocking threads only.
 
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
-use crate::store::{DbError, History, PgStore, SqliteStore};
+use crate::store::{DbError, History, PgStore, SqliteStore, TestIds};
 
 /// The database behind a server.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +38,19 @@ impl Backend {
             Backend::Postgres(u) => Box::new(PgStore::connect(u, project)?),
         })
     }
+
+    /// [`Backend::open`], the store looking test ids up in `ids` first.
+    pub fn open_sharing(
+        &self,
+        project: &str,
+        ids: &Arc<TestIds>,
+    ) -> Result<Box<dyn History + Send>, DbError> {
+        let ids = Arc::clone(ids);
+        Ok(match self {
+            Backend::Sqlite(p) => Box::new(SqliteStore::open(p, project)?.sharing_test_ids(ids)),
+            Backend::Postgres(u) => Box::new(PgStore::connect(u, project)?.sharing_test_ids(ids)),
+        })
+    }
 }
 
 /// Open stores waiting for the next request.
@@ -46,17 +59,25 @@ pub struct Pool {
     project: String,
     idle: Mutex<Vec<Box<dyn History + Send>>>,
     max_idle: usize,
+    /// Test ids every store of the pool has found, so an upload of a
+    /// suite stored before looks none of its names up again.
+    ids: Arc<TestIds>,
 }
+
+/// Memory the pool's remembered test ids may hold: about 500,000 names.
+const TEST_IDS_BYTES: usize = 48 << 20;
 
 impl Pool {
     /// A pool with one store opened now, so a bad database fails at start.
     pub fn new(backend: Backend, project: &str, max_idle: usize) -> Result<Pool, DbError> {
-        let first = backend.open(project)?;
+        let ids = Arc::new(TestIds::new(TEST_IDS_BYTES));
+        let first = backend.open_sharing(project, &ids)?;
         Ok(Pool {
             backend,
             project: project.to_string(),
             idle: Mutex::new(vec![first]),
             max_idle,
+            ids,
         })
     }
 
@@ -83,7 +104,7 @@ impl Pool {
         let taken = self.idle.lock().map(|mut v| v.pop()).unwrap_or(None);
         let mut store = match taken {
             Some(s) => s,
-            None => self.backend.open(&self.project)?,
+            None => self.backend.open_sharing(&self.project, &self.ids)?,
         };
         let out = f(store.as_mut());
         let broken = matches!(out, Err(DbError::Open { .. }));

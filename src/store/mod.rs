@@ -7,6 +7,7 @@
 pub mod atomic;
 pub mod db;
 pub mod history;
+pub mod ids;
 pub mod postgres;
 pub mod schema;
 pub mod sql;
@@ -16,6 +17,7 @@ pub mod vector;
 
 pub use atomic::{StoreError, check_writable, write_atomic};
 pub use db::{Batch, DbError, DetectionKey, History, TestId, TestWindow, VectorVisitor};
+pub use ids::TestIds;
 pub use postgres::PgStore;
 pub use sqlite::SqliteStore;
 pub use sqlstore::SqlStore;

@@ -12,16 +12,20 @@ use super::history::{
     Point, PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, boundary_span,
     joint_boundary, now_s,
 };
+use super::ids::{Learned, TestIds};
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use super::sql::{Conn, Row, Value};
 use super::vector;
 use crate::probe::Fingerprint;
 use crate::sql_args;
+use std::sync::Arc;
 
 /// A history store on one connection, for one project.
 pub struct SqlStore<C: Conn> {
     conn: C,
     project_id: i64,
+    /// Test ids already known, shared with the server's other stores.
+    ids: Option<Arc<TestIds>>,
 }
 
 const POINT_COLUMNS: &str =
@@ -58,6 +62,7 @@ impl<C: Conn> SqlStore<C> {
         let mut store = SqlStore {
             conn,
             project_id: 0,
+            ids: None,
         };
         store.migrate(place)?;
         store.project_id = store.ensure_project(project)?;
@@ -66,6 +71,20 @@ impl<C: Conn> SqlStore<C> {
 
     pub fn conn(&self) -> &C {
         &self.conn
+    }
+
+    /// What a committed transaction learned, kept for the next save.
+    fn remember(&self, learned: Learned) {
+        if let Some(ids) = &self.ids {
+            ids.remember(learned);
+        }
+    }
+
+    /// Look test ids up in `ids` first, and remember there those each
+    /// committed save finds or makes (a server's pool shares one).
+    pub fn sharing_test_ids(mut self, ids: Arc<TestIds>) -> SqlStore<C> {
+        self.ids = Some(ids);
+        self
     }
 
     fn migrate(&mut self, place: &std::path::Path) -> Result<(), DbError> {
@@ -394,6 +413,8 @@ impl<C: Conn> SqlStore<C> {
         c: &C,
         series_id: i64,
         batch: &'b Batch,
+        known: Option<&TestIds>,
+        learned: &mut Learned,
     ) -> Result<HashMap<&'b str, i64>, DbError> {
         let mut names: Vec<&str> = batch
             .points
@@ -409,6 +430,13 @@ impl<C: Conn> SqlStore<C> {
         // time (a series' every test name was read into a map, and read
         // again after inserting: a million names held twice).
         let mut out: HashMap<&'b str, i64> = HashMap::with_capacity(names.len());
+        if let Some(k) = known {
+            k.known(series_id, &names, &mut out);
+            if out.len() == names.len() {
+                return Ok(out);
+            }
+        }
+        let cached = out.len();
         let take = |rows: &[crate::store::sql::Row],
                     chunk: &[&'b str],
                     out: &mut HashMap<&'b str, i64>|
@@ -437,11 +465,22 @@ impl<C: Conn> SqlStore<C> {
             )?;
             take(&rows, chunk, out)
         };
-        for chunk in names.chunks(500) {
+        let filtered: Vec<&'b str>;
+        let unknown: &[&'b str] = if cached == 0 {
+            &names
+        } else {
+            filtered = names
+                .iter()
+                .copied()
+                .filter(|n| !out.contains_key(n))
+                .collect();
+            &filtered
+        };
+        for chunk in unknown.chunks(500) {
             over_budget()?;
             lookup(chunk, &mut out)?;
         }
-        let missing: Vec<&'b str> = names
+        let missing: Vec<&'b str> = unknown
             .iter()
             .copied()
             .filter(|n| !out.contains_key(n))
@@ -473,10 +512,23 @@ impl<C: Conn> SqlStore<C> {
                 "internal: test '{n}' was not stored"
             )));
         }
+        if known.is_some() {
+            for n in unknown {
+                if let Some(id) = out.get(n) {
+                    learned.push(series_id, n, *id);
+                }
+            }
+        }
         Ok(out)
     }
 
-    fn insert_batches(c: &C, project: i64, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
+    fn insert_batches(
+        c: &C,
+        project: i64,
+        batches: &[Batch],
+        known: Option<&TestIds>,
+        learned: &mut Learned,
+    ) -> Result<Vec<Vec<i64>>, DbError> {
         let mut out = vec![Vec::new(); batches.len()];
         let mut fingerprints: HashMap<String, i64> = HashMap::new();
         // Series in name order, so concurrent writers lock rows in one order
@@ -519,7 +571,7 @@ impl<C: Conn> SqlStore<C> {
                 )?
                 .i64(0)?;
             let mut ids = Vec::with_capacity(batch.points.len());
-            let test_ids = Self::test_ids(c, series_id, batch)?;
+            let test_ids = Self::test_ids(c, series_id, batch, known, learned)?;
             let mut by_ptr: HashMap<*const crate::probe::Fingerprint, i64> = HashMap::new();
             // Points go in by multi-row INSERTs of CHUNK rows (one statement per row
             // held PostgreSQL to ~10k points/s); their ids come back sorted, since
@@ -725,8 +777,13 @@ fn stable_fingerprint(fp: &Fingerprint) -> (String, String) {
 impl<C: Conn> History for SqlStore<C> {
     fn save(&mut self, batches: &[Batch]) -> Result<Vec<Vec<i64>>, DbError> {
         let project = self.project_id;
-        self.conn
-            .transaction(|c| Self::insert_batches(c, project, batches))
+        let known = self.ids.clone();
+        let mut learned = Learned::default();
+        let out = self.conn.transaction(|c| {
+            Self::insert_batches(c, project, batches, known.as_deref(), &mut learned)
+        })?;
+        self.remember(learned);
+        Ok(out)
     }
 
     fn save_each(
@@ -735,17 +792,27 @@ impl<C: Conn> History for SqlStore<C> {
         make: &mut dyn FnMut(usize) -> Batch,
     ) -> Result<usize, DbError> {
         let project = self.project_id;
-        self.conn.transaction(|c| {
+        let known = self.ids.clone();
+        let mut learned = Learned::default();
+        let points = self.conn.transaction(|c| {
             let mut points = 0;
             for i in 0..n {
                 let batch = make(i);
-                points += Self::insert_batches(c, project, std::slice::from_ref(&batch))?
-                    .iter()
-                    .map(Vec::len)
-                    .sum::<usize>();
+                points += Self::insert_batches(
+                    c,
+                    project,
+                    std::slice::from_ref(&batch),
+                    known.as_deref(),
+                    &mut learned,
+                )?
+                .iter()
+                .map(Vec::len)
+                .sum::<usize>();
             }
             Ok(points)
-        })
+        })?;
+        self.remember(learned);
+        Ok(points)
     }
 
     fn save_upload(
@@ -762,7 +829,9 @@ impl<C: Conn> History for SqlStore<C> {
             .unwrap_or_default();
         let names: Vec<&str> = batches.iter().map(|b| b.spec.name.as_str()).collect();
         let points: usize = batches.iter().map(|b| b.points.len()).sum();
-        self.conn.transaction(|c| {
+        let known = self.ids.clone();
+        let mut learned = Learned::default();
+        let outcome = self.conn.transaction(|c| {
             // The unique run id is claimed first: a concurrent retry waits
             // here for this transaction and then finds it stored.
             let claimed = c.query_opt(
@@ -790,9 +859,15 @@ impl<C: Conn> History for SqlStore<C> {
                 return Ok(UploadOutcome::Duplicate { received_at: at });
             }
             Ok(UploadOutcome::Stored(Self::insert_batches(
-                c, project, batches,
+                c,
+                project,
+                batches,
+                known.as_deref(),
+                &mut learned,
             )?))
-        })
+        })?;
+        self.remember(learned);
+        Ok(outcome)
     }
 
     fn uploads(&self, limit: i64) -> Result<Vec<UploadInfo>, DbError> {
