@@ -14,7 +14,10 @@ use std::process::Command;
 
 use common::{Server, junit, post, stdout_of, tardy, tokens};
 
-fn chromium() -> Option<PathBuf> {
+/// Chromium on PATH, or `None` after saying `test` is skipped (past the
+/// harness's capture, so the skip shows in every run); with
+/// TARDY_REQUIRE_BROWSER set (.ci/run sets it) a missing one fails.
+fn chromium(test: &str) -> Option<PathBuf> {
     for c in ["chromium", "chromium-browser", "google-chrome"] {
         for dir in std::env::var("PATH").unwrap_or_default().split(':') {
             let p = Path::new(dir).join(c);
@@ -23,6 +26,15 @@ fn chromium() -> Option<PathBuf> {
             }
         }
     }
+    assert!(
+        std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
+        "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
+    );
+    use std::io::Write as _;
+    let _ = writeln!(
+        std::io::stderr(),
+        "SKIPPED {test}: no chromium on PATH (.ci/run installs Debian's chromium)"
+    );
     None
 }
 
@@ -291,16 +303,7 @@ fn load(browser: &Path, url: &str, shots: &Path, name: &str) -> (String, u64) {
 
 #[test]
 fn every_page_renders_in_chromium() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
-            "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
-        );
-        use std::io::Write as _;
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED every_page_renders_in_chromium: no chromium on PATH (.ci/run installs Debian's chromium)"
-        );
+    let Some(browser) = chromium("every_page_renders_in_chromium") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
@@ -533,12 +536,7 @@ fn every_page_renders_in_chromium() {
 /// drawn on one time axis, and the flame graph.
 #[test]
 fn the_explain_page_shows_both_critical_paths() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
-            "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
-        );
-        eprintln!("SKIPPED the_explain_page_shows_both_critical_paths: no chromium on PATH");
+    let Some(browser) = chromium("the_explain_page_shows_both_critical_paths") else {
         return;
     };
     let exe = std::env::current_exe().unwrap();
@@ -589,14 +587,7 @@ fn the_explain_page_shows_both_critical_paths() {
 /// in the first screen, above every chart.
 #[test]
 fn the_report_names_the_regression_in_its_first_screen() {
-    let Some(browser) = chromium() else {
-        assert!(
-            std::env::var_os("TARDY_REQUIRE_BROWSER").is_none(),
-            "TARDY_REQUIRE_BROWSER is set but no chromium is on PATH"
-        );
-        eprintln!(
-            "SKIPPED the_report_names_the_regression_in_its_first_screen: no chromium on PATH"
-        );
+    let Some(browser) = chromium("the_report_names_the_regression_in_its_first_screen") else {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
