@@ -20,8 +20,9 @@ builds tardy and makes the tokens), or alone:
     of it was stored.
 10. 10,000 sign-ins with one read token: seconds, and whether another user's
     session survives.
-11. The overview with 10,000 series: bytes and seconds of page 1 and page 100,
-    and 16 anonymous clients looping on it beside health probes.
+11. Every page and API list with 10,000 and with 100,000 series (one alert
+    of all 100,000): bytes and seconds; then 16 anonymous clients looping on
+    the overview of 10,000 beside health probes.
 12. A write-token client declaring 30 MB and sending 20 KiB/s, and a 1 KB gzip
     report sent beside it: seconds until the report is stored.
 13. 32 address ranges x 64 connections trickling upload bodies: health probes
@@ -256,20 +257,45 @@ def sign_ins():
     p.wait()
 
 
-def overview():
-    n = 10000
+def history_of(n, db, points=3, step=None):
+    """n series of `points` points each (a 10x step at `step`, so one alert
+    holds every series), imported into db."""
     with open("wide.csv", "w") as f:
-        f.write("time," + ",".join(f"bench{i:05}" for i in range(n)) + "\n")
-        for r in range(3):
-            f.write(f"{1700000000 + r * 100}," + ",".join(str(1.0 + i % 7) for i in range(n)) + "\n")
-    if os.path.exists("ov.db"):
-        os.remove("ov.db")
-    subprocess.run([T, "history", "import", "--db", "ov.db", "wide.csv"], check=True, stdout=subprocess.DEVNULL)
+        f.write("time," + ",".join(f"bench{i:06}" for i in range(n)) + "\n")
+        for r in range(points):
+            level = 10.0 if step is not None and r >= step else 1.0
+            f.write(f"{1700000000 + r * 100}," + ",".join(f"{level + (i % 7) * 0.001:.3f}" for i in range(n)) + "\n")
+    for old in (db, db + "-wal", db + "-shm"):
+        if os.path.exists(old):
+            os.remove(old)
+    subprocess.run([T, "history", "import", "--db", db, "wide.csv"], check=True, stdout=subprocess.DEVNULL)
+    if step is not None:
+        subprocess.run([T, "history", "detect", "--db", db], check=True, stdout=subprocess.DEVNULL)
+
+
+def timed_get(port, page):
+    t = time.time()
+    body = urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=60).read()
+    return len(body), time.time() - t
+
+
+def overview():
+    # Every page and API list at 10,000 and 100,000 series (the second with
+    # one alert of all 100,000): bytes and seconds.
+    for n in (10000, 100000):
+        history_of(n, "ov.db", points=30 if n == 100000 else 3, step=20 if n == 100000 else None)
+        p, port = serve("sqlite:ov.db", "--no-detect")
+        pages = ["/", f"/?page={n // 100}", "/api/v1/series", f"/api/v1/series?page={n // 1000}",
+                 "/series?name=bench000042", "/api/v1/points?series=bench000042"]
+        if n == 100000:
+            pages += ["/api/v1/alerts", "/api/v1/alerts/1", "/api/v1/alerts/1?page=100", "/alert/1"]
+        for page in pages:
+            size, secs = timed_get(port, page)
+            print(f"{page} with {n} series: {size / 1024:.0f} KiB in {secs:.3f} s")
+        p.terminate()
+        p.wait()
+    history_of(10000, "ov.db")
     p, port = serve("sqlite:ov.db", "--no-detect")
-    for page in ("/", "/?page=100"):
-        t = time.time()
-        body = urllib.request.urlopen(f"http://127.0.0.1:{port}{page}", timeout=60).read()
-        print(f"overview {page} with {n} series: {len(body) / 1024:.0f} KiB in {time.time() - t:.3f} s")
     stop = False
     served = {"hit": 0, "miss": 0}
 

@@ -98,6 +98,7 @@ fn round_trip() {
                     branch: Some("main".into()),
                     since: Some(15),
                     newest: None,
+                    skip_newest: 0,
                 },
             )
             .unwrap();
@@ -106,6 +107,7 @@ fn round_trip() {
             branch: Some("x' OR '1'='1".into()),
             since: None,
             newest: None,
+            skip_newest: 0,
         };
         assert!(db.points(info.id, &other).unwrap().is_empty());
         assert!(db.series("suite' OR '1'='1").unwrap().is_none());

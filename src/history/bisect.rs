@@ -69,9 +69,12 @@ pub fn bisect_plan(
             .iter()
             .find(|m| m.series == name)
             .ok_or_else(|| format!("alert #{id} does not include series '{name}'"))?,
+        // Among its 100 largest changes: an alert of 100,000 series does
+        // not look up every one of them for a command.
         None => alert
             .members
             .iter()
+            .take(100)
             .find(|m| {
                 store
                     .series(&m.series)

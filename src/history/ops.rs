@@ -17,6 +17,7 @@ pub fn point_filter(since: Option<&str>, branch: Option<&str>) -> Result<PointFi
         branch: branch.map(str::to_string),
         since: since.map(import::parse_since).transpose()?,
         newest: None,
+        skip_newest: 0,
     })
 }
 

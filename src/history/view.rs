@@ -44,14 +44,9 @@ fn build(
         vec![None; points.len()]
     };
     let mut alerts = Vec::new();
-    for a in store.alerts(&[
-        crate::store::history::AlertState::Open,
-        crate::store::history::AlertState::Acknowledged,
-        crate::store::history::AlertState::Dismissed,
-        crate::store::history::AlertState::Retracted,
-    ])? {
+    for a in store.alert_marks(info.id)? {
         for m in &a.members {
-            if m.series_id != info.id || m.test != test {
+            if m.test != test {
                 continue;
             }
             if let Some(i) = points.iter().position(|p| p.id == m.point_id) {
@@ -61,7 +56,7 @@ fn build(
                     format!(
                         "alert #{} ({}, {}): {:+.1}%",
                         a.id,
-                        a.kind(),
+                        a.kind,
                         a.state.as_str(),
                         m.change * 100.0
                     ),

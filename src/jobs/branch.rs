@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::server::pool::Backend;
 use crate::store::db::{DetectionKey, TestId, TestVisitor, TestWindow, VectorVisitor};
 use crate::store::history::{
-    Alert, AlertState, Annotation, DetectionState, MachineInfo, Point, PointFilter, SeriesInfo,
-    Upload, UploadInfo, UploadOutcome,
+    Alert, AlertMark, AlertState, Annotation, DetectionState, MachineInfo, Point, PointFilter,
+    SeriesInfo, SeriesOrder, Upload, UploadInfo, UploadOutcome,
 };
 use crate::store::{Batch, DbError, History};
 
@@ -460,8 +460,9 @@ impl History for BranchHistory {
         &self,
         offset: usize,
         limit: usize,
+        order: SeriesOrder,
     ) -> Result<(usize, Vec<SeriesInfo>), DbError> {
-        self.inner.series_page(offset, limit)
+        self.inner.series_page(offset, limit, order)
     }
     fn recent_points(&self, series_id: i64, n: usize) -> Result<Vec<Point>, DbError> {
         self.inner.recent_points(series_id, n)
@@ -516,6 +517,9 @@ impl History for BranchHistory {
     }
     fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError> {
         self.inner.alerts(states)
+    }
+    fn alert_marks(&self, series_id: i64) -> Result<Vec<AlertMark>, DbError> {
+        self.inner.alert_marks(series_id)
     }
     fn alert(&self, id: i64) -> Result<Option<Alert>, DbError> {
         self.inner.alert(id)

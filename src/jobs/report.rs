@@ -191,6 +191,7 @@ fn history_part(args: &Spec) -> Result<(Vec<view::SeriesView>, Alerts), String> 
         branch: args.branch.clone(),
         since: None,
         newest: None,
+        skip_newest: 0,
     };
     let mut series = Vec::new();
     for info in all

@@ -299,6 +299,17 @@ pub fn overview(v: &Overview) -> String {
     page(v.project, v.project, body)
 }
 
+/// Tests a series page lists at once.
+pub const TESTS_PER_PAGE: usize = 1000;
+
+/// One page of a suite's tests, by name.
+pub struct TestsShown {
+    pub names: Vec<String>,
+    /// Tests the suite has in all, and which page this is (from 1).
+    pub total: usize,
+    pub page: usize,
+}
+
 /// The series page: chart with change points and machine changes, the
 /// segments, annotations, the suite's tests, and the raw points.
 pub fn series_page(
@@ -306,8 +317,15 @@ pub fn series_page(
     view: &SeriesView,
     alongside: &[SeriesView],
     annotations: &[Annotation],
-    tests: &[String],
+    tests: &TestsShown,
 ) -> String {
+    let link = |page: usize| {
+        format!(
+            "/series?name={}&tests={page}#tests",
+            form_urlencoded::byte_serialize(view.info.name.as_bytes()).collect::<String>()
+        )
+    };
+    let first = (tests.page - 1) * TESTS_PER_PAGE;
     let fmt = value_fmt(&view.info.unit);
     let shown = view.points.len() as i64;
     let body = html! {
@@ -348,12 +366,19 @@ pub fn series_page(
                 }
             }
         }
-        @if !tests.is_empty() {
-            h2 { "Tests" }
+        @if tests.total > 0 {
+            h2 #tests { "Tests" }
             section {
-                details {
-                    summary { (tests.len()) " tests" }
-                    ul { @for t in tests { li { (test_link(&view.info.name, t)) } } }
+                details open[tests.page > 1] {
+                    summary { (tests.total) " tests" }
+                    @if tests.total > TESTS_PER_PAGE {
+                        p.muted {
+                            "Tests " (first + 1) "-" (first + tests.names.len()) " of " (tests.total) ", by name."
+                            @if tests.page > 1 { " " a href=(link(tests.page - 1)) { "Previous" } }
+                            @if first + tests.names.len() < tests.total { " " a href=(link(tests.page + 1)) { "Next" } }
+                        }
+                    }
+                    ul { @for t in &tests.names { li { (test_link(&view.info.name, t)) } } }
                 }
             }
         }
@@ -554,7 +579,7 @@ pub fn alert_page(
         h2 { "Affected series (" (alert.members.len()) ")" }
         @if alert.members.len() > members.len() {
             p.muted {
-                "The " (members.len()) " largest changes; all " (alert.members.len()) ": "
+                "The " (members.len()) " largest changes; all " (alert.members.len()) ", 1,000 a page: "
                 a href={ "/api/v1/alerts/" (alert.id) } { "/api/v1/alerts/" (alert.id) } "."
             }
         }

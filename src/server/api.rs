@@ -16,11 +16,14 @@ use serde_json::json;
 use super::AppState;
 use super::auth::{Scope, alert_id, authorize, query_params};
 use super::error::ApiError;
+use super::paging::{self, Paging};
 use crate::history::detect::detect_with;
 use crate::history::import::parse_time;
 use crate::history::upload::{self, UploadKind, UploadMeta};
 use crate::store::Batch;
-use crate::store::history::{AlertState, Direction, PointFilter, Upload, UploadOutcome};
+use crate::store::history::{
+    AlertState, Direction, PointFilter, SeriesOrder, Upload, UploadOutcome,
+};
 
 fn check_content_type(kind: UploadKind, headers: &HeaderMap) -> Result<(), ApiError> {
     let Some(ct) = headers.get(header::CONTENT_TYPE) else {
@@ -614,8 +617,45 @@ pub async fn series(
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     authorize(&st, &headers, Scope::Read)?;
-    query_params(q.as_deref(), &[])?;
-    Ok(Json(st.db(|s| s.list()).await?).into_response())
+    let q = query_params(q.as_deref(), &paging::PARAMS)?;
+    let p = Paging::from_query(&q, SERIES_PER_PAGE, SERIES_PER_PAGE)?;
+    let (total, rows) = st
+        .db(move |s| s.series_page(p.offset(), p.per_page, SeriesOrder::Name))
+        .await?;
+    Ok(paged(
+        Json(rows),
+        p.headers("/api/v1/series", &q, Some(total), false),
+    ))
+}
+
+/// Series a page of `/api/v1/series` lists (about 250 bytes each).
+const SERIES_PER_PAGE: usize = 1000;
+/// Points a page of `/api/v1/points` holds (about 150 bytes each).
+const POINTS_PER_PAGE: usize = 5000;
+/// Alerts a page of `/api/v1/alerts` lists, and the members each shows
+/// (its largest changes; `/api/v1/alerts/{id}` pages through the rest).
+const ALERTS_PER_PAGE: usize = 50;
+const ALERTS_MAX_PER_PAGE: usize = 100;
+const MEMBERS_IN_LIST: usize = 20;
+/// Members a page of `/api/v1/alerts/{id}` holds (about 400 bytes each).
+const MEMBERS_PER_PAGE: usize = 1000;
+
+fn paged(body: impl IntoResponse, links: HeaderMap) -> Response {
+    let mut r = body.into_response();
+    r.headers_mut().extend(links);
+    r
+}
+
+/// An alert with one page of its members (largest change first) and how
+/// many it has in all (`members_total`).
+fn alert_page(mut a: crate::store::history::Alert, members: Paging) -> serde_json::Value {
+    let total = a.members.len();
+    a.members = members.slice(std::mem::take(&mut a.members));
+    let mut v = serde_json::to_value(a).unwrap_or_default();
+    if let Some(o) = v.as_object_mut() {
+        o.insert("members_total".into(), total.into());
+    }
+    v
 }
 
 pub async fn points(
@@ -624,7 +664,11 @@ pub async fn points(
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     authorize(&st, &headers, Scope::Read)?;
-    let q = query_params(q.as_deref(), &["series", "branch", "since"])?;
+    let q = query_params(
+        q.as_deref(),
+        &["series", "branch", "since", "page", "per_page"],
+    )?;
+    let p = Paging::from_query(&q, POINTS_PER_PAGE, POINTS_PER_PAGE)?;
     let name = q
         .get("series")
         .cloned()
@@ -635,18 +679,27 @@ pub async fn points(
             None => None,
             Some(t) => Some(query_time(t, "since")?),
         },
-        newest: None,
+        // One more than the page: whether an older page has any.
+        newest: Some(p.per_page + 1),
+        skip_newest: p.offset(),
     };
-    let body = st
+    let (body, more) = st
         .db(move |s| {
             let info = s
                 .series(&name)?
                 .ok_or_else(|| crate::store::DbError::NoSeries(name.clone()))?;
-            let points = s.points(info.id, &filter)?;
-            Ok(json!({"series": info, "points": points}))
+            let mut points = s.points(info.id, &filter)?;
+            let more = points.len() > p.per_page;
+            if more {
+                points.remove(0);
+            }
+            Ok((json!({"series": info, "points": points}), more))
         })
         .await?;
-    Ok(Json(body).into_response())
+    Ok(paged(
+        Json(body),
+        p.headers("/api/v1/points", &q, None, more),
+    ))
 }
 
 /// `open` (default), `acknowledged`, `dismissed`, `retracted` or `all`.
@@ -677,22 +730,44 @@ pub async fn alerts(
     RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     authorize(&st, &headers, Scope::Read)?;
-    let q = query_params(q.as_deref(), &["state"])?;
+    let q = query_params(q.as_deref(), &["state", "page", "per_page"])?;
     let states = alert_states(q.get("state"))?;
-    Ok(Json(st.db(move |s| s.alerts(&states)).await?).into_response())
+    let p = Paging::from_query(&q, ALERTS_PER_PAGE, ALERTS_MAX_PER_PAGE)?;
+    let all = st.db(move |s| s.alerts(&states)).await?;
+    let total = all.len();
+    let first = Paging {
+        page: 1,
+        per_page: MEMBERS_IN_LIST,
+    };
+    let rows: Vec<_> = p
+        .slice(all)
+        .into_iter()
+        .map(|a| alert_page(a, first))
+        .collect();
+    Ok(paged(
+        Json(rows),
+        p.headers("/api/v1/alerts", &q, Some(total), false),
+    ))
 }
 
 pub async fn alert(
     State(st): State<Arc<AppState>>,
     headers: HeaderMap,
     Path(id): Path<String>,
+    RawQuery(q): RawQuery,
 ) -> Result<Response, ApiError> {
     authorize(&st, &headers, Scope::Read)?;
     let id = alert_id(&id)?;
+    let q = query_params(q.as_deref(), &paging::PARAMS)?;
+    let p = Paging::from_query(&q, MEMBERS_PER_PAGE, MEMBERS_PER_PAGE)?;
     let a = st
         .db(move |s| s.alert(id)?.ok_or(crate::store::DbError::NoAlert(id)))
         .await?;
-    Ok(Json(a).into_response())
+    let total = a.members.len();
+    Ok(paged(
+        Json(alert_page(a, p)),
+        p.headers(&format!("/api/v1/alerts/{id}"), &q, Some(total), false),
+    ))
 }
 
 /// `ack`/`acknowledge`, `dismiss` or `reopen`.

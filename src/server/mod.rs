@@ -18,6 +18,7 @@ pub mod cache;
 pub mod client;
 pub mod error;
 pub mod pages;
+pub mod paging;
 pub mod pool;
 pub mod scope;
 pub mod session;

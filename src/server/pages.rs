@@ -22,7 +22,7 @@ use crate::history::view::{series_view, test_view};
 use crate::probe::Fingerprint;
 use crate::render::web::{self, Overview, Pipeline, PipelineRow, TestChange};
 use crate::stats::summary::median_by_selection;
-use crate::store::history::{AlertState, PointFilter, SeriesKind};
+use crate::store::history::{AlertState, PointFilter, SeriesKind, SeriesOrder};
 use crate::store::{DbError, History};
 
 /// Builds shown in the pipeline and points in the overview's sparklines.
@@ -120,7 +120,11 @@ pub async fn overview(
                 .ok_or_else(|| ApiError::bad_request("page must be a number from 1"))?,
         };
         Ok(move |s: &mut dyn History, project: &str| {
-            let (total, infos) = s.series_page((page - 1) * OVERVIEW_PAGE, OVERVIEW_PAGE)?;
+            let (total, infos) = s.series_page(
+                (page - 1) * OVERVIEW_PAGE,
+                OVERVIEW_PAGE,
+                SeriesOrder::Recent,
+            )?;
             let mut series = Vec::new();
             let mut suites = Vec::new();
             for info in infos {
@@ -304,6 +308,7 @@ fn filter_from(q: &std::collections::BTreeMap<String, String>) -> PointFilter {
         branch: q.get("branch").cloned().filter(|b| !b.is_empty()),
         since: None,
         newest: None,
+        skip_newest: 0,
     }
 }
 
@@ -312,11 +317,19 @@ pub async fn series(
     headers: HeaderMap,
     RawQuery(q): RawQuery,
 ) -> Response {
-    let build = query_params(q.as_deref(), &["name", "branch"]).and_then(|q| {
+    let build = query_params(q.as_deref(), &["name", "branch", "tests"]).and_then(|q| {
         let name = q
             .get("name")
             .cloned()
             .ok_or_else(|| ApiError::bad_request("which series? (/series?name=NAME)"))?;
+        let tests_page = match q.get("tests") {
+            None => 1,
+            Some(p) => p
+                .parse::<usize>()
+                .ok()
+                .filter(|p| (1..=1_000_000).contains(p))
+                .ok_or_else(|| ApiError::bad_request("tests must be a page number from 1"))?,
+        };
         // The newest points only: a page stays small whatever the history.
         let filter = PointFilter {
             newest: Some(SERIES_PAGE_POINTS),
@@ -326,7 +339,19 @@ pub async fn series(
             let info = s
                 .series(&name)?
                 .ok_or_else(|| DbError::NoSeries(name.clone()))?;
-            let tests: Vec<String> = s.tests(info.id)?.into_iter().map(|t| t.name).collect();
+            // One page of a suite's tests: a suite of 100,000 tests listed
+            // whole was a page of megabytes.
+            let all = s.tests(info.id)?;
+            let tests = web::TestsShown {
+                total: all.len(),
+                page: tests_page,
+                names: all
+                    .into_iter()
+                    .skip((tests_page - 1) * web::TESTS_PER_PAGE)
+                    .take(web::TESTS_PER_PAGE)
+                    .map(|t| t.name)
+                    .collect(),
+            };
             let annotations: Vec<_> = s
                 .annotations()?
                 .into_iter()
@@ -444,13 +469,17 @@ fn alert_context(
     s: &mut dyn History,
     alert: &crate::store::history::Alert,
 ) -> Result<web::AlertContext, DbError> {
+    // The first three series among the members (largest change first): an
+    // alert of 100,000 series reads three, not all of them.
     let mut names: Vec<&str> = Vec::new();
     for m in &alert.members {
+        if names.len() == 3 {
+            break;
+        }
         if !names.contains(&m.series.as_str()) {
             names.push(&m.series);
         }
     }
-    let list = s.list()?;
     let mut context = web::AlertContext::default();
     let commits: Vec<&str> = [&alert.from_commit, &alert.to_commit]
         .into_iter()
@@ -458,8 +487,8 @@ fn alert_context(
         .map(String::as_str)
         .collect();
     context.subjects = s.commit_subjects(&commits)?;
-    for name in names.into_iter().take(3) {
-        let Some(info) = list.iter().find(|i| i.name == name).cloned() else {
+    for name in names {
+        let Some(info) = s.series(name)? else {
             continue;
         };
         if info.kind == SeriesKind::Suite

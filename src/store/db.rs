@@ -5,8 +5,8 @@
 use std::path::PathBuf;
 
 use super::history::{
-    Alert, AlertState, Annotation, DetectionState, MachineInfo, NewPoint, Point, PointFilter,
-    SeriesInfo, SeriesSpec, Upload, UploadInfo, UploadOutcome,
+    Alert, AlertMark, AlertState, Annotation, DetectionState, MachineInfo, NewPoint, Point,
+    PointFilter, SeriesInfo, SeriesOrder, SeriesSpec, Upload, UploadInfo, UploadOutcome,
 };
 use crate::probe::Fingerprint;
 
@@ -118,11 +118,15 @@ pub trait History {
     /// oldest first.
     fn machines(&self) -> Result<Vec<MachineInfo>, DbError>;
     fn list(&self) -> Result<Vec<SeriesInfo>, DbError>;
-    /// One page of the series, the most recently measured first (then by
-    /// name), and how many series there are in all: what the overview
-    /// shows, without reading every series.
-    fn series_page(&self, offset: usize, limit: usize)
-    -> Result<(usize, Vec<SeriesInfo>), DbError>;
+    /// One page of the series in `order`, and how many series there are
+    /// in all: what the overview and the API show, without reading every
+    /// series.
+    fn series_page(
+        &self,
+        offset: usize,
+        limit: usize,
+        order: SeriesOrder,
+    ) -> Result<(usize, Vec<SeriesInfo>), DbError>;
     /// The newest `n` points of a series, oldest first.
     fn recent_points(&self, series_id: i64, n: usize) -> Result<Vec<Point>, DbError>;
     /// The newest schema migration applied: one cheap query, the server's
@@ -166,6 +170,10 @@ pub trait History {
     ) -> Result<Vec<i64>, DbError>;
     /// Alerts in these states, newest first.
     fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError>;
+    /// Every alert (any state) with a member on this series, newest
+    /// first, each with its members on it only: what a chart marks,
+    /// without reading the members of an alert of every series.
+    fn alert_marks(&self, series_id: i64) -> Result<Vec<AlertMark>, DbError>;
     fn alert(&self, id: i64) -> Result<Option<Alert>, DbError>;
     fn set_alert_state(&mut self, id: i64, state: AlertState) -> Result<(), DbError>;
     /// Retract an alert whose change detection no longer finds, keeping

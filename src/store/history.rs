@@ -202,6 +202,18 @@ pub struct PointFilter {
     pub since: Option<i64>,
     /// Only the newest this many (still oldest first).
     pub newest: Option<usize>,
+    /// With `newest`: pass over this many of the newest first (the API's
+    /// later pages reach back in time).
+    pub skip_newest: usize,
+}
+
+/// The order of a page of series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeriesOrder {
+    /// The most recently measured first, then by name (the overview).
+    Recent,
+    /// By name (the API's listing).
+    Name,
 }
 
 /// What the last detection of one series left for the next, incremental one.
@@ -359,6 +371,30 @@ pub struct Alert {
     pub reason: Option<String>,
 }
 
+/// An alert as one series' chart marks it: its members on that series
+/// only, and its kind from all of them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AlertMark {
+    pub id: i64,
+    pub state: AlertState,
+    pub kind: &'static str,
+    pub members: Vec<AlertMember>,
+}
+
+/// "environment change", "regression", "improvement" or "mixed": an alert
+/// of `members` changes, `regressions` of them slower.
+pub fn alert_kind(environment: bool, regressions: usize, members: usize) -> &'static str {
+    if environment {
+        "environment change"
+    } else if regressions == members {
+        "regression"
+    } else if regressions == 0 {
+        "improvement"
+    } else {
+        "mixed"
+    }
+}
+
 impl Alert {
     pub fn regressions(&self) -> usize {
         self.members.iter().filter(|m| m.regression).count()
@@ -366,16 +402,11 @@ impl Alert {
 
     /// "environment change", "regression", "improvement" or "mixed".
     pub fn kind(&self) -> &'static str {
-        let r = self.regressions();
-        if !self.environment.is_empty() {
-            "environment change"
-        } else if r == self.members.len() {
-            "regression"
-        } else if r == 0 {
-            "improvement"
-        } else {
-            "mixed"
-        }
+        alert_kind(
+            !self.environment.is_empty(),
+            self.regressions(),
+            self.members.len(),
+        )
     }
 }
 

@@ -7,7 +7,7 @@
 //! [`LATEST`] was written by a newer tardy and is refused, never altered.
 
 /// The newest schema version this tardy knows.
-pub const LATEST: i64 = 6;
+pub const LATEST: i64 = 7;
 
 /// Where the SQL runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -189,6 +189,12 @@ ALTER TABLE alerts ADD COLUMN reason TEXT
 ALTER TABLE series ADD COLUMN last_t BIGINT;
 UPDATE series SET last_t = (SELECT MAX(p.t) FROM points p WHERE p.series_id = series.id);
 CREATE INDEX series_by_recency ON series (project_id, last_t)
+",
+    ),
+    (
+        7,
+        "
+CREATE INDEX alert_members_by_alert ON alert_members (alert_id)
 ",
     ),
 ];

@@ -8,9 +8,9 @@ use super::db::{
     Batch, DbError, DetectionKey, History, TestId, TestVisitor, TestWindow, VectorVisitor,
 };
 use super::history::{
-    Alert, AlertMember, AlertState, Annotation, Boundary, DetectionState, Direction, MachineInfo,
-    Point, PointFilter, SeriesInfo, SeriesKind, Upload, UploadInfo, UploadOutcome, boundary_span,
-    joint_boundary, now_s,
+    Alert, AlertMark, AlertMember, AlertState, Annotation, Boundary, DetectionState, Direction,
+    MachineInfo, Point, PointFilter, SeriesInfo, SeriesKind, SeriesOrder, Upload, UploadInfo,
+    UploadOutcome, alert_kind, boundary_span, joint_boundary, now_s,
 };
 use super::ids::{Learned, TestIds};
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
@@ -198,6 +198,17 @@ impl<C: Conn> SqlStore<C> {
     }
 
     fn load_alerts(&self, clause: &str, args: &[Value]) -> Result<Vec<Alert>, DbError> {
+        self.load_alerts_of(clause, args, None)
+    }
+
+    /// Alerts matching `clause`, each with its members, or with only its
+    /// members on `series` when given.
+    fn load_alerts_of(
+        &self,
+        clause: &str,
+        args: &[Value],
+        series: Option<i64>,
+    ) -> Result<Vec<Alert>, DbError> {
         let sql = format!(
             "SELECT id, state, from_commit, to_commit, from_time, to_time, branch, environment, created_at, boundary, reason
              FROM alerts WHERE project_id = {} AND {clause} ORDER BY id DESC",
@@ -226,8 +237,9 @@ impl<C: Conn> SqlStore<C> {
                         m.mean_after, m.change, m.pvalue, m.qvalue, m.regression, m.boundary
                  FROM alert_members m JOIN series s ON s.id = m.series_id
                  LEFT JOIN tests t ON t.id = m.test_key
-                 WHERE m.alert_id = ?1 ORDER BY ABS(m.change) DESC, s.name, t.name",
-                sql_args!(a.id),
+                 WHERE m.alert_id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR m.series_id = ?2)
+                 ORDER BY ABS(m.change) DESC, s.name, t.name",
+                sql_args!(a.id, series),
             )?;
             a.members = rows
                 .iter()
@@ -926,6 +938,7 @@ impl<C: Conn> History for SqlStore<C> {
         &self,
         offset: usize,
         limit: usize,
+        order: SeriesOrder,
     ) -> Result<(usize, Vec<SeriesInfo>), DbError> {
         let total = self
             .conn
@@ -934,7 +947,10 @@ impl<C: Conn> History for SqlStore<C> {
                 sql_args!(self.project_id),
             )?
             .i64(0)?;
-        let rank = "COALESCE(s.last_t, -1) DESC, s.name";
+        let rank = match order {
+            SeriesOrder::Recent => "COALESCE(s.last_t, -1) DESC, s.name",
+            SeriesOrder::Name => "s.name",
+        };
         let page = self.series_query(
             &format!(
                 "s.id IN (SELECT s.id FROM series s WHERE s.project_id = ?1 ORDER BY {rank} LIMIT ?2 OFFSET ?3) ORDER BY {rank}"
@@ -977,7 +993,7 @@ impl<C: Conn> History for SqlStore<C> {
 
     fn points(&self, series_id: i64, filter: &PointFilter) -> Result<Vec<Point>, DbError> {
         let (order, limit) = match filter.newest {
-            Some(n) => ("DESC", format!(" LIMIT {n}")),
+            Some(n) => ("DESC", format!(" LIMIT {n} OFFSET {}", filter.skip_newest)),
             None => ("", String::new()),
         };
         let sql = format!(
@@ -1263,6 +1279,29 @@ impl<C: Conn> History for SqlStore<C> {
     fn alerts(&self, states: &[AlertState]) -> Result<Vec<Alert>, DbError> {
         let list: Vec<String> = states.iter().map(|s| format!("'{}'", s.as_str())).collect();
         self.load_alerts(&format!("state IN ({})", list.join(", ")), &[])
+    }
+
+    fn alert_marks(&self, series_id: i64) -> Result<Vec<AlertMark>, DbError> {
+        let alerts = self.load_alerts_of(
+            "id IN (SELECT alert_id FROM alert_members WHERE series_id = ?1)",
+            sql_args!(series_id),
+            Some(series_id),
+        )?;
+        let mut marks = Vec::with_capacity(alerts.len());
+        for a in alerts {
+            let r = self.conn.query_one(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(regression), 0) AS BIGINT) FROM alert_members WHERE alert_id = ?1",
+                sql_args!(a.id),
+            )?;
+            let (members, regressions) = (r.i64(0)?.max(0) as usize, r.i64(1)?.max(0) as usize);
+            marks.push(AlertMark {
+                id: a.id,
+                state: a.state,
+                kind: alert_kind(!a.environment.is_empty(), regressions, members),
+                members: a.members,
+            });
+        }
+        Ok(marks)
     }
 
     fn alert(&self, id: i64) -> Result<Option<Alert>, DbError> {
