@@ -194,7 +194,7 @@ CREATE INDEX series_by_recency ON series (project_id, last_t)
     (
         7,
         "
-CREATE INDEX alert_members_by_alert ON alert_members (alert_id)
+CREATE INDEX alert_members_by_alert ON alert_members (alert_id, series_id, test_key)
 ",
     ),
 ];
