@@ -592,7 +592,12 @@ pub fn suite_batch(name: &str, report: &mut reports::Report, labels: &Labels) ->
             Status::Skipped => "skipped",
             Status::Flaky => "flaky",
         };
-        let name = super::names::test_name(&c.id.display()).into_owned();
+        let shown = c.id.display();
+        let name = if let std::borrow::Cow::Owned(escaped) = super::names::test_name(&shown) {
+            escaped
+        } else {
+            shown
+        };
         tests.push(TestResult {
             name,
             duration: d,

@@ -11,6 +11,13 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
+/// The names' map: foldhash, not SipHash (a lookup per test of every upload;
+/// the names come from a write-token holder's reports).
+type Names = foldhash::HashMap<Box<str>, i64>;
+
+/// Ids of one batch's test names, by name.
+pub type IdsByName<'n> = foldhash::HashMap<&'n str, i64>;
+
 /// Bytes a remembered name costs beside its text (its box, id and slot).
 const PER_NAME: usize = 64;
 
@@ -22,7 +29,7 @@ pub struct TestIds {
 
 #[derive(Default)]
 struct Inner {
-    by_series: HashMap<i64, HashMap<Box<str>, i64>>,
+    by_series: HashMap<i64, Names>,
     held: usize,
 }
 
@@ -46,7 +53,7 @@ impl TestIds {
     }
 
     /// Fill `out` with the ids of `names` (of `series_id`) already known.
-    pub fn known<'n>(&self, series_id: i64, names: &[&'n str], out: &mut HashMap<&'n str, i64>) {
+    pub fn known<'n>(&self, series_id: i64, names: &[&'n str], out: &mut IdsByName<'n>) {
         let Ok(inner) = self.inner.lock() else {
             return;
         };
@@ -91,7 +98,7 @@ impl TestIds {
     fn len(&self) -> usize {
         self.inner
             .lock()
-            .map(|i| i.by_series.values().map(HashMap::len).sum())
+            .map(|i| i.by_series.values().map(|m| m.len()).sum())
             .unwrap_or(0)
     }
 }
@@ -109,12 +116,12 @@ mod tests {
         }
         l.push(2, "t0", 7);
         ids.remember(l);
-        let mut out = HashMap::new();
+        let mut out = IdsByName::default();
         ids.known(1, &["t3", "t9", "t0"], &mut out);
         assert_eq!(out.get("t3"), Some(&103));
         assert_eq!(out.get("t0"), Some(&100));
         assert_eq!(out.get("t9"), None);
-        let mut out = HashMap::new();
+        let mut out = IdsByName::default();
         ids.known(2, &["t0"], &mut out);
         assert_eq!(out.get("t0"), Some(&7));
         // Past the cap the map starts again: never more than the cap.

@@ -12,7 +12,7 @@ use super::history::{
     MachineInfo, Point, PointFilter, SeriesInfo, SeriesKind, SeriesOrder, Upload, UploadInfo,
     UploadOutcome, alert_kind, boundary_span, joint_boundary, now_s,
 };
-use super::ids::{Learned, TestIds};
+use super::ids::{IdsByName, Learned, TestIds};
 use super::schema::{BOOTSTRAP, Dialect, LATEST, MIGRATIONS, statements};
 use super::sql::{Conn, Row, Value};
 use super::vector;
@@ -427,21 +427,21 @@ impl<C: Conn> SqlStore<C> {
         batch: &'b Batch,
         known: Option<&TestIds>,
         learned: &mut Learned,
-    ) -> Result<HashMap<&'b str, i64>, DbError> {
+    ) -> Result<IdsByName<'b>, DbError> {
         let mut names: Vec<&str> = batch
             .points
             .iter()
             .flat_map(|p| p.tests.iter().map(|t| t.name.as_str()))
             .collect();
         if names.is_empty() {
-            return Ok(HashMap::new());
+            return Ok(IdsByName::default());
         }
         names.sort_unstable();
         names.dedup();
         // The ids of the batch's own names, looked up and inserted 500 at a
         // time (a series' every test name was read into a map, and read
         // again after inserting: a million names held twice).
-        let mut out: HashMap<&'b str, i64> = HashMap::with_capacity(names.len());
+        let mut out = IdsByName::with_capacity_and_hasher(names.len(), Default::default());
         if let Some(k) = known {
             k.known(series_id, &names, &mut out);
             if out.len() == names.len() {
@@ -451,7 +451,7 @@ impl<C: Conn> SqlStore<C> {
         let cached = out.len();
         let take = |rows: &[crate::store::sql::Row],
                     chunk: &[&'b str],
-                    out: &mut HashMap<&'b str, i64>|
+                    out: &mut IdsByName<'b>|
          -> Result<(), DbError> {
             for r in rows {
                 let name = r.text(1)?;
@@ -461,7 +461,7 @@ impl<C: Conn> SqlStore<C> {
             }
             Ok(())
         };
-        let lookup = |chunk: &[&'b str], out: &mut HashMap<&'b str, i64>| -> Result<(), DbError> {
+        let lookup = |chunk: &[&'b str], out: &mut IdsByName<'b>| -> Result<(), DbError> {
             let marks: Vec<String> = (0..chunk.len()).map(|i| format!("?{}", i + 2)).collect();
             let mut args: Vec<Value> = Vec::with_capacity(chunk.len() + 1);
             args.push(Value::Int(series_id));

@@ -127,18 +127,24 @@ impl TestId {
     /// "suite :: class :: name", leaving out empty or repeated parts, and " #N" for the
     /// N-th result of a repeated identity.
     pub fn display(&self) -> String {
-        let mut parts: Vec<&str> = Vec::new();
-        for p in [&*self.suite, &*self.class, self.name.as_str()] {
-            if !p.is_empty() && !parts.contains(&p) {
-                parts.push(p);
+        // One allocation (this is called once per test of every upload).
+        let parts = [&*self.suite, &*self.class, self.name.as_str()];
+        let mut s = String::with_capacity(parts.iter().map(|p| p.len() + 4).sum::<usize>() + 8);
+        for (i, p) in parts.iter().enumerate() {
+            if p.is_empty() || parts[..i].contains(p) {
+                continue;
             }
+            if !s.is_empty() {
+                s.push_str(" :: ");
+            }
+            s.push_str(p);
         }
-        let mut s = parts.join(" :: ");
         if s.is_empty() {
             s.push_str("(unnamed)");
         }
         if self.nth > 0 {
-            s.push_str(&format!(" #{}", self.nth + 1));
+            use std::fmt::Write as _;
+            let _ = write!(s, " #{}", self.nth + 1);
         }
         s
     }
@@ -597,6 +603,12 @@ fn read_bytes(bytes: &[u8], name: &str, report: &mut Report) -> Result<(), Inges
 /// document whose tests are named by what its end says is read twice).
 pub(crate) type Open<'a> = dyn Fn() -> Result<Box<dyn std::io::BufRead + 'a>, IngestError> + 'a;
 
+/// An input's first bytes, as a file's 64 KiB buffer gives them: a body
+/// already in memory (a server's upload) is not copied and sniffed whole.
+fn head_of(buf: &[u8]) -> Vec<u8> {
+    buf[..buf.len().min(1 << 16)].to_vec()
+}
+
 /// An input's text: inflated when it is gzip (capped at what the reading
 /// thread allows: 1 MB of gzip can be gigabytes), as UTF-8 when it is
 /// UTF-16 or UTF-32 (Windows tools); with its first bytes.
@@ -605,27 +617,18 @@ fn decoded<'a>(
     name: &str,
 ) -> Result<(Box<dyn std::io::BufRead + 'a>, Vec<u8>), IngestError> {
     let mut reader = open()?;
-    let head = reader
-        .fill_buf()
-        .map_err(|e| IngestError::io(name, e))?
-        .to_vec();
+    let head = head_of(reader.fill_buf().map_err(|e| IngestError::io(name, e))?);
     if head.starts_with(&[0x1f, 0x8b]) {
         // Every member: `cat a.gz b.gz` is valid gzip.
         let gz = crate::ingest::limits::Inflated::new(flate2::read::MultiGzDecoder::new(reader));
         reader = Box::new(std::io::BufReader::with_capacity(1 << 16, gz));
     }
-    let mut head = reader
-        .fill_buf()
-        .map_err(|e| IngestError::io(name, e))?
-        .to_vec();
+    let mut head = head_of(reader.fill_buf().map_err(|e| IngestError::io(name, e))?);
     if let Some((wide, mark)) = crate::ingest::wide::detect(&head) {
         reader.consume(mark);
         let decoded = crate::ingest::wide::WideReader::new(reader, wide);
         reader = Box::new(std::io::BufReader::with_capacity(1 << 16, decoded));
-        head = reader
-            .fill_buf()
-            .map_err(|e| IngestError::io(name, e))?
-            .to_vec();
+        head = head_of(reader.fill_buf().map_err(|e| IngestError::io(name, e))?);
     }
     Ok((reader, head))
 }
