@@ -802,14 +802,7 @@ pub async fn uploads(
 ) -> Result<Response, ApiError> {
     authorize(&st, &headers, Scope::Read)?;
     let q = query_params(q.as_deref(), &["limit"])?;
-    let limit = match q.get("limit") {
-        None => 50,
-        Some(l) => l
-            .parse::<i64>()
-            .ok()
-            .filter(|n| (1..=1000).contains(n))
-            .ok_or_else(|| ApiError::bad_request("limit must be a number from 1 to 1000"))?,
-    };
+    let limit = paging::number(&q, "limit", 1000, 50)? as i64;
     Ok(Json(st.db(move |s| s.uploads(limit)).await?).into_response())
 }
 

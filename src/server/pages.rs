@@ -16,6 +16,7 @@ use super::AppState;
 use super::auth::Scope;
 use super::auth::{alert_id, authorize, check_token, query_params, session_of};
 use super::error::ApiError;
+use super::paging;
 use super::session;
 use crate::history::bisect::{bisect_plan, shell_line};
 use crate::history::view::{series_view, test_view};
@@ -111,14 +112,7 @@ pub async fn overview(
     RawQuery(q): RawQuery,
 ) -> Response {
     let build = query_params(q.as_deref(), &["page"]).and_then(|q| {
-        let page = match q.get("page") {
-            None => 1,
-            Some(p) => p
-                .parse::<usize>()
-                .ok()
-                .filter(|p| (1..=1_000_000).contains(p))
-                .ok_or_else(|| ApiError::bad_request("page must be a number from 1"))?,
-        };
+        let page = paging::number(&q, "page", paging::MAX_PAGE, 1)?;
         Ok(move |s: &mut dyn History, project: &str| {
             let (total, infos) = s.series_page(
                 (page - 1) * OVERVIEW_PAGE,
@@ -322,14 +316,7 @@ pub async fn series(
             .get("name")
             .cloned()
             .ok_or_else(|| ApiError::bad_request("which series? (/series?name=NAME)"))?;
-        let tests_page = match q.get("tests") {
-            None => 1,
-            Some(p) => p
-                .parse::<usize>()
-                .ok()
-                .filter(|p| (1..=1_000_000).contains(p))
-                .ok_or_else(|| ApiError::bad_request("tests must be a page number from 1"))?,
-        };
+        let tests_page = paging::number(&q, "tests", paging::MAX_PAGE, 1)?;
         // The newest points only: a page stays small whatever the history.
         let filter = PointFilter {
             newest: Some(SERIES_PAGE_POINTS),

@@ -9,6 +9,28 @@ use axum::http::{HeaderMap, HeaderValue};
 
 use super::error::ApiError;
 
+/// The highest page number asked for anywhere.
+pub const MAX_PAGE: usize = 1_000_000;
+
+/// The query's `key`, a number from 1 to `max`; `default` when absent.
+pub fn number(
+    q: &BTreeMap<String, String>,
+    key: &str,
+    max: usize,
+    default: usize,
+) -> Result<usize, ApiError> {
+    match q.get(key) {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=max).contains(n))
+            .ok_or_else(|| {
+                ApiError::bad_request(format!("{key} must be a number from 1 to {max}"))
+            }),
+    }
+}
+
 /// One page asked for: 1-based, `per_page` rows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Paging {
@@ -27,21 +49,9 @@ impl Paging {
         default: usize,
         max: usize,
     ) -> Result<Paging, ApiError> {
-        let number = |key: &str, top: usize, or: usize| -> Result<usize, ApiError> {
-            match q.get(key) {
-                None => Ok(or),
-                Some(v) => v
-                    .parse::<usize>()
-                    .ok()
-                    .filter(|n| (1..=top).contains(n))
-                    .ok_or_else(|| {
-                        ApiError::bad_request(format!("{key} must be a number from 1 to {top}"))
-                    }),
-            }
-        };
         Ok(Paging {
-            page: number("page", 1_000_000, 1)?,
-            per_page: number("per_page", max, default)?,
+            page: number(q, "page", MAX_PAGE, 1)?,
+            per_page: number(q, "per_page", max, default)?,
         })
     }
 
