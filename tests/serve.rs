@@ -1933,6 +1933,24 @@ fn schemathesis_positive_checks_pass_on_the_openapi_file() {
     );
 }
 
+/// An Otava CSV of `n` series `bench00000`... over `rows` rows 100 s apart,
+/// row `r` of series `i` holding `value(r, i)`.
+fn wide_csv(n: usize, rows: usize, value: impl Fn(usize, usize) -> f64) -> String {
+    let mut csv = String::from("time");
+    for i in 0..n {
+        csv.push_str(&format!(",bench{i:05}"));
+    }
+    csv.push('\n');
+    for r in 0..rows {
+        csv.push_str(&format!("{}", 1_700_000_000 + r * 100));
+        for i in 0..n {
+            csv.push_str(&format!(",{:.4}", value(r, i)));
+        }
+        csv.push('\n');
+    }
+    csv
+}
+
 /// The overview is one page of series, the most recently measured first:
 /// with 10,000 series it stays small (it listed every series with its
 /// points: 9.96 MB and 2-3 s), pages through all of them, and a series
@@ -1940,19 +1958,7 @@ fn schemathesis_positive_checks_pass_on_the_openapi_file() {
 #[test]
 fn the_overview_pages_through_ten_thousand_series_in_small_pages() {
     let dir = tempfile::tempdir().unwrap();
-    let n = 10_000;
-    let mut csv = String::from("time");
-    for i in 0..n {
-        csv.push_str(&format!(",bench{i:05}"));
-    }
-    csv.push('\n');
-    for r in 0..3 {
-        csv.push_str(&format!("{}", 1_700_000_000 + r * 100));
-        for i in 0..n {
-            csv.push_str(&format!(",{}", 1.0 + (i % 7) as f64));
-        }
-        csv.push('\n');
-    }
+    let csv = wide_csv(10_000, 3, |_, i| 1.0 + (i % 7) as f64);
     std::fs::write(dir.path().join("wide.csv"), csv).unwrap();
     succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "wide.csv"]));
     // One series measured later than the rest.
@@ -1988,22 +1994,10 @@ fn the_overview_pages_through_ten_thousand_series_in_small_pages() {
 fn lists_come_in_pages_that_link_to_the_rest() {
     let dir = tempfile::tempdir().unwrap();
     let n = 2_500;
-    let mut csv = String::from("time");
-    for i in 0..n {
-        csv.push_str(&format!(",bench{i:05}"));
-    }
-    csv.push('\n');
-    for r in 0..30 {
-        csv.push_str(&format!("{}", 1_700_000_000 + r * 100));
+    let csv = wide_csv(n, 30, |r, i| {
         let level = if r < 20 { 1.0 } else { 10.0 };
-        for i in 0..n {
-            csv.push_str(&format!(
-                ",{:.4}",
-                level + 0.001 * ((i * 7 + r * 3) % 11) as f64
-            ));
-        }
-        csv.push('\n');
-    }
+        level + 0.001 * ((i * 7 + r * 3) % 11) as f64
+    });
     std::fs::write(dir.path().join("wide.csv"), csv).unwrap();
     succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "wide.csv"]));
     succeeds(tardy(dir.path()).args(["history", "detect", "--db", "h.db"]));
