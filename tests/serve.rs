@@ -2455,3 +2455,38 @@ fn the_front_page_ranks_the_tests_that_moved_in_the_latest_build() {
         "the latest build's commit: {section}"
     );
 }
+
+/// A series' chart marks the alerts on it with that series' own change and
+/// the alert's kind from all its members: one alert where one series got
+/// 10x slower and another 10x faster is "mixed" on both charts, each with
+/// its own change (the marks are read per series, not from every alert).
+#[test]
+fn a_chart_marks_its_own_change_and_the_whole_alerts_kind() {
+    let dir = tempfile::tempdir().unwrap();
+    let csv = wide_csv(2, 30, |r, i| {
+        let wobble = 0.001 * ((r * 3 + i) % 5) as f64;
+        match (i, r < 20) {
+            (0, true) | (1, false) => 1.0 + wobble,
+            _ => 10.0 + wobble,
+        }
+    });
+    std::fs::write(dir.path().join("two.csv"), csv).unwrap();
+    succeeds(tardy(dir.path()).args(["history", "import", "--db", "h.db", "two.csv"]));
+    succeeds(tardy(dir.path()).args(["history", "detect", "--db", "h.db"]));
+    let s = Server::start(dir.path(), &["--db", "sqlite:h.db"]);
+    let alerts = get(&format!("{}/api/v1/alerts", s.url), &[]).json();
+    assert_eq!(alerts.as_array().unwrap().len(), 1, "{alerts}");
+    assert_eq!(alerts[0]["members_total"], 2);
+    let id = alerts[0]["id"].as_i64().unwrap();
+    // Each chart its own sign: about +900% on the first, -90% on the second.
+    for (name, own, other) in [("bench00000", "+", "-"), ("bench00001", "-", "+")] {
+        let page = get(&format!("{}/series?name={name}", s.url), &[]);
+        assert_eq!(page.status, 200);
+        let mark = format!("alert #{id} (mixed, open): {own}");
+        assert!(page.text.contains(&mark), "{name}: no '{mark}' in the page");
+        assert!(
+            !page.text.contains(&format!("(mixed, open): {other}")),
+            "{name} marks the other series' change"
+        );
+    }
+}

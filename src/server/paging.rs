@@ -108,10 +108,10 @@ impl Paging {
             links.push(format!("<{}>; rel=\"last\"", url(l)));
         }
         let mut h = HeaderMap::new();
-        if let Ok(v) = HeaderValue::from_str(&links.join(", ")) {
-            if !links.is_empty() {
-                h.insert("link", v);
-            }
+        if !links.is_empty()
+            && let Ok(v) = HeaderValue::from_str(&links.join(", "))
+        {
+            h.insert("link", v);
         }
         if let Some(t) = total {
             h.insert("x-total-count", HeaderValue::from(t as u64));
