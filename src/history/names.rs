@@ -54,7 +54,9 @@ pub fn prefix(v: &str, what: &str) -> Result<String, String> {
 /// Only control characters are escaped; quotes and backslashes stay as
 /// they were.
 pub fn test_name(v: &str) -> Cow<'_, str> {
-    if !v.chars().any(char::is_control) {
+    // Control characters are C0 and DEL (single bytes) and C1 (U+0080-U+009F,
+    // encoded 0xC2 0x80-0x9F): a name with none of those bytes has none.
+    if !v.bytes().any(|b| b < 0x20 || b == 0x7f || b == 0xc2) || !v.chars().any(char::is_control) {
         return Cow::Borrowed(v);
     }
     let mut out = String::with_capacity(v.len() + 8);
@@ -70,6 +72,9 @@ pub fn test_name(v: &str) -> Cow<'_, str> {
 
 /// Whether a test name is short enough to keep; else the error.
 pub fn check_test_name(v: &str) -> Result<(), String> {
+    if v.len() <= TEST_NAME_MAX {
+        return Ok(()); // no more characters than bytes
+    }
     let n = v.chars().count();
     if n > TEST_NAME_MAX {
         return Err(format!(
@@ -109,6 +114,34 @@ mod tests {
         assert_eq!(test_name("two\nlines\t!"), "two\\nlines\\t!");
         assert!(check_test_name(&"t".repeat(1000)).is_ok());
         assert!(check_test_name(&"t".repeat(1001)).is_err());
+        // Characters, not bytes: 1000 two-byte characters are allowed.
+        assert!(check_test_name(&"é".repeat(1000)).is_ok());
+        assert!(check_test_name(&"é".repeat(1001)).is_err());
+        // C1 controls (two bytes in UTF-8) are escaped; other characters
+        // from the same lead byte are not.
+        assert_eq!(test_name("a\u{85}b\u{9f}"), "a\\u{85}b\\u{9f}");
+        assert_eq!(test_name("¡nbsp\u{a0}!"), "¡nbsp\u{a0}!");
+    }
+
+    proptest::proptest! {
+        /// The byte-level shortcut escapes exactly what the character rule does.
+        #[test]
+        fn test_names_escape_as_the_character_rule_does(v in "\\PC{0,8}[\\x00-\\x{ff}]{0,6}\\PC{0,8}") {
+            let reference: String = v
+                .chars()
+                .flat_map(|c| {
+                    let plain = (!c.is_control()).then_some(c);
+                    plain.into_iter().map(String::from).chain(
+                        c.is_control().then(|| c.escape_debug().to_string()),
+                    )
+                })
+                .collect();
+            proptest::prop_assert_eq!(test_name(&v).into_owned(), reference);
+            proptest::prop_assert_eq!(
+                check_test_name(&v).is_ok(),
+                v.chars().count() <= TEST_NAME_MAX
+            );
+        }
     }
 }
 

@@ -17,6 +17,10 @@ pub const TOKEN_LIMIT: u64 = 64 << 20;
 /// [`Budget::reset`].
 pub struct Bounded<R> {
     inner: R,
+    /// Bytes consumed, and bytes whose newlines were counted (read ahead of
+    /// those consumed).
+    consumed: u64,
+    seen: u64,
     used: Rc<Cell<u64>>,
     lines: Rc<RefCell<Lines>>,
     limit: u64,
@@ -71,6 +75,8 @@ impl<R> Bounded<R> {
         (
             Bounded {
                 inner,
+                consumed: 0,
+                seen: 0,
                 used: used.clone(),
                 lines: lines.clone(),
                 limit,
@@ -101,24 +107,32 @@ impl<R: BufRead> BufRead for Bounded<R> {
                 self.limit >> 20
             )));
         }
-        self.inner.fill_buf()
-    }
-
-    fn consume(&mut self, n: usize) {
-        self.used.set(self.used.get() + n as u64);
-        // The bytes being consumed are still at the front of the inner buffer.
-        if let Ok(buf) = self.inner.fill_buf() {
+        let buf = self.inner.fill_buf()?;
+        // Newlines are counted once, as bytes first come into the buffer (one
+        // pass over each buffer's worth, not one per consume: a parser calls
+        // consume many times an element).
+        let end = self.consumed + buf.len() as u64;
+        if end > self.seen {
             let mut l = self.lines.borrow_mut();
-            let base = l.offset;
-            for i in memchr::memchr_iter(b'\n', &buf[..n.min(buf.len())]) {
+            let fresh =
+                usize::try_from(self.seen.saturating_sub(self.consumed)).unwrap_or(buf.len());
+            let base = self.seen;
+            for i in memchr::memchr_iter(b'\n', &buf[fresh.min(buf.len())..]) {
                 l.count += 1;
                 if l.recent.len() == RECENT_NEWLINES {
                     l.recent.pop_front();
                 }
                 l.recent.push_back(base + i as u64);
             }
-            l.offset += n as u64;
+            l.offset = end;
+            self.seen = end;
         }
+        Ok(buf)
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.used.set(self.used.get() + n as u64);
+        self.consumed += n as u64;
         self.inner.consume(n);
     }
 }

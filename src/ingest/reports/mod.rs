@@ -547,7 +547,11 @@ pub fn is_report_head(t: &str) -> bool {
 }
 
 fn sniff(head: &[u8]) -> Option<Kind> {
-    let text = String::from_utf8_lossy(head);
+    let text = match std::str::from_utf8(head) {
+        Ok(t) => std::borrow::Cow::Borrowed(t),
+        // Cut inside a character, or not UTF-8.
+        Err(_) => String::from_utf8_lossy(head),
+    };
     let t = text.trim_start_matches('\u{feff}').trim_start();
     if t.starts_with('<') {
         // XML whose root is a report's (an HTML page is not one, for every
@@ -590,13 +594,13 @@ fn read_file_with(
         let file = std::fs::File::open(path).map_err(|e| IngestError::io(&name, e))?;
         Ok(Box::new(std::io::BufReader::with_capacity(1 << 16, file)))
     };
-    read_reader(&open, &name, report, sink)
+    read_reader(&open, None, &name, report, sink)
 }
 
 /// Read a report already in memory (plain or gzip), named `name` in errors.
 fn read_bytes(bytes: &[u8], name: &str, report: &mut Report) -> Result<(), IngestError> {
     let open = || -> Result<Box<dyn std::io::BufRead + '_>, IngestError> { Ok(Box::new(bytes)) };
-    read_reader(&open, name, report, None)
+    read_reader(&open, Some(bytes), name, report, None)
 }
 
 /// Opens an input from its first byte, as often as a reader needs (a JSON
@@ -633,8 +637,11 @@ fn decoded<'a>(
     Ok((reader, head))
 }
 
+/// `whole`: the input, when it is in memory (an XML document there is read
+/// in place, not through a reader's buffer).
 fn read_reader<'a>(
     open: &Open<'a>,
+    whole: Option<&[u8]>,
     name: &str,
     report: &mut Report,
     sink: Option<&mut (dyn CaseSink + '_)>,
@@ -661,7 +668,17 @@ fn read_reader<'a>(
             let known = xml::trx_classes(reader);
             xml::read_with(again()?, &name, report, sink, Some(known))
         }
-        Some(Kind::Xml) => xml::read_with(reader, &name, report, sink, None),
+        Some(Kind::Xml) => match whole {
+            // Plain text (not gzip, not UTF-16 or UTF-32), nothing to hand on.
+            Some(text)
+                if sink.is_none()
+                    && !text.starts_with(&[0x1f, 0x8b])
+                    && crate::ingest::wide::detect(text).is_none() =>
+            {
+                xml::read_slice(text, &name, report)
+            }
+            _ => xml::read_with(reader, &name, report, sink, None),
+        },
         Some(Kind::GoJson) => gojson::read_with(reader, &name, report, sink),
         Some(Kind::Tap) => tap::read_with(reader, &name, report, sink),
         Some(Kind::Allure) => allure::read(reader, &name, report),
@@ -1310,6 +1327,50 @@ mod tests {
             "tests/calc.spec.js > nested"
         );
         assert!(case(&p, "sleeps [node]").duration_s.unwrap() >= 0.03);
+    }
+
+    /// A server's upload (XML read in place, [`read_run_bytes`]) reads as
+    /// the same document read from a file: the same tests, warnings and
+    /// errors, each error at the same line and column.
+    #[test]
+    fn xml_in_memory_reads_as_the_same_file_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let docs = [
+            "<?xml version=\"1.0\"?>\n<testsuites tests=\"3\">\n<testsuite name=\"s\" tests=\"3\" time=\"1.5\">\n  <testcase classname=\"a.B\" name=\"x &amp; y\" time=\"0.5\"/>\n  <testcase classname=\"a.B\" name=\"f\" time=\"0.25\"><failure message=\"no\">trace</failure></testcase>\n  <testcase classname=\"a.C\" name=\"s\"><skipped/></testcase>\n</testsuite>\n</testsuites>\n",
+            "\u{feff}<testsuite name=\"one\" tests=\"2\"><testcase name=\"a\" time=\"bad\"/><testcase name=\"a\"/></testsuite>",
+            "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a\" name=\"b\"/>\n</testsuite></testsuites>",
+            "<testsuites>\n<testsuite name=\"s\">\n\n   <testcase name=\"a\" time=\"1\">\n</testsuite></testsuites>",
+            "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a<b\"/>\n</testsuite></testsuites>",
+            "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"&bogus;\"/></testsuite></testsuites>",
+            "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a\"/>",
+            "<testsuites/>\n<testsuites/>",
+            "<testsuites/>\ntrailing text",
+        ];
+        for (i, doc) in docs.iter().enumerate() {
+            let path = dir.path().join(format!("r{i}.xml"));
+            std::fs::write(&path, doc).unwrap();
+            let name = path.display().to_string();
+            let from_file = read_run(std::slice::from_ref(&path), false);
+            let in_memory = read_run_bytes(doc.as_bytes(), &name);
+            match (from_file, in_memory) {
+                (Ok(f), Ok(m)) => {
+                    assert_eq!(f.cases, m.cases, "document {i}");
+                    assert_eq!(f.warnings, m.warnings, "document {i}");
+                    assert_eq!(f.suites.len(), m.suites.len(), "document {i}");
+                }
+                (Err(f), Err(m)) => {
+                    assert_eq!(f.to_string(), m.to_string(), "document {i}");
+                    if (3..=7).contains(&i) {
+                        assert!(f.to_string().contains("line "), "document {i}: {f}");
+                    }
+                }
+                (f, m) => panic!(
+                    "document {i}: file {:?}, memory {:?}",
+                    f.map(|r| r.cases.len()),
+                    m.map(|r| r.cases.len())
+                ),
+            }
+        }
     }
 
     #[test]

@@ -45,11 +45,15 @@ enum Allure1Name {
 /// whitespace normalisation (the rare case). An undefined entity is an error, except in a
 /// document with a DTD (`lenient`), whose entities tardy never expands: there the raw
 /// text is kept.
-fn text<'e>(a: &Attribute<'e>, lenient: bool) -> Result<Cow<'e, str>, String> {
+fn text<'e>(a: &Attr<'e>, lenient: bool) -> Result<Cow<'e, str>, String> {
     if let Cow::Borrowed(raw) = a.value
-        && !raw
-            .iter()
-            .any(|b| matches!(b, b'&' | b'\t' | b'\n' | b'\r'))
+        && a.class & (SPECIAL | NON_ASCII) == 0
+    {
+        // SAFETY: every byte is ASCII (below 0x80), so the bytes are UTF-8.
+        return Ok(Cow::Borrowed(unsafe { std::str::from_utf8_unchecked(raw) }));
+    }
+    if let Cow::Borrowed(raw) = a.value
+        && a.class & SPECIAL == 0
         && let Ok(s) = std::str::from_utf8(raw)
     {
         return Ok(Cow::Borrowed(s));
@@ -64,7 +68,44 @@ fn text<'e>(a: &Attribute<'e>, lenient: bool) -> Result<Cow<'e, str>, String> {
     }
 }
 
-type Attributes<'e> = smallvec::SmallVec<[Attribute<'e>; 8]>;
+/// What an attribute value's bytes hold, found in one pass over them: a raw
+/// `<` (an error), what needs unescaping or normalising, bytes past ASCII.
+const RAW_LT: u8 = 1;
+const SPECIAL: u8 = 2;
+const NON_ASCII: u8 = 4;
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0x80;
+    while b < 256 {
+        t[b] = NON_ASCII;
+        b += 1;
+    }
+    t[b'<' as usize] = RAW_LT;
+    t[b'&' as usize] = SPECIAL;
+    t[b'\t' as usize] = SPECIAL;
+    t[b'\n' as usize] = SPECIAL;
+    t[b'\r' as usize] = SPECIAL;
+    t
+};
+
+fn class_of(value: &[u8]) -> u8 {
+    value.iter().fold(0, |c, &b| c | CLASS[b as usize])
+}
+
+/// An attribute, with what its value holds ([`CLASS`]).
+struct Attr<'e> {
+    attribute: Attribute<'e>,
+    class: u8,
+}
+
+impl<'e> std::ops::Deref for Attr<'e> {
+    type Target = Attribute<'e>;
+    fn deref(&self) -> &Attribute<'e> {
+        &self.attribute
+    }
+}
+
+type Attributes<'e> = smallvec::SmallVec<[Attr<'e>; 8]>;
 
 /// An element's attributes, checked (a raw `"` or `<` in a value, a missing `=` or
 /// quote, a repeated name are errors), or the error and where in the element it is.
@@ -72,13 +113,44 @@ type Attributes<'e> = smallvec::SmallVec<[Attribute<'e>; 8]>;
 /// element.
 fn checked<'e>(e: &'e BytesStart) -> Result<Attributes<'e>, (usize, String)> {
     let mut out = Attributes::new();
-    for a in e.attributes().with_checks(true) {
+    // Repeated names are found here, not by quick-xml's check (a vector
+    // allocated per element): pairwise among the few a test case has, through
+    // a set past that, so that no element costs quadratic time.
+    let mut many: Option<std::collections::HashSet<&'e [u8], FxBuild>> = None;
+    for a in e.attributes().with_checks(false) {
         match a {
             Ok(a) => {
-                if a.value.contains(&b'<') {
+                let class = class_of(&a.value);
+                if class & RAW_LT != 0 {
                     return Err((0, "a raw '<' in an attribute value".into()));
                 }
-                out.push(a)
+                let key: &'e [u8] = a.key.into_inner();
+                let repeated = match many.as_mut() {
+                    Some(set) => !set.insert(key),
+                    None => out.iter().any(|b: &Attr| b.key.as_ref() == key),
+                };
+                if repeated {
+                    let at = (key.as_ptr() as usize).saturating_sub(e.as_ptr() as usize);
+                    return Err((
+                        at,
+                        format!(
+                            "malformed attribute: `{}` is repeated",
+                            String::from_utf8_lossy(key)
+                        ),
+                    ));
+                }
+                if many.is_none() && out.len() >= 16 {
+                    many = Some(
+                        out.iter()
+                            .map(|b| b.key.into_inner())
+                            .chain([key])
+                            .collect(),
+                    );
+                }
+                out.push(Attr {
+                    attribute: a,
+                    class,
+                })
             }
             Err(err) => {
                 let at = match err {
@@ -97,14 +169,18 @@ fn checked<'e>(e: &'e BytesStart) -> Result<Attributes<'e>, (usize, String)> {
 
 /// Several attributes in one pass over the element (the hot path: one call per test).
 fn attrs<'e, const N: usize>(
-    list: &[Attribute<'e>],
+    list: &[Attr<'e>],
     keys: [&str; N],
     lenient: bool,
 ) -> Result<[Option<Cow<'e, str>>; N], String> {
     let mut out = [const { None }; N];
     for a in list {
         let k = a.key.local_name();
-        if let Some(i) = keys.iter().position(|key| key.as_bytes() == k.as_ref())
+        let k = k.as_ref();
+        // The first byte before the whole name: most names differ there.
+        if let Some(i) = keys
+            .iter()
+            .position(|key| key.as_bytes().first() == k.first() && key.as_bytes() == k)
             && out[i].is_none()
         {
             out[i] = Some(text(a, lenient)?);
@@ -113,7 +189,7 @@ fn attrs<'e, const N: usize>(
     Ok(out)
 }
 
-fn attr(list: &[Attribute], key: &str, lenient: bool) -> Result<Option<String>, String> {
+fn attr(list: &[Attr], key: &str, lenient: bool) -> Result<Option<String>, String> {
     let [v] = attrs(list, [key], lenient)?;
     Ok(v.map(Cow::into_owned))
 }
@@ -185,7 +261,7 @@ struct Parser<'a> {
 }
 
 /// The sum of these numeric attributes, `None` when none is there.
-fn count(list: &[Attribute], keys: &[&str], lenient: bool) -> Result<Option<usize>, String> {
+fn count(list: &[Attr], keys: &[&str], lenient: bool) -> Result<Option<usize>, String> {
     let mut total: Option<usize> = None;
     for k in keys {
         if let Some(v) = attr(list, k, lenient)?.and_then(|v| v.trim().parse::<usize>().ok()) {
@@ -339,7 +415,7 @@ impl Parser<'_> {
     fn element(
         &mut self,
         e: &BytesStart,
-        list: &[Attribute],
+        list: &[Attr],
         empty: bool,
         report: &mut Report,
     ) -> Result<(), String> {
@@ -710,7 +786,7 @@ impl Parser<'_> {
     fn allure1_element(
         &mut self,
         tag: &str,
-        list: &[Attribute],
+        list: &[Attr],
         empty: bool,
         report: &mut Report,
     ) -> Result<(), String> {
@@ -885,13 +961,121 @@ pub(super) fn read_with(
     input: impl BufRead,
     name: &str,
     report: &mut Report,
-    mut sink: Option<&mut (dyn super::CaseSink + '_)>,
+    sink: Option<&mut (dyn super::CaseSink + '_)>,
     trx_known: Option<TrxClasses>,
 ) -> Result<(), IngestError> {
     let (input, budget) = Bounded::new(input, TOKEN_LIMIT);
-    let mut reader = Reader::from_reader(input);
+    let source = Streamed {
+        reader: configured(Reader::from_reader(input)),
+        buf: Vec::with_capacity(4096),
+        budget,
+    };
+    parse(source, name, report, sink, trx_known)
+}
+
+/// [`read`] of a document already in memory (a server's upload): its events
+/// borrow from it, with no copy through a reader's buffer and no line
+/// counting as it goes (an error's line is counted from the text).
+pub(super) fn read_slice(input: &[u8], name: &str, report: &mut Report) -> Result<(), IngestError> {
+    let source = Whole {
+        reader: configured(Reader::from_reader(input)),
+        all: input,
+    };
+    parse(source, name, report, None, None)
+}
+
+fn configured<R>(mut reader: Reader<R>) -> Reader<R> {
     reader.config_mut().trim_text(true);
     reader.config_mut().check_end_names = true;
+    reader
+}
+
+/// Where a parse's events come from: a stream through a bounded buffer, or
+/// a document in memory.
+trait Source<'d> {
+    /// The next event (once the previous one is done with) and the byte
+    /// offset after it; or the error, with the offset read to and the
+    /// offset of the error.
+    fn next(&mut self) -> Result<(Event<'_>, u64), (quick_xml::Error, u64, u64)>;
+    /// What places a byte offset by line and column.
+    fn locator(&self) -> Locator<'d>;
+}
+
+/// Places a byte offset of the document by line and column.
+enum Locator<'a> {
+    /// From the newlines a stream counted as it went by.
+    Counted(super::bounded::Budget),
+    /// From the document's text.
+    Text(&'a [u8]),
+}
+
+impl Locator<'_> {
+    /// The 1-based line and column (in bytes) of `offset`, when it can be told.
+    fn locate(&self, offset: u64) -> Option<(u64, u64)> {
+        match self {
+            Locator::Counted(budget) => budget.locate(offset),
+            Locator::Text(all) => {
+                let before = all.get(..usize::try_from(offset).ok()?)?;
+                let line_start = memchr::memrchr(b'\n', before).map_or(0, |n| n + 1);
+                let lines = memchr::memchr_iter(b'\n', before).count() as u64;
+                Some((lines + 1, (before.len() - line_start) as u64 + 1))
+            }
+        }
+    }
+}
+
+struct Streamed<R> {
+    reader: Reader<Bounded<R>>,
+    buf: Vec<u8>,
+    budget: super::bounded::Budget,
+}
+
+impl<R: BufRead> Source<'static> for Streamed<R> {
+    fn next(&mut self) -> Result<(Event<'_>, u64), (quick_xml::Error, u64, u64)> {
+        self.buf.clear();
+        self.budget.reset();
+        match self.reader.read_event_into(&mut self.buf) {
+            Ok(e) => Ok((e, self.reader.buffer_position())),
+            Err(e) => Err((
+                e,
+                self.reader.buffer_position(),
+                self.reader.error_position(),
+            )),
+        }
+    }
+    fn locator(&self) -> Locator<'static> {
+        Locator::Counted(self.budget.clone())
+    }
+}
+
+struct Whole<'a> {
+    reader: Reader<&'a [u8]>,
+    all: &'a [u8],
+}
+
+impl<'a> Source<'a> for Whole<'a> {
+    fn next(&mut self) -> Result<(Event<'_>, u64), (quick_xml::Error, u64, u64)> {
+        match self.reader.read_event() {
+            Ok(e) => Ok((e, self.reader.buffer_position())),
+            Err(e) => Err((
+                e,
+                self.reader.buffer_position(),
+                self.reader.error_position(),
+            )),
+        }
+    }
+    fn locator(&self) -> Locator<'a> {
+        Locator::Text(self.all)
+    }
+}
+
+fn parse<'d>(
+    mut source: impl Source<'d>,
+    name: &str,
+    report: &mut Report,
+    mut sink: Option<&mut (dyn super::CaseSink + '_)>,
+    trx_known: Option<TrxClasses>,
+) -> Result<(), IngestError> {
     let mut p = Parser {
         name,
         dialect: None,
@@ -928,15 +1112,17 @@ pub(super) fn read_with(
         spilled_failing: 0,
     };
     // "line L, column C" of a byte offset, or the offset when it is too far back.
-    let place = |offset: u64| match budget.locate(offset) {
+    let locator = source.locator();
+    let place = |offset: u64| match locator.locate(offset) {
         Some((l, c)) => format!("line {l}, column {c}"),
         None => format!("byte {offset}"),
     };
     let first_suite = report.suites.len();
     let mut depth = 0usize;
     let mut roots = 0usize;
-    let mut buf = Vec::with_capacity(4096);
     let mut events = 0u64;
+    // The byte offset read to.
+    let mut end = 0u64;
     loop {
         events += 1;
         if let Some(why) = crate::ingest::limits::check(events, report.cases.len() + report.spilled)
@@ -944,20 +1130,17 @@ pub(super) fn read_with(
             return Err(IngestError::at(
                 name,
                 None,
-                format!("{why} (stopped at byte {})", reader.buffer_position()),
+                format!("{why} (stopped at byte {end})"),
             ));
         }
-        let event = reader.read_event_into(&mut buf).map_err(|e| {
+        let event;
+        (event, end) = source.next().map_err(|(e, at, error_at)| {
             let why = match e {
-                quick_xml::Error::Io(io) => format!(
-                    "cannot read on from byte {}: {io}",
-                    reader.buffer_position()
-                ),
-                e => format!("malformed XML at {}: {e}", place(reader.error_position())),
+                quick_xml::Error::Io(io) => format!("cannot read on from byte {at}: {io}"),
+                e => format!("malformed XML at {}: {e}", place(error_at)),
             };
             IngestError::at(name, None, why)
         })?;
-        let end = reader.buffer_position();
         match event {
             Event::Start(ref e) | Event::Empty(ref e) => {
                 let empty = matches!(event, Event::Empty(_));
@@ -1039,8 +1222,6 @@ pub(super) fn read_with(
             Event::Eof => break,
             _ => {}
         }
-        buf.clear();
-        budget.reset();
         if let Some(s) = sink.as_deref_mut()
             && report.cases.len() >= super::SPILL_CHUNK
             && p.may_spill(report)
@@ -1063,7 +1244,7 @@ pub(super) fn read_with(
             None,
             format!(
                 "is truncated: it ends at {} inside {depth} open element(s)",
-                place(reader.buffer_position())
+                place(end)
             ),
         ));
     }
