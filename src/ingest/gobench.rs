@@ -99,13 +99,46 @@ fn tidy(unit: &str) -> (String, f64) {
 }
 
 /// One result line: the configuration snapshot in force, the name, its (value, unit) pairs.
-type BenchLine = (usize, String, Vec<(f64, String)>);
+/// A benchmark line: its configuration snapshot, its name and its
+/// (value, unit) pairs, borrowed from the text (no allocation per line but
+/// the pairs' list, inline up to four).
+type BenchLine<'t> = (usize, &'t str, smallvec::SmallVec<[(f64, &'t str); 4]>);
 
 /// `Unit U assume=exact better=higher`: what benchstat's unit metadata says of U.
 #[derive(Default, Clone, Copy)]
 struct UnitMeta {
     exact: Option<bool>,
     higher: Option<bool>,
+}
+
+/// The configuration keys that set benchmarks apart: `pkg`, and any key
+/// that some snapshot lacks or gives another value, in order of appearance.
+fn group_keys(snapshots: &[Vec<(String, String)>]) -> Vec<&str> {
+    // A key varies when some snapshot lacks it or gives it another value:
+    // each key's snapshots and values counted in one pass (a scan of every
+    // snapshot for each was quadratic: bent's files change pkg hundreds of times).
+    let mut seen: HashMap<&str, (usize, &str, bool), foldhash::fast::RandomState> =
+        HashMap::default();
+    for snap in snapshots {
+        for (k, v) in snap {
+            let e = seen.entry(k.as_str()).or_insert((0, v.as_str(), false));
+            e.0 += 1;
+            e.2 |= e.1 != v;
+        }
+    }
+    let varies = |k: &str| {
+        seen.get(k)
+            .is_some_and(|&(n, _, differ)| differ || n < snapshots.len())
+    };
+    let mut keys: Vec<&str> = Vec::new();
+    for snap in snapshots {
+        for (k, _) in snap {
+            if (k == "pkg" || varies(k)) && !keys.contains(&k.as_str()) {
+                keys.push(k);
+            }
+        }
+    }
+    keys
 }
 
 pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
@@ -120,13 +153,9 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
         let line = line.trim_end();
         if is_benchmark_line(line) {
             let mut f = line.split_whitespace();
-            let name = f
-                .next()
-                .unwrap_or_default()
-                .trim_start_matches("Benchmark")
-                .to_string();
+            let name = f.next().unwrap_or_default().trim_start_matches("Benchmark");
             let _iters = f.next();
-            let rest: Vec<&str> = f.collect();
+            let rest: smallvec::SmallVec<[&str; 8]> = f.collect();
             if rest.len() % 2 != 0 {
                 return Err(IngestError::at(
                     source,
@@ -134,7 +163,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                     "expected pairs of <value> <unit> after the iteration count".into(),
                 ));
             }
-            let mut pairs = Vec::with_capacity(rest.len() / 2);
+            let mut pairs = smallvec::SmallVec::with_capacity(rest.len() / 2);
             for pair in rest.chunks(2) {
                 let value: f64 = pair[0].parse().map_err(|_| {
                     IngestError::at(
@@ -163,7 +192,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
                         format!("a negative {} ('{}') cannot be measured", pair[1], pair[0]),
                     ));
                 }
-                pairs.push((value, pair[1].to_string()));
+                pairs.push((value, pair[1]));
             }
             if changed {
                 snapshots.push(config.clone());
@@ -204,19 +233,7 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
         ));
     }
     // Keys that set benchmarks apart: pkg, and any key with two values among the lines.
-    let mut keys: Vec<&str> = Vec::new();
-    for snap in &snapshots {
-        for (k, v) in snap {
-            let varies = snapshots.iter().any(|o| {
-                o.iter()
-                    .find(|(ok, _)| ok == k)
-                    .is_none_or(|(_, ov)| ov != v)
-            });
-            if (k == "pkg" || varies) && !keys.contains(&k.as_str()) {
-                keys.push(k);
-            }
-        }
-    }
+    let keys = group_keys(&snapshots);
     let groups: Vec<String> = snapshots
         .iter()
         .map(|snap| {
@@ -228,7 +245,9 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
         })
         .collect();
     let mut series: Vec<Series> = Vec::new();
-    let mut index: HashMap<(usize, String, String), usize, foldhash::fast::RandomState> =
+    // Each (snapshot, name, unit as written) to its series and the unit's
+    // scale: a hit, every value after a series' first, allocates nothing.
+    let mut index: HashMap<(usize, &str, &str), (usize, f64), foldhash::fast::RandomState> =
         HashMap::default();
     // The same series by its group text, name and unit: a lookup, not a
     // scan of every series (quadratic in the number of benchmarks).
@@ -236,34 +255,34 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
         HashMap::default();
     for (snap, name, pairs) in lines {
         for (value, raw_unit) in pairs {
-            let (unit, scale, higher) = normalise(&raw_unit);
-            let meta = units
-                .get(&raw_unit)
-                .or_else(|| units.get(&unit))
-                .copied()
-                .unwrap_or_default();
-            let at = *index
-                .entry((snap, name.clone(), unit.clone()))
-                .or_insert_with(|| {
-                    // The same group text may come from two snapshots (a key that did not
-                    // matter changed): those are one series.
-                    let group = &groups[snap];
-                    *by_group
-                        .entry((group.clone(), name.clone(), unit.clone()))
-                        .or_insert_with(|| {
-                            series.push(Series {
-                                group: group.clone(),
-                                name: name.clone(),
-                                unit,
-                                higher_is_better: meta.higher.unwrap_or(higher),
-                                exact: meta.exact.unwrap_or(false),
-                                values: Vec::new(),
-                                command: None,
-                                described: None,
-                            });
-                            series.len() - 1
-                        })
-                });
+            let (at, scale) = *index.entry((snap, name, raw_unit)).or_insert_with(|| {
+                let (unit, scale, higher) = normalise(raw_unit);
+                let meta = units
+                    .get(raw_unit)
+                    .or_else(|| units.get(&unit))
+                    .copied()
+                    .unwrap_or_default();
+                let name = name.to_string();
+                // The same group text may come from two snapshots (a key that did not
+                // matter changed): those are one series.
+                let group = &groups[snap];
+                let at = *by_group
+                    .entry((group.clone(), name.clone(), unit.clone()))
+                    .or_insert_with(|| {
+                        series.push(Series {
+                            group: group.clone(),
+                            name: name.clone(),
+                            unit,
+                            higher_is_better: meta.higher.unwrap_or(higher),
+                            exact: meta.exact.unwrap_or(false),
+                            values: Vec::new(),
+                            command: None,
+                            described: None,
+                        });
+                        series.len() - 1
+                    });
+                (at, scale)
+            });
             series[at].values.push(value * scale);
         }
     }
@@ -279,6 +298,31 @@ pub fn read(text: &str, source: &str) -> Result<Dataset, IngestError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        /// The keys found in one pass are those a scan of every snapshot for
+        /// each key finds (the quadratic way it was done).
+        #[test]
+        fn group_keys_are_the_quadratic_scans(
+            snaps in proptest::collection::vec(
+                proptest::collection::btree_map("[a-d]|pkg", "[xy]", 0..4), 0..12),
+        ) {
+            let snapshots: Vec<Vec<(String, String)>> =
+                snaps.into_iter().map(|m| m.into_iter().collect()).collect();
+            let mut reference: Vec<&str> = Vec::new();
+            for snap in &snapshots {
+                for (k, v) in snap {
+                    let varies = snapshots.iter().any(|o| {
+                        o.iter().find(|(ok, _)| ok == k).is_none_or(|(_, ov)| ov != v)
+                    });
+                    if (k == "pkg" || varies) && !reference.contains(&k.as_str()) {
+                        reference.push(k);
+                    }
+                }
+            }
+            proptest::prop_assert_eq!(group_keys(&snapshots), reference);
+        }
+    }
 
     #[test]
     fn units_are_tidied_as_benchstat_tidies_them() {

@@ -167,10 +167,11 @@ fn exact_p(n1: usize, n2: usize, u1: f64, groups: &[usize], ties: bool) -> f64 {
     }
     let cdf = if ties {
         // Doubled U is an integer; sum the distribution up to 2 * umin.
-        let dist = doubled_u_distribution(n1, n2, groups);
-        let total: f64 = dist.iter().sum();
-        let upto = (2.0 * umin).round() as usize;
-        dist[..=upto.min(dist.len() - 1)].iter().sum::<f64>() / total
+        // Only the sums up to 2 * umin are needed; the total is the number
+        // of ways to choose sample 1's places, C(n1 + n2, n1).
+        let upto = ((2.0 * umin).round() as usize).min(2 * n1 * n2);
+        let dist = doubled_u_distribution(n1, n2, groups, upto);
+        dist.iter().sum::<f64>() / choose(n1 + n2, n1)
     } else {
         // The distribution depends on the sizes alone: computed once per
         // (n1, n2) on this thread, as cumulative fractions.
@@ -206,9 +207,13 @@ fn exact_p(n1: usize, n2: usize, u1: f64, groups: &[usize], ties: bool) -> f64 {
 
 /// The permutation distribution of 2 U1 given the tie groups (in value
 /// order): entry k is the number of ways to draw sample 1 so that 2 U1 = k.
-fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize]) -> Vec<f64> {
+fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize], upto: usize) -> Vec<f64> {
     let n = n1 + n2;
-    let max_sum = n * (n + 1); // the doubled rank sum of all values
+    // Sums only grow as groups are added: none past the largest wanted (the
+    // doubled rank sum of sample 1 at 2 U1 = upto) is ever needed. A clear
+    // difference (a small U) needs a small table.
+    let offset = n1 * (n1 + 1);
+    let max_sum = (offset + upto).min(n * (n + 1));
     let width = max_sum + 1;
     // ways[k * width + s]: ways to put k values of sample 1 in the groups so
     // far with doubled rank sum s. One flat table updated in place (a
@@ -223,11 +228,24 @@ fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize]) -> Vec<f64> {
     for &t in groups {
         let doubled_mid = 2 * start + t + 1; // ranks start+1 ..= start+t
         let top = t.min(n1);
+        // Counts after this group: at most `start + t` of sample 1 placed, and
+        // at least enough that the groups left can still make n1.
+        let k_hi = n1.min(start + t);
+        let k_lo = (n1 + start + t).saturating_sub(n);
+        // The largest sum worth keeping with k of sample 1 placed: the n1 - k
+        // still to come take at least ranks end+1 ..= end+(n1-k), doubled
+        // r (2 end + r + 1), and the total must stay within max_sum.
+        let end = start + t;
+        let keep = |k: usize| {
+            let r = n1 - k;
+            max_sum.saturating_sub(r * (2 * end + r + 1))
+        };
         if t == 1 {
-            for k in (1..=n1).rev() {
+            for k in (k_lo.max(1)..=k_hi).rev() {
                 let (lo, hi) = ways.split_at_mut(k * width);
                 let (from, to) = (&lo[(k - 1) * width..], &mut hi[..width]);
-                for s in (doubled_mid..=(reach + doubled_mid).min(max_sum)).rev() {
+                let top_s = (reach + doubled_mid).min(keep(k));
+                for s in (doubled_mid..=top_s).rev() {
                     to[s] += from[s - doubled_mid];
                 }
             }
@@ -238,8 +256,14 @@ fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize]) -> Vec<f64> {
             for c in 1..=top {
                 binom = binom * (t - c + 1) as f64 / c as f64;
                 let add = c * doubled_mid;
-                for k in 0..=n1 - c {
-                    for s in 0..=reach.min(max_sum - add) {
+                if add > max_sum {
+                    break;
+                }
+                for k in k_lo.saturating_sub(c)..=k_hi - c {
+                    let Some(top_s) = keep(k + c).checked_sub(add) else {
+                        continue;
+                    };
+                    for s in 0..=reach.min(top_s) {
                         let w = scratch[k * width + s];
                         if w != 0.0 {
                             ways[(k + c) * width + s + add] += binom * w;
@@ -252,13 +276,18 @@ fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize]) -> Vec<f64> {
         start += t;
     }
     // 2 U1 = 2 R1 - n1 (n1 + 1).
-    let offset = n1 * (n1 + 1);
     ways[n1 * width..]
         .iter()
         .skip(offset)
         .copied()
-        .take(2 * n1 * n2 + 1)
+        .take(upto + 1)
         .collect()
+}
+
+/// C(n, k), as a float (exact while it fits 53 bits; n is at most 200 here).
+fn choose(n: usize, k: usize) -> f64 {
+    let k = k.min(n - k);
+    (1..=k).fold(1.0, |c, i| c * (n - k + i) as f64 / i as f64)
 }
 
 /// `tie` is the sum of t^3 - t over the tie groups.
@@ -329,6 +358,7 @@ mod tests {
             n1 in 1usize..9,
             n2 in 1usize..9,
             cuts in proptest::collection::vec(1usize..4, 1..16),
+            upto_frac in 0.0f64..=1.0,
         ) {
             // Tie groups of sizes from `cuts`, summing to n1 + n2.
             let n = n1 + n2;
@@ -345,12 +375,17 @@ mod tests {
             if left > 0 {
                 groups.push(left);
             }
-            let fast = doubled_u_distribution(n1, n2, &groups);
             let slow = reference_distribution(n1, n2, &groups);
-            proptest::prop_assert_eq!(fast.len(), slow.len());
+            // Cut at any sum: the same start of the distribution.
+            let upto = (upto_frac * (2 * n1 * n2) as f64).round() as usize;
+            let fast = doubled_u_distribution(n1, n2, &groups, upto);
+            proptest::prop_assert_eq!(fast.len(), upto + 1);
             for (a, b) in fast.iter().zip(&slow) {
                 proptest::prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} vs {}", a, b);
             }
+            // The total is the number of ways to choose sample 1's places.
+            let total: f64 = slow.iter().sum();
+            proptest::prop_assert!((total - choose(n1 + n2, n1)).abs() <= 1e-9 * total);
         }
     }
 
