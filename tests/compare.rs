@@ -1453,3 +1453,32 @@ fn rows_columns_and_units_as_benchstat_makes_them() {
     assert!(notes.contains("range from 100 to 101"), "{notes}");
     assert!(!notes.contains("never reach"), "{notes}");
 }
+
+/// Two Go benchmark files that share no name: the error names a few of
+/// each side's benchmarks, not every one (5,000 names made one line of
+/// 100 KB).
+#[test]
+fn files_that_share_no_benchmark_name_a_few_of_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = |name: &str, prefix: &str| {
+        let text: String = (0..400)
+            .flat_map(|i| {
+                (0..3).map(move |r| format!("Benchmark{prefix}{i}-8 1000 {} ns/op\n", 100 + r))
+            })
+            .collect();
+        let p = dir.path().join(name);
+        std::fs::write(&p, format!("goos: linux\npkg: x\n{text}")).unwrap();
+        p
+    };
+    let (old, new) = (file("old.txt", "Old"), file("new.txt", "New"));
+    let out = tardy().arg("compare").arg(&old).arg(&new).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing pairs by name"), "{err}");
+    assert!(
+        err.contains("'Old0-8'") && err.contains("'New0-8'"),
+        "{err}"
+    );
+    assert!(err.contains("and 395 more"), "{err}");
+    assert!(err.len() < 1000, "{} bytes: {err}", err.len());
+}

@@ -558,11 +558,14 @@ pub fn compare(
                 let partners = Partners::new(&bs, &cs);
                 let by_name = bs.iter().any(|b| partners.of(b).is_some());
                 if !by_name {
+                    // A few names a side, not thousands on one line.
                     let names = |v: &[View]| {
-                        v.iter()
-                            .map(|s| format!("'{}'", s.name))
-                            .collect::<Vec<_>>()
-                            .join(", ")
+                        let shown: Vec<String> =
+                            v.iter().take(5).map(|s| format!("'{}'", s.name)).collect();
+                        match v.len().saturating_sub(shown.len()) {
+                            0 => shown.join(", "),
+                            more => format!("{} and {more} more", shown.join(", ")),
+                        }
                     };
                     warnings.push(format!(
                         "nothing pairs by name: {} holds {}; {} holds {}; give both runs the same names (tardy run -n/--name), or compare files of one series each",
