@@ -37,3 +37,34 @@ b = st.median(float(x) for x in open(os.path.join(d, "b")))
 print(f"{n} benchmarks x 10 runs, {rounds} interleaved rounds: tardy {t/1e9:.2f} s, benchstat {b/1e9:.2f} s, ratio {t/b:.2f}; tardy {t/1e3/n:.1f} us a benchmark")
 PY
 done
+
+# benchstat's own bent testdata (golang.org/x/perf/benchfmt/testdata/bent, in
+# the Go module cache once benchstat is installed): its one pair of timed
+# runs (25 runs a benchmark, many tied values), and every Base file against
+# every Tip file (.stdout, .benchsize and .benchdwarf concatenated).
+BENT=$(ls -d "$(go env GOMODCACHE 2>/dev/null || echo "$HOME/go/pkg/mod")"/golang.org/x/perf@*/benchfmt/testdata/bent 2>/dev/null | tail -1)
+if [ -n "$BENT" ] && [ -d "$BENT" ]; then
+  cat "$BENT"/*Base*.stdout "$BENT"/*Base*.bench* > "$WORK/bent-base.txt"
+  cat "$BENT"/*Tip*.stdout "$BENT"/*Tip*.bench* > "$WORK/bent-tip.txt"
+  for case in "$BENT/20200101T213604.Base.stdout $BENT/20200101T213604.Tip.stdout" "$WORK/bent-base.txt $WORK/bent-tip.txt"; do
+    : > "$WORK/t" ; : > "$WORK/b"
+    for i in $(seq "$((ROUNDS * 2))"); do
+      order="t b"; (( i % 2 )) || order="b t"
+      for tool in $order; do
+        s=$(now)
+        # shellcheck disable=SC2086
+        if [ "$tool" = t ]; then "$TARDY" compare $case >/dev/null 2>&1; else "$BENCHSTAT" $case >/dev/null 2>&1; fi
+        echo $(( $(now) - s )) >> "$WORK/$tool"
+      done
+    done
+    python3 - "$WORK" "$(basename "${case%% *}")" <<'PY'
+import statistics as st, sys, os
+d, name = sys.argv[1], sys.argv[2]
+t = st.median(float(x) for x in open(os.path.join(d, "t")))
+b = st.median(float(x) for x in open(os.path.join(d, "b")))
+print(f"bent {name} and its Tip: tardy {t/1e6:.1f} ms, benchstat {b/1e6:.1f} ms, ratio {t/b:.2f}")
+PY
+  done
+else
+  echo "bench/compare.sh: benchstat's bent testdata is not in the Go module cache; skipped"
+fi

@@ -416,10 +416,23 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
     let budget = st.opts.read_budget;
     let limits = st.opts.limits;
     let started = std::time::Instant::now();
-    let parsed = tokio::task::spawn_blocking(move || {
-        let _budget = crate::ingest::budget::start(budget);
-        let _limits = crate::ingest::limits::start(limits);
-        upload::batches(kind, &bytes, "body", &meta).map_err(|e| {
+    let detect_after = st.opts.detect.clone();
+    let windows = st.windows.clone();
+    let rec = Upload {
+        run_id: run_id.clone(),
+        kind: kind.as_str().into(),
+    };
+    let worker = st.clone();
+    // Read and store on one blocking thread: a hand-off between two was a
+    // thread wake-up per upload.
+    let stored = tokio::task::spawn_blocking(move || {
+        // Reading's budget and limits hold while the body is read and its
+        // error is told (which limit it hit); storing has its own.
+        let reading_budget = crate::ingest::budget::start(budget);
+        let reading_limits = crate::ingest::limits::start(limits);
+        let parsed = upload::batches(kind, &bytes, "body", &meta);
+        drop(bytes);
+        let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed.map_err(|e| {
             // A limit on what the body became is 413, naming the limit.
             match crate::ingest::limits::hit() {
                 Some(w) => ApiError::new(
@@ -433,27 +446,12 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                     e.to_string(),
                 ),
             }
-        })
-    })
-    .await
-    .map_err(|_| {
-        ApiError::new(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "internal",
-            "reading the body failed",
-        )
-    })?;
-    let (batches, warnings): (Vec<Batch>, Vec<String>) = parsed?;
-    let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
-    let points: usize = batches.iter().map(|b| b.points.len()).sum();
-    let detect_after = st.opts.detect.clone();
-    let windows = st.windows.clone();
-    let rec = Upload {
-        run_id: run_id.clone(),
-        kind: kind.as_str().into(),
-    };
-    let (outcome, detection, open) = st
-        .db(move |store| {
+        })?;
+        drop(reading_limits);
+        drop(reading_budget);
+        let names: Vec<String> = batches.iter().map(|b| b.spec.name.clone()).collect();
+        let points: usize = batches.iter().map(|b| b.points.len()).sum();
+        let saved = worker.pool.with(move |store| {
             // Storing shares the upload's time budget with reading.
             let outcome = {
                 let _budget =
@@ -497,8 +495,20 @@ async fn upload(st: Arc<AppState>, req: Request, kind: UploadKind) -> Result<Res
                     Ok(Vec::new())
                 };
             Ok((outcome, detection, open))
-        })
-        .await?;
+        });
+        saved
+            .map(|(outcome, detection, open)| (names, points, warnings, outcome, detection, open))
+            .map_err(ApiError::from)
+    })
+    .await
+    .map_err(|_| {
+        ApiError::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "the request's worker failed",
+        )
+    })?;
+    let (names, points, warnings, outcome, detection, open) = stored?;
     if large {
         // Give the large upload's memory back to the system now: glibc keeps freed
         // memory per thread arena, and the next large upload may run on another
