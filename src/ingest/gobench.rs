@@ -98,8 +98,7 @@ fn tidy(unit: &str) -> (String, f64) {
     (out, factor)
 }
 
-/// One result line: the configuration snapshot in force, the name, its (value, unit) pairs.
-/// A benchmark line: its configuration snapshot, its name and its
+/// A benchmark line: the configuration snapshot in force, its name and its
 /// (value, unit) pairs, borrowed from the text (no allocation per line but
 /// the pairs' list, inline up to four).
 type BenchLine<'t> = (usize, &'t str, smallvec::SmallVec<[(f64, &'t str); 4]>);

@@ -1335,7 +1335,7 @@ mod tests {
     #[test]
     fn xml_in_memory_reads_as_the_same_file_does() {
         let dir = tempfile::tempdir().unwrap();
-        let docs = [
+        let docs: [&str; 11] = [
             "<?xml version=\"1.0\"?>\n<testsuites tests=\"3\">\n<testsuite name=\"s\" tests=\"3\" time=\"1.5\">\n  <testcase classname=\"a.B\" name=\"x &amp; y\" time=\"0.5\"/>\n  <testcase classname=\"a.B\" name=\"f\" time=\"0.25\"><failure message=\"no\">trace</failure></testcase>\n  <testcase classname=\"a.C\" name=\"s\"><skipped/></testcase>\n</testsuite>\n</testsuites>\n",
             "\u{feff}<testsuite name=\"one\" tests=\"2\"><testcase name=\"a\" time=\"bad\"/><testcase name=\"a\"/></testsuite>",
             "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a\" name=\"b\"/>\n</testsuite></testsuites>",
@@ -1345,6 +1345,22 @@ mod tests {
             "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a\"/>",
             "<testsuites/>\n<testsuites/>",
             "<testsuites/>\ntrailing text",
+            // Many attributes (past the pairwise check), one repeated, and
+            // then none repeated.
+            &format!(
+                "<testsuites>\n<testsuite name=\"s\">\n<testcase {} a7=\"again\"/>\n</testsuite></testsuites>",
+                (0..20)
+                    .map(|i| format!("a{i}=\"{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
+            &format!(
+                "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"t\" {}/>\n</testsuite></testsuites>",
+                (0..20)
+                    .map(|i| format!("a{i}=\"{i}\""))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ),
         ];
         for (i, doc) in docs.iter().enumerate() {
             let path = dir.path().join(format!("r{i}.xml"));
@@ -1354,12 +1370,16 @@ mod tests {
             let in_memory = read_run_bytes(doc.as_bytes(), &name);
             match (from_file, in_memory) {
                 (Ok(f), Ok(m)) => {
+                    assert!(i < 2 || i == 10, "document {i} should not read");
                     assert_eq!(f.cases, m.cases, "document {i}");
                     assert_eq!(f.warnings, m.warnings, "document {i}");
                     assert_eq!(f.suites.len(), m.suites.len(), "document {i}");
                 }
                 (Err(f), Err(m)) => {
                     assert_eq!(f.to_string(), m.to_string(), "document {i}");
+                    if i == 2 || i == 9 {
+                        assert!(f.to_string().contains("is repeated"), "document {i}: {f}");
+                    }
                     if (3..=7).contains(&i) {
                         assert!(f.to_string().contains("line "), "document {i}: {f}");
                     }
