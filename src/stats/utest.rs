@@ -228,14 +228,14 @@ fn doubled_u_distribution(n1: usize, n2: usize, groups: &[usize], upto: usize) -
     for &t in groups {
         let doubled_mid = 2 * start + t + 1; // ranks start+1 ..= start+t
         let top = t.min(n1);
-        // Counts after this group: at most `start + t` of sample 1 placed, and
-        // at least enough that the groups left can still make n1.
-        let k_hi = n1.min(start + t);
-        let k_lo = (n1 + start + t).saturating_sub(n);
+        let end = start + t; // values placed after this group
+        // Counts after this group: at most `end` of sample 1 placed, and at
+        // least enough that the groups left can still make n1.
+        let k_hi = n1.min(end);
+        let k_lo = (n1 + end).saturating_sub(n);
         // The largest sum worth keeping with k of sample 1 placed: the n1 - k
         // still to come take at least ranks end+1 ..= end+(n1-k), doubled
         // r (2 end + r + 1), and the total must stay within max_sum.
-        let end = start + t;
         let keep = |k: usize| {
             let r = n1 - k;
             max_sum.saturating_sub(r * (2 * end + r + 1))
@@ -456,6 +456,26 @@ mod tests {
                 (t.p_value - expected).abs() < 1e-12,
                 "{a:?} {b:?}: {} vs {expected}",
                 t.p_value
+            );
+        }
+    }
+
+    proptest::proptest! {
+        /// The exact p-value with ties (its table cut at the observed U, its
+        /// total C(n1+n2, n1)) is the enumeration's, on any small samples of
+        /// few distinct values.
+        #[test]
+        fn exact_with_ties_is_the_enumeration_on_random_samples(
+            a in proptest::collection::vec(0u8..5, 1..7),
+            b in proptest::collection::vec(0u8..5, 1..7),
+        ) {
+            let a: Vec<f64> = a.into_iter().map(f64::from).collect();
+            let b: Vec<f64> = b.into_iter().map(f64::from).collect();
+            let t = mann_whitney(&a, &b, Some(Method::Exact)).unwrap();
+            let expected = brute_force_p(&a, &b);
+            proptest::prop_assert!(
+                (t.p_value - expected).abs() < 1e-12,
+                "{:?} {:?}: {} vs {}", a, b, t.p_value, expected
             );
         }
     }

@@ -1335,6 +1335,11 @@ mod tests {
     #[test]
     fn xml_in_memory_reads_as_the_same_file_does() {
         let dir = tempfile::tempdir().unwrap();
+        // Twenty attributes: past the pairwise check for repeated names.
+        let twenty = (0..20)
+            .map(|i| format!("a{i}=\"{i}\""))
+            .collect::<Vec<_>>()
+            .join(" ");
         let docs: [&str; 11] = [
             "<?xml version=\"1.0\"?>\n<testsuites tests=\"3\">\n<testsuite name=\"s\" tests=\"3\" time=\"1.5\">\n  <testcase classname=\"a.B\" name=\"x &amp; y\" time=\"0.5\"/>\n  <testcase classname=\"a.B\" name=\"f\" time=\"0.25\"><failure message=\"no\">trace</failure></testcase>\n  <testcase classname=\"a.C\" name=\"s\"><skipped/></testcase>\n</testsuite>\n</testsuites>\n",
             "\u{feff}<testsuite name=\"one\" tests=\"2\"><testcase name=\"a\" time=\"bad\"/><testcase name=\"a\"/></testsuite>",
@@ -1345,21 +1350,12 @@ mod tests {
             "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"a\"/>",
             "<testsuites/>\n<testsuites/>",
             "<testsuites/>\ntrailing text",
-            // Many attributes (past the pairwise check), one repeated, and
-            // then none repeated.
+            // Many attributes, one repeated, and then none repeated.
             &format!(
-                "<testsuites>\n<testsuite name=\"s\">\n<testcase {} a7=\"again\"/>\n</testsuite></testsuites>",
-                (0..20)
-                    .map(|i| format!("a{i}=\"{i}\""))
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                "<testsuites>\n<testsuite name=\"s\">\n<testcase {twenty} a7=\"again\"/>\n</testsuite></testsuites>"
             ),
             &format!(
-                "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"t\" {}/>\n</testsuite></testsuites>",
-                (0..20)
-                    .map(|i| format!("a{i}=\"{i}\""))
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                "<testsuites>\n<testsuite name=\"s\">\n<testcase name=\"t\" {twenty}/>\n</testsuite></testsuites>"
             ),
         ];
         for (i, doc) in docs.iter().enumerate() {
