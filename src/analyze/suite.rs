@@ -49,15 +49,51 @@ fn status_name(s: Status) -> &'static str {
     s.name()
 }
 
+/// Every status, each at its [`slot`].
+const STATUSES: [Status; 6] = [
+    Status::Passed,
+    Status::Flaky,
+    Status::Failed,
+    Status::Errored,
+    Status::Aborted,
+    Status::Skipped,
+];
+/// A status's place in [`STATUSES`] (a new status fails to compile here).
+const fn slot(s: Status) -> usize {
+    match s {
+        Status::Passed => 0,
+        Status::Flaky => 1,
+        Status::Failed => 2,
+        Status::Errored => 3,
+        Status::Aborted => 4,
+        Status::Skipped => 5,
+    }
+}
+
+const _: () = {
+    let mut i = 0;
+    while i < STATUSES.len() {
+        assert!(slot(STATUSES[i]) == i);
+        i += 1;
+    }
+};
+
 /// A run summarised, one case at a time: what [`show`] computes, fed by a
 /// report held whole or by a streaming read (the cases in file order).
 pub struct ShowAcc {
     top: usize,
     cases: usize,
-    by_status: BTreeMap<String, usize>,
-    time_by_status: BTreeMap<String, f64>,
+    /// Per status ([`STATUSES`] order): the cases, and the time of those
+    /// timed (`None` while none was). Named once, at the end: no string
+    /// per case.
+    by_status: [usize; STATUSES.len()],
+    time_by_status: [Option<f64>; STATUSES.len()],
     histogram: Vec<(f64, usize)>,
     suites: HashMap<Arc<str>, f64, FxBuild>,
+    /// The suite the last cases were of, with its time so far (its entry
+    /// taken out of `suites`): a suite's cases come together, and are
+    /// summed without a lookup each.
+    current: Option<(Arc<str>, f64)>,
     total_s: f64,
     /// The slowest so far: (seconds, -file order) in a min-heap, each with its name.
     slowest: BinaryHeap<Reverse<(Timed, String)>>,
@@ -86,10 +122,11 @@ impl ShowAcc {
         ShowAcc {
             top,
             cases: 0,
-            by_status: BTreeMap::new(),
-            time_by_status: BTreeMap::new(),
+            by_status: [0; STATUSES.len()],
+            time_by_status: [None; STATUSES.len()],
             histogram: bounds.iter().map(|&b| (b, 0)).collect(),
             suites: HashMap::default(),
+            current: None,
             total_s: 0.0,
             slowest: BinaryHeap::new(),
         }
@@ -99,26 +136,26 @@ impl ShowAcc {
     pub fn case(&mut self, c: &TestCase) {
         let order = self.cases;
         self.cases += 1;
-        *self
-            .by_status
-            .entry(status_name(c.status).to_string())
-            .or_insert(0) += 1;
+        let status = slot(c.status);
+        self.by_status[status] += 1;
         if c.has_children {
             return;
         }
         let Some(d) = c.duration_s else { return };
         self.total_s += d;
-        *self
-            .time_by_status
-            .entry(status_name(c.status).to_string())
-            .or_insert(0.0) += d;
+        let t = &mut self.time_by_status[status];
+        *t = Some(t.unwrap_or(0.0) + d);
         if let Some(h) = self.histogram.iter_mut().find(|(b, _)| d < *b) {
             h.1 += 1;
         }
-        match self.suites.get_mut(&c.id.suite) {
-            Some(t) => *t += d,
-            None => {
-                self.suites.insert(c.id.suite.clone(), d);
+        match &mut self.current {
+            // Arc's equality compares the pointers first: cases share their suite's.
+            Some((suite, t)) if *suite == c.id.suite => *t += d,
+            current => {
+                let sum = self.suites.remove(&c.id.suite).map_or(d, |t| t + d);
+                if let Some((suite, t)) = current.replace((c.id.suite.clone(), sum)) {
+                    self.suites.insert(suite, t);
+                }
             }
         }
         // A name is made only for a test that enters the slowest.
@@ -138,9 +175,21 @@ impl ShowAcc {
         warnings: Vec<String>,
         suite_wall_s: Option<f64>,
     ) -> Show {
+        let mut suites = self.suites;
+        if let Some((suite, t)) = self.current {
+            suites.insert(suite, t);
+        }
+        let named = |i: usize| status_name(STATUSES[i]).to_string();
+        let by_status = (self.by_status.iter().enumerate())
+            .filter(|(_, n)| **n > 0)
+            .map(|(i, n)| (named(i), *n))
+            .collect();
+        let time_by_status = (self.time_by_status.iter().enumerate())
+            .filter_map(|(i, t)| Some((named(i), (*t)?)))
+            .collect();
         let mut slowest: Vec<(Timed, String)> = self.slowest.into_iter().map(|r| r.0).collect();
         slowest.sort_by_key(|b| Reverse(b.0));
-        let mut suites: Vec<NamedTime> = (self.suites.into_iter())
+        let mut suites: Vec<NamedTime> = (suites.into_iter())
             .map(|(n, s)| NamedTime {
                 name: n.to_string(),
                 seconds: s,
@@ -153,10 +202,10 @@ impl ShowAcc {
             schema_version: 1,
             sources,
             tests: self.cases,
-            by_status: self.by_status,
+            by_status,
             total_s: self.total_s,
             suite_wall_s,
-            time_by_status: self.time_by_status,
+            time_by_status,
             slowest_tests: (slowest.into_iter())
                 .map(|(t, name)| NamedTime { name, seconds: t.0 })
                 .collect(),
@@ -734,5 +783,88 @@ pub fn slower_than(d: &Diff, pct: f64) -> bool {
             .is_ok_and(|e| e.proven_slower() && e.ci_low.is_some_and(|lo| lo - 1.0 > pct))
     } else {
         d.total_before_s > 0.0 && d.total_after_s / d.total_before_s - 1.0 > pct
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ingest::reports::TestId;
+    use proptest::prelude::*;
+
+    /// What [`ShowAcc`] sums, the plain way: a map lookup and a named
+    /// status per case, in file order.
+    /// Cases per status, time per status, suites by time.
+    type Sums = (
+        BTreeMap<String, usize>,
+        BTreeMap<String, f64>,
+        Vec<(String, f64)>,
+    );
+
+    fn plain(cases: &[TestCase]) -> Sums {
+        let (mut by, mut time) = (BTreeMap::new(), BTreeMap::new());
+        let mut suites: HashMap<String, f64> = HashMap::new();
+        for c in cases {
+            *by.entry(c.status.name().to_string()).or_insert(0) += 1;
+            let Some(d) = c.duration_s.filter(|_| !c.has_children) else {
+                continue;
+            };
+            *time.entry(c.status.name().to_string()).or_insert(0.0) += d;
+            *suites.entry(c.id.suite.to_string()).or_insert(0.0) += d;
+        }
+        let mut suites: Vec<(String, f64)> = suites.into_iter().collect();
+        suites.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        (by, time, suites)
+    }
+
+    fn case() -> impl Strategy<Value = (usize, bool, usize, Option<f64>, bool)> {
+        (
+            0..4usize,
+            any::<bool>(),
+            0..STATUSES.len(),
+            proptest::option::of(0.0..5.0f64),
+            proptest::bool::weighted(0.1),
+        )
+    }
+
+    proptest! {
+        /// Counts and times per status and per suite are those of the
+        /// plain sums, to the bit, however the suites' cases interleave and
+        /// whether or not they share their suite's `Arc`.
+        #[test]
+        fn show_sums_as_the_plain_way_does(raw in proptest::collection::vec(case(), 0..200)) {
+            let shared: Vec<Arc<str>> = ["", "a", "b", "c"].iter().map(|s| Arc::from(*s)).collect();
+            let cases: Vec<TestCase> = raw
+                .iter()
+                .enumerate()
+                .map(|(i, &(suite, share, status, d, children))| TestCase {
+                    id: TestId {
+                        suite: if share {
+                            shared[suite].clone()
+                        } else {
+                            Arc::from(&*shared[suite])
+                        },
+                        class: Arc::from(""),
+                        name: format!("t{i}"),
+                        nth: 0,
+                    },
+                    duration_s: d,
+                    status: STATUSES[status],
+                    retries: 0,
+                    has_children: children,
+                })
+                .collect();
+            let report = Report { cases: cases.clone(), ..Report::default() };
+            let shown = show(&report, 10);
+            let (by, time, suites) = plain(&cases);
+            prop_assert_eq!(&shown.by_status, &by);
+            prop_assert_eq!(&shown.time_by_status, &time);
+            let got: Vec<(String, f64)> = shown
+                .slowest_suites
+                .iter()
+                .map(|s| (s.name.clone(), s.seconds))
+                .collect();
+            prop_assert_eq!(got, suites.into_iter().take(10).collect::<Vec<_>>());
+        }
     }
 }

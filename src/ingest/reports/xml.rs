@@ -112,45 +112,23 @@ type Attributes<'e> = smallvec::SmallVec<[Attr<'e>; 8]>;
 /// Held inline up to eight (a testcase has three or four): no allocation per
 /// element.
 fn checked<'e>(e: &'e BytesStart) -> Result<Attributes<'e>, (usize, String)> {
-    let mut out = Attributes::new();
-    // Repeated names are found here, not by quick-xml's check (a vector
-    // allocated per element): pairwise among the few a test case has, through
-    // a set past that, so that no element costs quadratic time.
-    let mut many: Option<std::collections::HashSet<&'e [u8], FxBuild>> = None;
+    let mut c = Checker::new(e);
+    // The plain case (each `key="value"`) split here; any other, and every
+    // error of syntax, through quick-xml's own reading, from the start.
+    match split_plain(e.attributes_raw(), &mut c) {
+        Some(done) => done.map(|()| c.out),
+        None => checked_by_quick_xml(e),
+    }
+}
+
+/// [`checked`] through quick-xml's reading of the attributes.
+fn checked_by_quick_xml<'e>(e: &'e BytesStart) -> Result<Attributes<'e>, (usize, String)> {
+    let mut c = Checker::new(e);
     for a in e.attributes().with_checks(false) {
         match a {
             Ok(a) => {
                 let class = class_of(&a.value);
-                if class & RAW_LT != 0 {
-                    return Err((0, "a raw '<' in an attribute value".into()));
-                }
-                let key: &'e [u8] = a.key.into_inner();
-                let repeated = match many.as_mut() {
-                    Some(set) => !set.insert(key),
-                    None => out.iter().any(|b: &Attr| b.key.as_ref() == key),
-                };
-                if repeated {
-                    let at = (key.as_ptr() as usize).saturating_sub(e.as_ptr() as usize);
-                    return Err((
-                        at,
-                        format!(
-                            "malformed attribute: `{}` is repeated",
-                            String::from_utf8_lossy(key)
-                        ),
-                    ));
-                }
-                if many.is_none() && out.len() >= 16 {
-                    many = Some(
-                        out.iter()
-                            .map(|b| b.key.into_inner())
-                            .chain([key])
-                            .collect(),
-                    );
-                }
-                out.push(Attr {
-                    attribute: a,
-                    class,
-                })
+                c.add(a, class)?
             }
             Err(err) => {
                 let at = match err {
@@ -164,7 +142,138 @@ fn checked<'e>(e: &'e BytesStart) -> Result<Attributes<'e>, (usize, String)> {
             }
         }
     }
-    Ok(out)
+    Ok(c.out)
+}
+
+/// An element's attributes as they are checked.
+struct Checker<'e> {
+    out: Attributes<'e>,
+    /// Repeated names are found here, not by quick-xml's check (a vector
+    /// allocated per element): pairwise among the few a test case has,
+    /// through a set past that, so that no element costs quadratic time.
+    many: Option<std::collections::HashSet<&'e [u8], FxBuild>>,
+    /// Where the element's text starts (errors say where in it they are).
+    element: usize,
+}
+
+impl<'e> Checker<'e> {
+    fn new(e: &'e BytesStart) -> Self {
+        Checker {
+            out: Attributes::new(),
+            many: None,
+            element: e.as_ptr() as usize,
+        }
+    }
+
+    fn add(&mut self, a: Attribute<'e>, class: u8) -> Result<(), (usize, String)> {
+        if class & RAW_LT != 0 {
+            return Err((0, "a raw '<' in an attribute value".into()));
+        }
+        let key: &'e [u8] = a.key.into_inner();
+        let repeated = match self.many.as_mut() {
+            Some(set) => !set.insert(key),
+            None => self.out.iter().any(|b: &Attr| b.key.as_ref() == key),
+        };
+        if repeated {
+            let at = (key.as_ptr() as usize).saturating_sub(self.element);
+            return Err((
+                at,
+                format!(
+                    "malformed attribute: `{}` is repeated",
+                    String::from_utf8_lossy(key)
+                ),
+            ));
+        }
+        if self.many.is_none() && self.out.len() >= 16 {
+            self.many = Some(
+                (self.out.iter())
+                    .map(|b| b.key.into_inner())
+                    .chain([key])
+                    .collect(),
+            );
+        }
+        self.out.push(Attr {
+            attribute: a,
+            class,
+        });
+        Ok(())
+    }
+}
+
+/// Check an element's attributes (the text after its name) when each is
+/// `key="value"` or `key='value'`, apart by whitespace or not (as
+/// quick-xml reads them), with nothing else between: `None` for anything
+/// else, which is left to quick-xml (and its errors).
+fn split_plain<'e>(raw: &'e [u8], c: &mut Checker<'e>) -> Option<Result<(), (usize, String)>> {
+    let ws = |b: u8| matches!(b, b' ' | b'\r' | b'\n' | b'\t');
+    let mut i = 0;
+    loop {
+        while raw.get(i).is_some_and(|&b| ws(b)) {
+            i += 1;
+        }
+        if i == raw.len() {
+            return Some(Ok(()));
+        }
+        let key = i;
+        while raw.get(i).is_some_and(|&b| b != b'=' && !ws(b)) {
+            i += 1;
+        }
+        if i == key || raw.get(i) != Some(&b'=') {
+            return None;
+        }
+        let key = &raw[key..i];
+        let quote = match raw.get(i + 1) {
+            Some(&q) if q == b'"' || q == b'\'' => q,
+            _ => return None,
+        };
+        let from = i + 2;
+        let (len, class) = value_end(raw.get(from..)?, quote)?;
+        let added = c.add(
+            Attribute {
+                key: quick_xml::name::QName(key),
+                value: Cow::Borrowed(&raw[from..from + len]),
+            },
+            class,
+        );
+        if added.is_err() {
+            return Some(added);
+        }
+        i = from + len + 1;
+    }
+}
+
+/// The length of an attribute's value (up to its closing `quote`) and its
+/// [`CLASS`], in one pass: eight bytes at a time while none of them is the
+/// quote or a byte that has a class (`<`, `&`, below a space, past ASCII).
+fn value_end(rest: &[u8], quote: u8) -> Option<(usize, u8)> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    // A byte of `w` is zero (or one after such a byte is flagged too: those
+    // words are read byte by byte, exactly).
+    let zero = |w: u64| w.wrapping_sub(ONES) & !w & HIGH;
+    let mut class = 0;
+    let mut i = 0;
+    while let Some(word) = rest.get(i..i + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let w = u64::from_le_bytes(w);
+        let notable = (w & HIGH)
+            | zero(w ^ (ONES * u64::from(quote)))
+            | zero(w ^ (ONES * u64::from(b'<')))
+            | zero(w ^ (ONES * u64::from(b'&')))
+            | (w.wrapping_sub(ONES * 0x20) & !w & HIGH);
+        if notable != 0 {
+            break;
+        }
+        i += 8;
+    }
+    for (j, &b) in rest.iter().enumerate().skip(i) {
+        if b == quote {
+            return Some((j, class));
+        }
+        class |= CLASS[b as usize];
+    }
+    None
 }
 
 /// Several attributes in one pass over the element (the hot path: one call per test).
@@ -1306,4 +1415,100 @@ fn parse<'d>(
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    type Checked = Result<Vec<(Vec<u8>, Vec<u8>, u8)>, (usize, String)>;
+
+    fn owned(r: Result<Attributes, (usize, String)>) -> Checked {
+        r.map(|list| {
+            list.iter()
+                .map(|a| (a.key.as_ref().to_vec(), a.value.to_vec(), a.class))
+                .collect()
+        })
+    }
+
+    /// Attribute text near the plain case and past it: quotes of both
+    /// kinds, missing and doubled, `=` apart by whitespace, repeated and
+    /// empty names, `<`, `&`, control and non-ASCII bytes.
+    fn attribute_text() -> impl Strategy<Value = Vec<u8>> {
+        let piece = prop_oneof![
+            4 => Just(&b" "[..]),
+            1 => Just(&b"\t"[..]),
+            1 => Just(&b"\n"[..]),
+            4 => Just(&b"a"[..]),
+            2 => Just(&b"bc"[..]),
+            1 => Just(&b"x:y"[..]),
+            4 => Just(&b"="[..]),
+            4 => Just(&b"\""[..]),
+            2 => Just(&b"'"[..]),
+            1 => Just(&b"<"[..]),
+            1 => Just(&b">"[..]),
+            1 => Just(&b"&amp;"[..]),
+            1 => Just(&b"\r"[..]),
+            1 => Just("\u{e9}".as_bytes()),
+            1 => Just(&b"\x01"[..]),
+            4 => Just(&b"name=\"t1\""[..]),
+            2 => Just(&b"time='0.5'"[..]),
+            2 => Just(&b"classname=\"com.example.Some_Long_Class_Name\""[..]),
+        ];
+        proptest::collection::vec(piece, 0..24).prop_map(|p| p.concat())
+    }
+
+    proptest! {
+        /// The plain case's own split checks attributes exactly as
+        /// quick-xml's reading does: the same attributes and classes, or
+        /// the same error at the same place.
+        #[test]
+        fn plain_split_agrees_with_quick_xml(text in attribute_text()) {
+            let mut content = b"testcase ".to_vec();
+            content.extend_from_slice(&text);
+            let e = BytesStart::from_content(String::from_utf8_lossy(&content).into_owned(), 8);
+            prop_assert_eq!(owned(checked(&e)), owned(checked_by_quick_xml(&e)));
+        }
+
+        /// A value's end and class, eight bytes at a time, are those found
+        /// byte by byte.
+        #[test]
+        fn value_end_is_the_bytewise_scan(
+            rest in proptest::collection::vec(
+                prop_oneof![
+                    16 => 0x20u8..0x7f,
+                    1 => Just(b'\t'),
+                    1 => Just(b'\n'),
+                    1 => Just(b'\r'),
+                    1 => Just(b'<'),
+                    1 => Just(b'&'),
+                    2 => any::<u8>(),
+                ],
+                0..40,
+            ),
+            double in any::<bool>(),
+        ) {
+            let quote = if double { b'"' } else { b'\'' };
+            let bytewise = rest.iter().position(|&b| b == quote).map(|n| {
+                (n, rest[..n].iter().fold(0, |c, &b| c | CLASS[b as usize]))
+            });
+            prop_assert_eq!(value_end(&rest, quote), bytewise);
+        }
+    }
+
+    #[test]
+    fn plain_attributes_take_the_plain_split() {
+        let e = BytesStart::from_content(
+            "testcase classname=\"a.B\" name='t\u{e9}'\ttime=\"1&amp;\"x=\"<\"",
+            8,
+        );
+        let mut c = Checker::new(&e);
+        // The raw `<` of the last value is the plain split's own error.
+        let done = split_plain(e.attributes_raw(), &mut c);
+        assert!(done.is_some_and(|d| d.is_err()), "left to quick-xml");
+        assert_eq!(c.out.len(), 3);
+        assert_eq!(c.out[1].class, NON_ASCII);
+        assert_eq!(c.out[2].class, SPECIAL);
+    }
 }
