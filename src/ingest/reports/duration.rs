@@ -10,6 +10,9 @@ const MAX_PLAUSIBLE_S: f64 = 7.0 * 24.0 * 3600.0;
 
 /// Seconds from a `time`/`duration` attribute.
 pub fn seconds(raw: &str) -> Result<f64, String> {
+    if let Some(v) = plain_decimal(raw.as_bytes()) {
+        return check(v, raw);
+    }
     let t = raw.trim();
     if t.is_empty() {
         return Err("empty".into());
@@ -33,6 +36,32 @@ pub fn seconds(raw: &str) -> Result<f64, String> {
         return Err(format!("'{raw}' is not a number"));
     }
     check(v, raw)
+}
+
+/// The value of `digits[.digits]` of at most 15 digits in all (what
+/// nearly every report writes), as the correctly rounded parse gives it:
+/// the digits make an integer below 2^53 and ten to the power of the
+/// fraction's length is exact, so one division rounds once (Clinger's fast
+/// path). `None` for anything else.
+fn plain_decimal(b: &[u8]) -> Option<f64> {
+    const POW10: [f64; 16] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+    ];
+    let (int, frac) = match memchr::memchr(b'.', b) {
+        Some(dot) => (&b[..dot], &b[dot + 1..]),
+        None => (b, &b[b.len()..]),
+    };
+    if int.is_empty() || int.len() + frac.len() > 15 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    for &d in int.iter().chain(frac) {
+        if !d.is_ascii_digit() {
+            return None;
+        }
+        m = m * 10 + u64::from(d - b'0');
+    }
+    Some(m as f64 / POW10[frac.len()])
 }
 
 fn check(v: f64, raw: &str) -> Result<f64, String> {
@@ -84,6 +113,34 @@ pub fn timespan(raw: &str) -> Result<f64, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The plain decimal's value is the standard library's parse of it,
+        /// to the bit, and only plain decimals take that path.
+        #[test]
+        fn plain_decimals_parse_as_the_standard_library_does(
+            int in "[0-9]{0,12}",
+            dot in any::<bool>(),
+            frac in "[0-9]{0,12}",
+            noise in proptest::option::of("[ ,eE+-]"),
+        ) {
+            let mut text = int.clone();
+            if dot {
+                text.push('.');
+                text.push_str(&frac);
+            }
+            if let Some(n) = &noise {
+                text.push_str(n);
+            }
+            let fast = plain_decimal(text.as_bytes());
+            if int.is_empty() || noise.is_some() || int.len() + if dot { frac.len() } else { 0 } > 15 {
+                prop_assert_eq!(fast, None);
+            } else {
+                prop_assert_eq!(fast.map(f64::to_bits), text.parse::<f64>().ok().map(f64::to_bits));
+            }
+        }
+    }
 
     #[test]
     fn lenient_numbers() {

@@ -284,12 +284,16 @@ fn attrs<'e, const N: usize>(
 ) -> Result<[Option<Cow<'e, str>>; N], String> {
     let mut out = [const { None }; N];
     for a in list {
-        let k = a.key.local_name();
-        let k = k.as_ref();
-        // The first byte before the whole name: most names differ there.
-        if let Some(i) = keys
-            .iter()
-            .position(|key| key.as_bytes().first() == k.first() && key.as_bytes() == k)
+        // The local name (after a prefix), found without a call: names are short.
+        let k = a.key.as_ref();
+        let k = match k.iter().position(|&b| b == b':') {
+            Some(colon) => &k[colon + 1..],
+            None => k,
+        };
+        // Byte by byte, not through `memcmp`: a call costs more than these
+        // few bytes, and most names differ at the first.
+        let same = |key: &&str| key.len() == k.len() && key.bytes().zip(k).all(|(x, &y)| x == y);
+        if let Some(i) = keys.iter().position(same)
             && out[i].is_none()
         {
             out[i] = Some(text(a, lenient)?);
@@ -529,7 +533,14 @@ impl Parser<'_> {
         report: &mut Report,
     ) -> Result<(), String> {
         let local = e.local_name();
-        let tag = std::str::from_utf8(local.as_ref()).unwrap_or("");
+        let local = local.as_ref();
+        let tag = if local.iter().all(u8::is_ascii) {
+            // SAFETY: every byte is ASCII (below 0x80), so the bytes are UTF-8
+            // (checked here, inline: `from_utf8`'s call cost more than these few bytes).
+            unsafe { std::str::from_utf8_unchecked(local) }
+        } else {
+            std::str::from_utf8(local).unwrap_or("")
+        };
         let lenient = self.lenient;
         let dialect = match self.dialect {
             Some(d) => d,
