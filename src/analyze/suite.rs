@@ -792,8 +792,6 @@ mod tests {
     use crate::ingest::reports::TestId;
     use proptest::prelude::*;
 
-    /// What [`ShowAcc`] sums, the plain way: a map lookup and a named
-    /// status per case, in file order.
     /// Cases per status, time per status, suites by time.
     type Sums = (
         BTreeMap<String, usize>,
@@ -801,6 +799,8 @@ mod tests {
         Vec<(String, f64)>,
     );
 
+    /// What [`ShowAcc`] sums, the plain way: a map lookup and a named
+    /// status per case, in file order.
     fn plain(cases: &[TestCase]) -> Sums {
         let (mut by, mut time) = (BTreeMap::new(), BTreeMap::new());
         let mut suites: HashMap<String, f64> = HashMap::new();
