@@ -205,7 +205,8 @@ impl<'e> Checker<'e> {
 /// quick-xml reads them), with nothing else between: `None` for anything
 /// else, which is left to quick-xml (and its errors).
 fn split_plain<'e>(raw: &'e [u8], c: &mut Checker<'e>) -> Option<Result<(), (usize, String)>> {
-    let ws = |b: u8| matches!(b, b' ' | b'\r' | b'\n' | b'\t');
+    // Whitespace as quick-xml reads it between attributes (XML's four bytes).
+    let ws = quick_xml::utils::is_whitespace;
     let mut i = 0;
     loop {
         while raw.get(i).is_some_and(|&b| ws(b)) {
